@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctx: attaching to ucclsvcd and the control round trip every other control
+ * call goes through. One Unix stream socket per context; requests carry a
+ * sequence number and are serialised by the context's mutex, so the reply to
+ * read is always the one for the newest request, and late replies to earlier
+ * requests that timed out are recognised and dropped.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/ctx.h"
+
+/* uccl_attach() has no context to keep its explanation in when it fails, so
+ * it is kept per thread and read with uccl_last_error(NULL). */
+static __thread char attach_err[CTX_ERR_LEN];
+
+int64_t client_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
+	va_end(ap);
+}
+
+int ctx_timeout(const struct uccl_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->timeout_ms, __ATOMIC_RELAXED);
+}
+
+static void close_fds(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* The stream can no longer be trusted to be at a frame boundary (or the
+ * daemon is gone): every later call fails at once instead of misreading. */
+static int ctx_break(struct uccl_ctx *ctx, int err, const char *what)
+{
+	if (err == -ECONNRESET || err == -EPIPE)
+		ctx_set_error(ctx, "daemon closed the control connection (%s)", what);
+	else if (err == -EMSGSIZE)
+		ctx_set_error(ctx, "daemon sent a frame of impossible length (%s)", what);
+	else
+		ctx_set_error(ctx, "control connection to the daemon failed during %s: %s", what,
+			      uccl_strerror(err));
+	ctx->broken = err;
+	return err;
+}
+
+/* Wait for the socket to become readable until deadline_ns (< 0: never). */
+static int wait_readable(int fd, int64_t deadline_ns)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int t = -1, r;
+
+		if (deadline_ns >= 0) {
+			int64_t left = deadline_ns - client_now_ns();
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			left = (left + 999999) / 1000000;
+			t = left > INT_MAX ? INT_MAX : (int)left;
+		}
+		r = poll(&p, 1, t);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * Read the next whole frame. ctx->rx persists across calls: a frame half read
+ * when a timeout struck is finished by the next call rather than lost, which
+ * would leave the stream in the middle of a frame.
+ */
+static int read_frame(struct uccl_ctx *ctx, int64_t deadline_ns, uint8_t **buf, uint32_t *len,
+		      int *fds, int *nfds, int *extra)
+{
+	struct ctlio_rx *rx = &ctx->rx;
+	int r;
+
+	for (;;) {
+		r = ctlio_rx_read(rx, ctx->fd);
+		if (r == 1)
+			break;
+		if (r < 0)
+			return r;
+		r = wait_readable(ctx->fd, deadline_ns);
+		if (r < 0)
+			return r;
+	}
+	*buf = rx->buf;
+	*len = rx->need;
+	memcpy(fds, rx->fds, sizeof(int) * (size_t)rx->nfds);
+	*nfds = rx->nfds;
+	*extra = rx->extra_fds;
+	/* Ownership of buf and fds moved to the caller. */
+	rx->buf = NULL;
+	rx->nfds = 0;
+	ctlio_rx_reset(rx);
+	return 0;
+}
+
+int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nfds,
+	     int64_t extra_ms, UcclCtl__Reply__BodyCase want, int want_fds, int *rfds,
+	     UcclCtl__Reply **rep)
+{
+	const char *what = frame_request_name(req);
+	int64_t wait_ms = ctx_timeout(ctx) + (extra_ms > 0 ? extra_ms : 0);
+	int64_t deadline = client_now_ns() + wait_ms * 1000000;
+	UcclCtl__Reply *m = NULL;
+	uint8_t *out;
+	size_t outlen;
+	int r;
+
+	if (ctx->broken) {
+		ctx_set_error(ctx, "control connection to the daemon is closed");
+		return -EPIPE;
+	}
+	req->seq = ++ctx->seq;
+	r = frame_pack_request(req, &out, &outlen);
+	if (r < 0) {
+		ctx_set_error(ctx, "cannot encode %s request: %s", what, uccl_strerror(r));
+		return r;
+	}
+	r = ctlio_send(ctx->fd, out, outlen, fds, nfds, (int)(wait_ms > INT_MAX ? INT_MAX : wait_ms));
+	free(out);
+	if (r < 0)
+		return ctx_break(ctx, r, what);   /* a partial send desynchronises the stream */
+
+	for (;;) {
+		int got[CTLIO_MAX_FDS], ngot = 0, extra = 0;
+		uint8_t *buf;
+		uint32_t len;
+
+		r = read_frame(ctx, deadline, &buf, &len, got, &ngot, &extra);
+		if (r == -ETIMEDOUT) {
+			ctx_set_error(ctx, "daemon did not answer %s within %lld ms", what,
+				      (long long)wait_ms);
+			return r;
+		}
+		if (r < 0)
+			return ctx_break(ctx, r, what);
+		r = frame_unpack_reply(buf, len, &m);
+		free(buf);
+		if (r < 0) {
+			close_fds(got, ngot);
+			ctx_set_error(ctx, "undecodable reply from the daemon to %s", what);
+			return r;
+		}
+		if (m->seq == req->seq) {
+			r = 0;
+			if (m->status < 0) {
+				ctx_set_error(ctx, "%s", m->error ? m->error : "");
+				r = m->status;
+			} else if (m->status > 0 ||
+				   (want != UCCL_CTL__REPLY__BODY__NOT_SET && m->body_case != want)) {
+				ctx_set_error(ctx, "malformed %s reply from the daemon", what);
+				r = -EPROTO;
+			} else if (ngot != want_fds || extra) {
+				ctx_set_error(ctx, "daemon sent %d file descriptors with the %s reply, "
+					      "expected %d", ngot + extra, what, want_fds);
+				r = -EPROTO;
+			}
+			if (r < 0) {
+				close_fds(got, ngot);
+				uccl_ctl__reply__free_unpacked(m, NULL);
+				return r;
+			}
+			if (want_fds)
+				memcpy(rfds, got, sizeof(int) * (size_t)want_fds);
+			if (rep)
+				*rep = m;
+			else
+				uccl_ctl__reply__free_unpacked(m, NULL);
+			return 0;
+		}
+		close_fds(got, ngot);
+		if ((int32_t)(m->seq - req->seq) > 0) {
+			/* Answers a request not yet sent: the daemon is confused. */
+			uccl_ctl__reply__free_unpacked(m, NULL);
+			ctx_set_error(ctx, "daemon answered request %u while %u was awaited",
+				      m->seq, req->seq);
+			return -EPROTO;
+		}
+		/* Late reply to a request that timed out earlier: drop it. */
+		uccl_ctl__reply__free_unpacked(m, NULL);
+		m = NULL;
+	}
+}
+
+/* $UCCL_TIMEOUT_MS, or the default. -EINVAL if set but not a positive int. */
+static int env_timeout(int *ms)
+{
+	const char *s = getenv("UCCL_TIMEOUT_MS");
+	char *end;
+	long v;
+
+	*ms = CTX_TIMEOUT_MS;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*ms = (int)v;
+	return 0;
+}
+
+static int open_socket(struct uccl_ctx *ctx, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int tmo = ctx_timeout(ctx);
+	struct timeval tv = { .tv_sec = tmo / 1000, .tv_usec = (tmo % 1000) * 1000 };
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		ctx_set_error(ctx, "socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		ctx_set_error(ctx, "socket: %s", uccl_strerror(r));
+		return r;
+	}
+	/* A Unix connect() blocks while the listener's backlog is full; the
+	 * send timeout bounds that wait. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while ((r = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0 && errno == EINTR)
+		;
+	if (r < 0) {
+		r = -errno;
+		if (r == -EAGAIN) {
+			r = -ETIMEDOUT;
+			ctx_set_error(ctx, "daemon did not accept the connection on %s within %d ms",
+				      path, tmo);
+		} else if (r == -ENOENT || r == -ECONNREFUSED) {
+			ctx_set_error(ctx, "no daemon listening on %s (is ucclsvcd running?)", path);
+		} else if (r == -EACCES || r == -EPERM) {
+			ctx_set_error(ctx, "no permission to connect to %s", path);
+		} else {
+			ctx_set_error(ctx, "cannot connect to %s: %s", path, uccl_strerror(r));
+		}
+		goto out_close;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		r = -errno;
+		ctx_set_error(ctx, "SO_PEERCRED on %s: %s", path, uccl_strerror(r));
+		goto out_close;
+	}
+	ctx->daemon_pid = cred.pid;
+	ctx->fd = fd;
+	return 0;
+
+out_close:
+	close(fd);
+	return r;
+}
+
+static int do_attach(struct uccl_ctx *ctx, const char *name)
+{
+	UcclCtl__Request req = UCCL_CTL__REQUEST__INIT;
+	UcclCtl__AttachReq a = UCCL_CTL__ATTACH_REQ__INIT;
+	UcclCtl__Reply *rep;
+	int r;
+
+	a.proto_version = UCCL_PROTO_VERSION;
+	a.name = (char *)name;
+	a.has_observer = 1;
+	a.observer = 0;
+	req.body_case = UCCL_CTL__REQUEST__BODY_ATTACH;
+	req.attach = &a;
+	r = ctx_call(ctx, &req, NULL, 0, 0, UCCL_CTL__REPLY__BODY_ATTACH, 0, NULL, &rep);
+	if (r < 0)
+		return r;
+	if (rep->attach->proto_version != UCCL_PROTO_VERSION) {
+		ctx_set_error(ctx, "daemon %s speaks control protocol %u, this library %u",
+			      rep->attach->daemon_version, rep->attach->proto_version,
+			      UCCL_PROTO_VERSION);
+		r = -EPROTONOSUPPORT;
+	} else {
+		ctx->client_id = rep->attach->client_id;
+	}
+	uccl_ctl__reply__free_unpacked(rep, NULL);
+	return r;
+}
+
+UCCL_EXPORT int uccl_attach(const char *socket_path, const char *name, struct uccl_ctx **ret)
+{
+	struct uccl_ctx *ctx;
+	int r;
+
+	attach_err[0] = '\0';
+	if (!ret) {
+		snprintf(attach_err, sizeof(attach_err), "uccl_attach: no place for the context");
+		return -EINVAL;
+	}
+	if (!socket_path || !*socket_path)
+		socket_path = getenv("UCCL_SOCKET");
+	if (!socket_path || !*socket_path)
+		socket_path = UCCL_DEFAULT_SOCKET;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		snprintf(attach_err, sizeof(attach_err), "out of memory");
+		return -ENOMEM;
+	}
+	ctx->fd = -1;
+	ctlio_rx_init(&ctx->rx, CTX_REPLY_MAX);
+	r = env_timeout(&ctx->timeout_ms);
+	if (r < 0) {
+		snprintf(attach_err, sizeof(attach_err),
+			 "UCCL_TIMEOUT_MS must be a positive number of milliseconds");
+		goto out_free;
+	}
+	r = pthread_mutex_init(&ctx->lock, NULL);
+	if (r) {
+		r = -r;
+		snprintf(attach_err, sizeof(attach_err), "pthread_mutex_init failed");
+		goto out_free;
+	}
+	r = open_socket(ctx, socket_path);
+	if (r < 0)
+		goto out_mutex;
+	r = do_attach(ctx, name);
+	if (r < 0)
+		goto out_socket;
+	*ret = ctx;
+	return 0;
+
+out_socket:
+	ctlio_rx_fini(&ctx->rx);
+	close(ctx->fd);
+out_mutex:
+	pthread_mutex_destroy(&ctx->lock);
+	memcpy(attach_err, ctx->err, sizeof(attach_err));
+out_free:
+	free(ctx);
+	return r;
+}
+
+UCCL_EXPORT void uccl_detach(struct uccl_ctx *ctx)
+{
+	UcclCtl__Request req = UCCL_CTL__REQUEST__INIT;
+	UcclCtl__DetachReq d = UCCL_CTL__DETACH_REQ__INIT;
+
+	if (!ctx)
+		return;
+	ctx_lock(ctx);
+	/* The daemon drops everything of this client on detach (and on a closed
+	 * socket), so objects are only torn down locally here: one round trip
+	 * instead of one per object. */
+	while (ctx->eps)
+		ep_destroy_locked(ctx->eps, false);
+	while (ctx->mrs)
+		mr_free_locked(ctx->mrs, false);
+	req.body_case = UCCL_CTL__REQUEST__BODY_DETACH;
+	req.detach = &d;
+	(void)ctx_call(ctx, &req, NULL, 0, 0, UCCL_CTL__REPLY__BODY__NOT_SET, 0, NULL, NULL);
+	close(ctx->fd);
+	ctlio_rx_fini(&ctx->rx);
+	ctx_unlock(ctx);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+UCCL_EXPORT const char *uccl_last_error(const struct uccl_ctx *ctx)
+{
+	return ctx ? ctx->err : attach_err;
+}
+
+UCCL_EXPORT int uccl_set_timeout(struct uccl_ctx *ctx, int timeout_ms)
+{
+	if (!ctx || timeout_ms <= 0)
+		return -EINVAL;
+	__atomic_store_n(&ctx->timeout_ms, timeout_ms, __ATOMIC_RELAXED);
+	return 0;
+}

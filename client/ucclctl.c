@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ucclctl: look inside a running ucclsvcd. Attaches to the control socket as
+ * an observer (no rings, no memory), asks one question (status, clients,
+ * endpoints, registered memory or counters) and prints the answer as text or
+ * JSON. Everything but status needs the daemon's admin role; the daemon
+ * decides and ucclctl prints its reason.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uccl/uccl.h>
+
+#include "proto/ctlio.h"
+#include "proto/frame.h"
+#include "table.h"
+
+/* the same default as libucclclient, so both find the same daemon */
+#define DEFAULT_SOCKET      UCCL_DEFAULT_SOCKET
+#define DEFAULT_TIMEOUT_MS  5000
+#define MAX_REPLY           FRAME_MAX_HARD
+
+#define EXIT_FAIL  1
+#define EXIT_USAGE 2
+
+struct opts {
+	const char *socket;
+	bool json;
+	int timeout_ms;
+};
+
+struct cmd {
+	const char *name;
+	UcclCtl__Request__BodyCase req;
+	UcclCtl__Reply__BodyCase rep;
+	int (*print)(const UcclCtl__Reply *r, bool json);
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left before deadline, or -ETIMEDOUT. */
+static int left_ms(int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* Connect to the daemon's socket. A full listen backlog makes a blocking
+ * AF_UNIX connect wait, bounded by SO_SNDTIMEO; its expiry reads as EAGAIN,
+ * reported here as -ETIMEDOUT. */
+static int ctl_connect(const char *path, int64_t deadline, int *out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv;
+	int fd, left, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	left = left_ms(deadline);
+	if (left < 0) {
+		r = left;
+		goto out_close;
+	}
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = (left % 1000) * 1000;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+		r = -errno;
+		goto out_close;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
+		goto out_close;
+	}
+	*out = fd;
+	return 0;
+
+out_close:
+	close(fd);
+	return r;
+}
+
+/* One request/reply exchange. Returns 0 with *rep set (its status may still
+ * be negative: that is the daemon's answer, not a transport error), or
+ * -ETIMEDOUT, -ECONNRESET, -EMSGSIZE, -EBADMSG (undecodable reply), -EPROTO
+ * (a reply to some other request) or a socket errno. */
+static int exchange(int fd, UcclCtl__Request *req, int64_t deadline, UcclCtl__Reply **rep)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	uint32_t plen;
+	int fds[CTLIO_MAX_FDS], nfds = 0, left, r;
+	UcclCtl__Reply *rp;
+
+	r = frame_pack_request(req, &buf, &len);
+	if (r < 0)
+		return r;
+	left = left_ms(deadline);
+	r = left < 0 ? left : ctlio_send(fd, buf, len, NULL, 0, left);
+	free(buf);
+	if (r < 0)
+		return r;
+	left = left_ms(deadline);
+	if (left < 0)
+		return left;
+	r = ctlio_recv_frame(fd, MAX_REPLY, left, &buf, &plen, fds, &nfds);
+	if (r < 0)
+		return r;
+	/* no query reply carries fds; do not keep any that arrived */
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	r = frame_unpack_reply(buf, plen, &rp);
+	free(buf);
+	if (r < 0)
+		return r;
+	if (rp->seq != req->seq) {
+		uccl_ctl__reply__free_unpacked(rp, NULL);
+		return -EPROTO;
+	}
+	*rep = rp;
+	return 0;
+}
+
+/* Output */
+
+static const char *opt_str(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+/* JSON: no name (absent, or sent empty) is null either way. */
+static const char *opt_name(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+static const char *kind_name(UcclCtl__MemKind k)
+{
+	switch (k) {
+	case UCCL_CTL__MEM_KIND__MEM_MEMFD: return "memfd";
+	case UCCL_CTL__MEM_KIND__MEM_VADDR: return "vaddr";
+	default: return "unknown";
+	}
+}
+
+static void kv(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void kv(const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%-18s", key);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static int print_status(const UcclCtl__Reply *r, bool json)
+{
+	const UcclCtl__StatusRep *s = r->status_rep;
+	uint64_t up = s->uptime_ms / 1000;
+	char bytes[32], *version;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "status");
+		json_obj_begin(&j);
+		json_kv_str(&j, "version", s->version);
+		json_kv_u64(&j, "pid", s->pid);
+		json_kv_u64(&j, "uptime_ms", s->uptime_ms);
+		json_kv_u64(&j, "clients", s->clients);
+		json_kv_u64(&j, "endpoints", s->endpoints);
+		json_kv_u64(&j, "mrs", s->mrs);
+		json_kv_u64(&j, "registered_bytes", s->registered_bytes);
+		json_kv_u64(&j, "engine_threads", s->engine_threads);
+		json_kv_u64(&j, "proto_version", s->proto_version);
+		json_kv_u64(&j, "max_clients", s->max_clients);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	version = table_sanitize(s->version);
+	if (!version)
+		return -ENOMEM;
+	table_fmt_bytes(bytes, sizeof(bytes), s->registered_bytes);
+	kv("version:", "%s", version);
+	kv("pid:", "%" PRIu32, s->pid);
+	kv("uptime:", "%" PRIu64 "d %02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 " (%" PRIu64 ".%03"
+	   PRIu64 " s)", up / 86400, up / 3600 % 24, up / 60 % 60, up % 60, up,
+	   s->uptime_ms % 1000);
+	kv("clients:", "%" PRIu32, s->clients);
+	kv("endpoints:", "%" PRIu32, s->endpoints);
+	kv("mrs:", "%" PRIu32, s->mrs);
+	kv("registered bytes:", "%" PRIu64 " (%s)", s->registered_bytes, bytes);
+	kv("engine threads:", "%" PRIu32, s->engine_threads);
+	kv("protocol version:", "%" PRIu32, s->proto_version);
+	kv("max clients:", "%" PRIu32, s->max_clients);
+	free(version);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+/* Prints t (text mode) and frees it; table_add errors are caught here once. */
+static int finish_table(struct table *t, int add_err)
+{
+	int r = add_err < 0 ? add_err : table_print(t, stdout);
+
+	table_free(t);
+	return r;
+}
+
+static int print_clients(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "ID", TABLE_RIGHT }, { "PID", TABLE_RIGHT }, { "UID", TABLE_RIGHT },
+		{ "GID", TABLE_RIGHT }, { "NAME", TABLE_LEFT }, { "ROLE", TABLE_LEFT },
+		{ "EPS", TABLE_RIGHT }, { "MRS", TABLE_RIGHT }, { "REGISTERED", TABLE_RIGHT },
+		{ "AGE", TABLE_RIGHT },
+	};
+	const UcclCtl__ClientsRep *rep = r->clients;
+	struct table *t;
+	int e = 0;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "clients");
+		json_arr_begin(&j);
+		for (size_t i = 0; i < rep->n_clients; i++) {
+			const UcclCtl__ClientInfo *c = rep->clients[i];
+
+			json_obj_begin(&j);
+			json_kv_u64(&j, "id", c->id);
+			json_kv_u64(&j, "pid", c->pid);
+			json_kv_u64(&j, "uid", c->uid);
+			json_kv_u64(&j, "gid", c->gid);
+			json_kv_str(&j, "name", opt_name(c->name));
+			json_kv_str(&j, "role", c->observer ? "observer" : "app");
+			json_kv_u64(&j, "endpoints", c->endpoints);
+			json_kv_u64(&j, "mrs", c->mrs);
+			json_kv_u64(&j, "registered_bytes", c->registered_bytes);
+			json_kv_u64(&j, "attached_ms", c->attached_ms);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_clients && e == 0; i++) {
+		const UcclCtl__ClientInfo *c = rep->clients[i];
+		char reg[32], age[32];
+
+		table_fmt_bytes(reg, sizeof(reg), c->registered_bytes);
+		table_fmt_ms(age, sizeof(age), c->attached_ms);
+		e |= table_add(t, "%" PRIu32, c->id);
+		e |= table_add(t, "%" PRIu32, c->pid);
+		e |= table_add(t, "%" PRIu32, c->uid);
+		e |= table_add(t, "%" PRIu32, c->gid);
+		e |= table_add(t, "%s", opt_str(c->name));
+		e |= table_add(t, "%s", c->observer ? "observer" : "app");
+		e |= table_add(t, "%" PRIu32, c->endpoints);
+		e |= table_add(t, "%" PRIu32, c->mrs);
+		e |= table_add(t, "%s", reg);
+		e |= table_add(t, "%s", age);
+	}
+	/* table_add only fails with -ENOMEM; or-ing keeps that value */
+	return finish_table(t, e ? -ENOMEM : 0);
+}
+
+static int print_endpoints(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "CLIENT", TABLE_RIGHT }, { "EP", TABLE_RIGHT }, { "NAME", TABLE_LEFT },
+		{ "SQ", TABLE_RIGHT }, { "CQ", TABLE_RIGHT }, { "CONNS", TABLE_RIGHT },
+		{ "SUBMITTED", TABLE_RIGHT }, { "COMPLETED", TABLE_RIGHT },
+		{ "ERRORS", TABLE_RIGHT }, { "OUTSTANDING", TABLE_RIGHT }, { "BYTES", TABLE_RIGHT },
+	};
+	const UcclCtl__EndpointsRep *rep = r->endpoints;
+	struct table *t;
+	int e = 0;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "endpoints");
+		json_arr_begin(&j);
+		for (size_t i = 0; i < rep->n_endpoints; i++) {
+			const UcclCtl__EndpointInfo *p = rep->endpoints[i];
+
+			json_obj_begin(&j);
+			json_kv_u64(&j, "client_id", p->client_id);
+			json_kv_u64(&j, "ep_id", p->ep_id);
+			json_kv_str(&j, "name", opt_name(p->name));
+			json_kv_u64(&j, "sq_entries", p->sq_entries);
+			json_kv_u64(&j, "cq_entries", p->cq_entries);
+			json_kv_u64(&j, "conns", p->conns);
+			json_kv_u64(&j, "submitted", p->submitted);
+			json_kv_u64(&j, "completed", p->completed);
+			json_kv_u64(&j, "errors", p->errors);
+			json_kv_u64(&j, "outstanding", p->outstanding);
+			json_kv_u64(&j, "bytes", p->bytes);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_endpoints && e == 0; i++) {
+		const UcclCtl__EndpointInfo *p = rep->endpoints[i];
+		char bytes[32];
+
+		table_fmt_bytes(bytes, sizeof(bytes), p->bytes);
+		e |= table_add(t, "%" PRIu32, p->client_id);
+		e |= table_add(t, "%" PRIu32, p->ep_id);
+		e |= table_add(t, "%s", opt_str(p->name));
+		e |= table_add(t, "%" PRIu32, p->sq_entries);
+		e |= table_add(t, "%" PRIu32, p->cq_entries);
+		e |= table_add(t, "%" PRIu32, p->conns);
+		e |= table_add(t, "%" PRIu64, p->submitted);
+		e |= table_add(t, "%" PRIu64, p->completed);
+		e |= table_add(t, "%" PRIu64, p->errors);
+		e |= table_add(t, "%" PRIu32, p->outstanding);
+		e |= table_add(t, "%s", bytes);
+	}
+	return finish_table(t, e ? -ENOMEM : 0);
+}
+
+static int print_mrs(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "CLIENT", TABLE_RIGHT }, { "MR", TABLE_RIGHT }, { "KIND", TABLE_LEFT },
+		{ "LEN", TABLE_RIGHT },
+	};
+	const UcclCtl__MrsRep *rep = r->mrs;
+	struct table *t;
+	int e = 0;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "mrs");
+		json_arr_begin(&j);
+		for (size_t i = 0; i < rep->n_mrs; i++) {
+			const UcclCtl__MrInfo *m = rep->mrs[i];
+
+			json_obj_begin(&j);
+			json_kv_u64(&j, "client_id", m->client_id);
+			json_kv_u64(&j, "mr_id", m->mr_id);
+			json_kv_str(&j, "kind", kind_name(m->kind));
+			json_kv_u64(&j, "len", m->len);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_mrs && e == 0; i++) {
+		const UcclCtl__MrInfo *m = rep->mrs[i];
+		char len[32];
+
+		table_fmt_bytes(len, sizeof(len), m->len);
+		e |= table_add(t, "%" PRIu32, m->client_id);
+		e |= table_add(t, "%" PRIu32, m->mr_id);
+		if (m->kind == UCCL_CTL__MEM_KIND__MEM_MEMFD || m->kind == UCCL_CTL__MEM_KIND__MEM_VADDR)
+			e |= table_add(t, "%s", kind_name(m->kind));
+		else
+			e |= table_add(t, "unknown(%d)", (int)m->kind);
+		e |= table_add(t, "%s", len);
+	}
+	return finish_table(t, e ? -ENOMEM : 0);
+}
+
+static int print_stats(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "NAME", TABLE_LEFT }, { "VALUE", TABLE_RIGHT },
+	};
+	const UcclCtl__StatsRep *rep = r->stats;
+	struct table *t;
+	int e = 0;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "stats");
+		json_arr_begin(&j);
+		for (size_t i = 0; i < rep->n_counters; i++) {
+			json_obj_begin(&j);
+			json_kv_str(&j, "name", rep->counters[i]->name);
+			json_kv_u64(&j, "value", rep->counters[i]->value);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_counters && e == 0; i++) {
+		e |= table_add(t, "%s", rep->counters[i]->name);
+		e |= table_add(t, "%" PRIu64, rep->counters[i]->value);
+	}
+	return finish_table(t, e ? -ENOMEM : 0);
+}
+
+static const struct cmd cmds[] = {
+	{ "status", UCCL_CTL__REQUEST__BODY_STATUS, UCCL_CTL__REPLY__BODY_STATUS_REP, print_status },
+	{ "clients", UCCL_CTL__REQUEST__BODY_CLIENTS, UCCL_CTL__REPLY__BODY_CLIENTS, print_clients },
+	{ "endpoints", UCCL_CTL__REQUEST__BODY_ENDPOINTS, UCCL_CTL__REPLY__BODY_ENDPOINTS,
+	  print_endpoints },
+	{ "mrs", UCCL_CTL__REQUEST__BODY_MRS, UCCL_CTL__REPLY__BODY_MRS, print_mrs },
+	{ "stats", UCCL_CTL__REQUEST__BODY_STATS, UCCL_CTL__REPLY__BODY_STATS, print_stats },
+};
+
+/* Say why an exchange with the daemon failed, in the user's terms. */
+static void report_io(const struct opts *o, const char *what, int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		fprintf(stderr, "ucclctl: %s: no reply from %s within %d ms (daemon busy or hung?)\n",
+			what, o->socket, o->timeout_ms);
+		break;
+	case -ECONNRESET:
+	case -EPIPE:
+		fprintf(stderr, "ucclctl: %s: the daemon closed the connection\n", what);
+		break;
+	case -EBADMSG:
+		fprintf(stderr, "ucclctl: %s: the daemon's reply does not decode\n", what);
+		break;
+	case -EPROTO:
+		fprintf(stderr, "ucclctl: %s: the daemon answered a different request\n", what);
+		break;
+	case -EMSGSIZE:
+		fprintf(stderr, "ucclctl: %s: message over the %u byte limit\n", what, MAX_REPLY);
+		break;
+	default:
+		fprintf(stderr, "ucclctl: %s: %s\n", what, strerror(-err));
+	}
+}
+
+/* The daemon refused: print its reason. Its text came from the daemon and
+ * goes to a terminal, so it is sanitised like any other string. */
+static void report_refusal(const char *what, const UcclCtl__Reply *rep)
+{
+	char *msg = rep->error && *rep->error ? table_sanitize(rep->error) : NULL;
+	int err = rep->status;
+
+	if (msg)
+		fprintf(stderr, "ucclctl: %s (%s)\n", msg, strerror(-err));
+	else if (err == -EPERM || err == -EACCES)
+		fprintf(stderr, "ucclctl: %s refused: needs the admin role (uid 0 or the "
+			"daemon's admin group) (%s)\n", what, strerror(-err));
+	else
+		fprintf(stderr, "ucclctl: %s refused by the daemon (%s)\n", what, strerror(-err));
+	free(msg);
+}
+
+static int run(const struct opts *o, const struct cmd *c)
+{
+	int64_t deadline = now_ms() + o->timeout_ms;
+	UcclCtl__AttachReq att = UCCL_CTL__ATTACH_REQ__INIT;
+	UcclCtl__Request req = UCCL_CTL__REQUEST__INIT;
+	/* every query request is an empty message; only the descriptor differs */
+	UcclCtl__StatusReq q_status = UCCL_CTL__STATUS_REQ__INIT;
+	UcclCtl__ClientsReq q_clients = UCCL_CTL__CLIENTS_REQ__INIT;
+	UcclCtl__EndpointsReq q_endpoints = UCCL_CTL__ENDPOINTS_REQ__INIT;
+	UcclCtl__MrsReq q_mrs = UCCL_CTL__MRS_REQ__INIT;
+	UcclCtl__StatsReq q_stats = UCCL_CTL__STATS_REQ__INIT;
+	UcclCtl__Reply *rep = NULL;
+	int fd = -1, r, ret = EXIT_FAIL;
+
+	r = ctl_connect(o->socket, deadline, &fd);
+	if (r < 0) {
+		if (r == -ETIMEDOUT)
+			fprintf(stderr, "ucclctl: cannot connect to %s: timed out after %d ms "
+				"(is ucclsvcd running?)\n", o->socket, o->timeout_ms);
+		else
+			fprintf(stderr, "ucclctl: cannot connect to %s: %s (is ucclsvcd running?)\n",
+				o->socket, strerror(-r));
+		return EXIT_FAIL;
+	}
+
+	att.proto_version = UCCL_PROTO_VERSION;
+	att.name = (char *)"ucclctl";
+	att.has_observer = 1;
+	att.observer = 1;
+	req.seq = 1;
+	req.body_case = UCCL_CTL__REQUEST__BODY_ATTACH;
+	req.attach = &att;
+	r = exchange(fd, &req, deadline, &rep);
+	if (r < 0) {
+		report_io(o, "attach", r);
+		goto out_close;
+	}
+	if (rep->status < 0) {
+		report_refusal("attach", rep);
+		goto out_reply;
+	}
+	if (rep->body_case != UCCL_CTL__REPLY__BODY_ATTACH) {
+		report_io(o, "attach", -EPROTO);
+		goto out_reply;
+	}
+	uccl_ctl__reply__free_unpacked(rep, NULL);
+	rep = NULL;
+
+	req = (UcclCtl__Request)UCCL_CTL__REQUEST__INIT;
+	req.seq = 2;
+	req.body_case = c->req;
+	switch (c->req) {
+	case UCCL_CTL__REQUEST__BODY_STATUS: req.status = &q_status; break;
+	case UCCL_CTL__REQUEST__BODY_CLIENTS: req.clients = &q_clients; break;
+	case UCCL_CTL__REQUEST__BODY_ENDPOINTS: req.endpoints = &q_endpoints; break;
+	case UCCL_CTL__REQUEST__BODY_MRS: req.mrs = &q_mrs; break;
+	case UCCL_CTL__REQUEST__BODY_STATS: req.stats = &q_stats; break;
+	default: abort();
+	}
+	r = exchange(fd, &req, deadline, &rep);
+	if (r < 0) {
+		report_io(o, c->name, r);
+		goto out_close;
+	}
+	if (rep->status < 0) {
+		report_refusal(c->name, rep);
+		goto out_reply;
+	}
+	if (rep->body_case != c->rep) {
+		report_io(o, c->name, -EPROTO);
+		goto out_reply;
+	}
+	r = c->print(rep, o->json);
+	if (r == 0 && fflush(stdout) != 0)
+		r = -errno;
+	if (r < 0) {
+		fprintf(stderr, "ucclctl: writing output: %s\n", strerror(-r));
+		goto out_reply;
+	}
+	ret = 0;
+
+out_reply:
+	uccl_ctl__reply__free_unpacked(rep, NULL);
+out_close:
+	close(fd);
+	return ret;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ucclctl [OPTIONS] COMMAND\n"
+		"Inspect a running ucclsvcd.\n"
+		"\n"
+		"Commands:\n"
+		"  status      daemon version, uptime, totals and limits\n"
+		"  clients     attached clients (admin)\n"
+		"  endpoints   endpoints and their operation counters (admin)\n"
+		"  mrs         registered memory regions (admin)\n"
+		"  stats       the daemon's counters (admin)\n"
+		"\n"
+		"Options:\n"
+		"  -s, --socket PATH   control socket (default: $UCCL_SOCKET, else %s)\n"
+		"  -j, --json          print JSON instead of text\n"
+		"  -t, --timeout MS    give up after MS milliseconds (default %d)\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error.\n",
+		DEFAULT_SOCKET, DEFAULT_TIMEOUT_MS);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .timeout_ms = DEFAULT_TIMEOUT_MS };
+	const struct cmd *c = NULL;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "s:jt:hV", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 't': {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > INT_MAX) {
+				fprintf(stderr, "ucclctl: --timeout: not a positive number of "
+					"milliseconds: '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.timeout_ms = (int)v;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ucclctl %s (control protocol %u)\n", PACKAGE_VERSION,
+			       UCCL_PROTO_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "ucclctl: no command given\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		fprintf(stderr, "ucclctl: one command at a time (extra: '%s')\n", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[optind], cmds[i].name) == 0)
+			c = &cmds[i];
+	if (!c) {
+		fprintf(stderr, "ucclctl: unknown command '%s' (status, clients, endpoints, mrs, "
+			"stats)\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!o.socket) {
+		const char *env = getenv("UCCL_SOCKET");
+
+		o.socket = env && *env ? env : DEFAULT_SOCKET;
+	}
+	return run(&o, c);
+}

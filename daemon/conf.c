@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conf: ucclsvcd's configuration file. One static table describes every
+ * option (name, type, place in struct conf, default, bounds, whether SIGHUP
+ * may change it, help); defaults, parsing, reload and dump all walk that
+ * table, so adding an option is adding a row. The parser is fed hostile bytes
+ * by a fuzzer: lines are bounded, numbers are checked for overflow, nothing is
+ * allocated per line, and the first error stops the parse.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+#define CONF_LINE_MAX 4096           /* characters, not counting the newline */
+#define CONF_FILE_MAX (1u << 20)     /* conf_load refuses larger files */
+#define CONF_ID_MAX   4294967294u    /* (uid_t)-1 means "no id" to the kernel */
+#define CONF_NAME_MAX 32             /* longest user/group name we look up */
+
+enum opt_type { OT_BOOL, OT_U32, OT_U64, OT_I32, OT_I64, OT_LOGLEVEL, OT_UIDS, OT_GIDS };
+
+#define OF_RELOAD 0x1u  /* SIGHUP may change it */
+#define OF_SIZE   0x2u  /* takes K/M/G/T (x1024) suffixes; dumped with one */
+#define OF_POW2   0x4u  /* must be a power of two */
+#define OF_GROUP  0x8u  /* a group name is accepted in place of a number */
+
+struct opt {
+	const char *name;
+	enum opt_type type;
+	unsigned flags;
+	size_t off;                  /* the value in struct conf */
+	size_t n_off;                /* lists: the count in struct conf */
+	int64_t def, min, max;       /* every bound in the table fits in int64_t */
+	const char *help;
+};
+
+#define O(f) offsetof(struct conf, f)
+#define KiB (INT64_C(1) << 10)
+#define GiB (INT64_C(1) << 30)
+#define TiB (INT64_C(1) << 40)
+
+static const struct opt opts[] = {
+	{ "allow_all", OT_BOOL, OF_RELOAD, O(allow_all), 0, 1, 0, 1,
+	  "admit every local user; when false only uid 0 and the allow lists" },
+	{ "allow_uids", OT_UIDS, OF_RELOAD, O(allow_uids), O(n_allow_uids), 0, 0, CONF_ID_MAX,
+	  "users (uids or names) admitted when allow_all is false" },
+	{ "allow_gids", OT_GIDS, OF_RELOAD, O(allow_gids), O(n_allow_gids), 0, 0, CONF_ID_MAX,
+	  "groups (gids or names) admitted when allow_all is false" },
+	{ "admin_gid", OT_I64, OF_RELOAD | OF_GROUP, O(admin_gid), 0, -1, -1, INT32_MAX,
+	  "group whose members may use admin queries; -1: none" },
+	{ "max_clients", OT_U32, OF_RELOAD, O(max_clients), 0, 64, 1, 4096,
+	  "attached clients at once" },
+	{ "max_endpoints_per_client", OT_U32, 0, O(max_endpoints_per_client), 0, 16, 1, 1024,
+	  "endpoints one client may create" },
+	{ "max_mrs_per_client", OT_U32, 0, O(max_mrs_per_client), 0, 256, 1, 65536,
+	  "memory regions one client may register" },
+	{ "max_registered_bytes", OT_U64, OF_SIZE, O(max_registered_bytes), 0, 4 * GiB, 4 * KiB,
+	  TiB, "bytes one client may register" },
+	{ "max_conns_per_endpoint", OT_U32, 0, O(max_conns_per_endpoint), 0, 256, 1, 65536,
+	  "connections on one endpoint" },
+	{ "max_outstanding", OT_U32, 0, O(max_outstanding), 0, 1024, 1, 65536,
+	  "operations in flight on one endpoint" },
+	{ "ring_depth", OT_U32, OF_POW2, O(ring_depth), 0, 1024, 16, 65536,
+	  "ring entries when a client asks for the default" },
+	{ "max_ring_depth", OT_U32, OF_POW2, O(max_ring_depth), 0, 16384, 16, 65536,
+	  "largest ring a client may ask for" },
+	{ "max_ctl_msg", OT_U32, OF_SIZE, O(max_ctl_msg), 0, 65536, 1024, 1048576,
+	  "largest control message in bytes" },
+	{ "ctl_timeout_ms", OT_U32, OF_RELOAD, O(ctl_timeout_ms), 0, 30000, 10, 600000,
+	  "longest a connect or accept may wait" },
+	{ "max_listen_backlog", OT_U32, OF_RELOAD, O(max_listen_backlog), 0, 64, 1, 4096,
+	  "connections queued on one listener" },
+	{ "engine_idle_spin_us", OT_U32, OF_RELOAD, O(engine_idle_spin_us), 0, 50, 0, 1000000,
+	  "busy-poll this long before an idle engine sleeps" },
+	{ "engine_poll_batch", OT_U32, 0, O(engine_poll_batch), 0, 64, 1, 1024,
+	  "descriptors taken from one endpoint's ring per pass" },
+	{ "engine_cpu", OT_I32, 0, O(engine_cpu), 0, -1, -1, 4095,
+	  "CPU the engine thread is pinned to; -1: no pinning" },
+	{ "log_level", OT_LOGLEVEL, OF_RELOAD, O(log_level), 0, LOG_LVL_INFO, LOG_LVL_ERROR,
+	  LOG_LVL_DEBUG, "error, warn, info or debug" },
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const char *const level_names[] = {
+	[LOG_LVL_ERROR] = "error",
+	[LOG_LVL_WARN] = "warn",
+	[LOG_LVL_INFO] = "info",
+	[LOG_LVL_DEBUG] = "debug",
+};
+
+const char *conf_log_level_name(enum conf_log_level l)
+{
+	if ((unsigned)l >= sizeof(level_names) / sizeof(level_names[0]))
+		return "unknown";
+	return level_names[l];
+}
+
+/* ---- reading and writing one value ---------------------------------- */
+
+static void *field(struct conf *c, const struct opt *o)
+{
+	return (char *)c + o->off;
+}
+
+static const void *cfield(const struct conf *c, const struct opt *o)
+{
+	return (const char *)c + o->off;
+}
+
+static uint32_t *list_count(struct conf *c, const struct opt *o)
+{
+	return (uint32_t *)((char *)c + o->n_off);
+}
+
+static const uint32_t *clist_count(const struct conf *c, const struct opt *o)
+{
+	return (const uint32_t *)((const char *)c + o->n_off);
+}
+
+static void set_int(struct conf *c, const struct opt *o, int64_t v)
+{
+	void *p = field(c, o);
+
+	switch (o->type) {
+	case OT_BOOL: *(bool *)p = v != 0; break;
+	case OT_U32: *(uint32_t *)p = (uint32_t)v; break;
+	case OT_U64: *(uint64_t *)p = (uint64_t)v; break;
+	case OT_I32: *(int32_t *)p = (int32_t)v; break;
+	case OT_I64: *(int64_t *)p = v; break;
+	case OT_LOGLEVEL: *(enum conf_log_level *)p = (enum conf_log_level)v; break;
+	case OT_UIDS:
+	case OT_GIDS: *list_count(c, o) = 0; break;
+	}
+}
+
+static bool is_signed(const struct opt *o)
+{
+	return o->type == OT_I32 || o->type == OT_I64;
+}
+
+/* Copy one option's value; lists copy their count and their entries. */
+static void copy_value(struct conf *dst, const struct conf *src, const struct opt *o)
+{
+	size_t sz = 0;
+
+	switch (o->type) {
+	case OT_BOOL: sz = sizeof(bool); break;
+	case OT_U32: sz = sizeof(uint32_t); break;
+	case OT_U64: sz = sizeof(uint64_t); break;
+	case OT_I32: sz = sizeof(int32_t); break;
+	case OT_I64: sz = sizeof(int64_t); break;
+	case OT_LOGLEVEL: sz = sizeof(enum conf_log_level); break;
+	case OT_UIDS:
+	case OT_GIDS:
+		*list_count(dst, o) = *clist_count(src, o);
+		sz = sizeof(uint32_t) * CONF_MAX_IDS;
+		break;
+	}
+	memcpy(field(dst, o), cfield(src, o), sz);
+}
+
+/* Sizes print with the largest suffix that divides them exactly, so a dump
+ * shows "4G" rather than 4294967296 and still parses back to the same value. */
+static void fmt_u64(char *buf, size_t len, uint64_t v, bool size)
+{
+	static const char suffix[] = "TGMK";
+
+	if (size && v) {
+		for (int i = 0; i < 4; i++) {
+			unsigned shift = 40 - 10 * (unsigned)i;
+
+			if ((v & ((UINT64_C(1) << shift) - 1)) == 0) {
+				snprintf(buf, len, "%" PRIu64 "%c", v >> shift, suffix[i]);
+				return;
+			}
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* The canonical text of a value: what conf_dump writes, what conf_parse
+ * reads back, and what conf_reload compares. */
+static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size_t len)
+{
+	const void *p = cfield(c, o);
+
+	switch (o->type) {
+	case OT_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)p ? "true" : "false");
+		break;
+	case OT_U32:
+		fmt_u64(buf, len, *(const uint32_t *)p, o->flags & OF_SIZE);
+		break;
+	case OT_U64:
+		fmt_u64(buf, len, *(const uint64_t *)p, o->flags & OF_SIZE);
+		break;
+	case OT_I32:
+		snprintf(buf, len, "%" PRId32, *(const int32_t *)p);
+		break;
+	case OT_I64:
+		snprintf(buf, len, "%" PRId64, *(const int64_t *)p);
+		break;
+	case OT_LOGLEVEL:
+		snprintf(buf, len, "%s", conf_log_level_name(*(const enum conf_log_level *)p));
+		break;
+	case OT_UIDS:
+	case OT_GIDS: {
+		const uint32_t *ids = p;
+		uint32_t n = *clist_count(c, o);
+		size_t at = 0;
+
+		if (n == 0) {
+			snprintf(buf, len, "none");
+			break;
+		}
+		buf[0] = '\0';
+		for (uint32_t i = 0; i < n && i < CONF_MAX_IDS && at < len; i++) {
+			int w = snprintf(buf + at, len - at, "%s%" PRIu32, i ? "," : "", ids[i]);
+
+			if (w < 0)
+				break;
+			at += (size_t)w;
+		}
+		break;
+	}
+	}
+}
+
+void conf_defaults(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < NOPTS; i++)
+		set_int(c, &opts[i], opts[i].def);
+}
+
+/* ---- parsing ---------------------------------------------------------- */
+
+struct parser {
+	const char *name;
+	size_t lineno;
+	size_t line_of[NOPTS];       /* where each option was set; 0: not set */
+	char *err;
+	size_t errlen;
+};
+
+static void fail_msg(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail_msg(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (!p->err || p->errlen == 0)
+		return;
+	w = snprintf(p->err, p->errlen, "%s:%zu: ", p->name, p->lineno);
+	if (w < 0 || (size_t)w >= p->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->err + w, p->errlen - (size_t)w, fmt, ap);
+	va_end(ap);
+}
+
+/* Text from the file, made safe to print: hostile input must not put
+ * control characters or kilobytes of junk into the daemon's log. */
+#define SHOW_MAX 64
+struct shown {
+	char s[SHOW_MAX + 4];
+};
+
+static struct shown show(const char *s)
+{
+	struct shown out;
+	size_t i;
+
+	for (i = 0; s[i] && i < SHOW_MAX; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		out.s[i] = ch < 0x20 || ch >= 0x7f ? '?' : (char)ch;
+	}
+	if (s[i]) {
+		memcpy(out.s + i, "...", 3);
+		i += 3;
+	}
+	out.s[i] = '\0';
+	return out;
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (is_blank(*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && is_blank(e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/* Decimal digits only. strtoull would accept leading blanks and a sign, and
+ * turn "-1" into 2^64-1; none of that belongs in a config value. Digits past
+ * an overflow are still consumed so that the caller reports a range error,
+ * not trailing junk. */
+static int scan_u64(const char **sp, uint64_t *v)
+{
+	const char *s = *sp;
+	uint64_t x = 0;
+	bool over = false;
+
+	if (!is_digit(*s))
+		return -EINVAL;
+	for (; is_digit(*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			over = true;
+		else
+			x = x * 10 + d;
+	}
+	*sp = s;
+	*v = x;
+	return over ? -ERANGE : 0;
+}
+
+static void fmt_bound(const struct opt *o, int64_t b, char *buf, size_t len)
+{
+	if (is_signed(o))
+		snprintf(buf, len, "%" PRId64, b);
+	else
+		fmt_u64(buf, len, (uint64_t)b, o->flags & OF_SIZE);
+}
+
+static int range_error(struct parser *p, const struct opt *o, const char *val)
+{
+	char lo[32], hi[32];
+
+	fmt_bound(o, o->min, lo, sizeof(lo));
+	fmt_bound(o, o->max, hi, sizeof(hi));
+	fail_msg(p, "%s: %s is out of range (%s..%s)", o->name, show(val).s, lo, hi);
+	return -ERANGE;
+}
+
+/* Names as useradd(8) allows them; anything else is not worth an NSS query. */
+static bool is_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CONF_NAME_MAX || is_digit(s[0]) || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (ch == '$' && i == n - 1)
+			break;
+		if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') && !is_digit(ch) &&
+		    ch != '_' && ch != '-' && ch != '.')
+			return false;
+	}
+	return true;
+}
+
+/* getpwnam/getgrnam are not reentrant; the daemon only parses its
+ * configuration on the main thread. */
+static int lookup_id(const char *s, bool group, uint32_t *id)
+{
+	if (group) {
+		struct group *g = getgrnam(s);
+
+		if (!g)
+			return -ENOENT;
+		*id = (uint32_t)g->gr_gid;
+	} else {
+		struct passwd *pw = getpwnam(s);
+
+		if (!pw)
+			return -ENOENT;
+		*id = (uint32_t)pw->pw_uid;
+	}
+	return 0;
+}
+
+static int parse_number(struct parser *p, const struct opt *o, const char *val, int64_t *out)
+{
+	const char *s = val;
+	bool neg = false;
+	uint64_t mag;
+	int64_t v;
+	int r;
+
+	if (*s == '-') {
+		neg = true;
+		s++;
+	}
+	r = scan_u64(&s, &mag);
+	if (r == -EINVAL) {
+		fail_msg(p, "%s: '%s' is not a number", o->name, show(val).s);
+		return -EINVAL;
+	}
+	if (r == -ERANGE)
+		return range_error(p, o, val);
+	if ((o->flags & OF_SIZE) && *s) {
+		unsigned shift = 0;
+
+		switch (*s) {
+		case 'K': case 'k': shift = 10; break;
+		case 'M': case 'm': shift = 20; break;
+		case 'G': case 'g': shift = 30; break;
+		case 'T': case 't': shift = 40; break;
+		}
+		if (shift) {
+			if (mag > (UINT64_MAX >> shift))
+				return range_error(p, o, val);
+			mag <<= shift;
+			s++;
+		}
+	}
+	if (*s) {
+		fail_msg(p, "%s: trailing characters in '%s'", o->name, show(val).s);
+		return -EINVAL;
+	}
+	/* Every bound fits in int64_t, so anything that does not is out of range. */
+	if (mag > (uint64_t)INT64_MAX)
+		return range_error(p, o, val);
+	v = neg ? -(int64_t)mag : (int64_t)mag;
+	if (v < o->min || v > o->max)
+		return range_error(p, o, val);
+	if ((o->flags & OF_POW2) && (v & (v - 1))) {
+		fail_msg(p, "%s: %s is not a power of two", o->name, show(val).s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(struct parser *p, const struct opt *o, const char *val, int64_t *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(val, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(val, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	fail_msg(p, "%s: '%s' is not a boolean (true or false)", o->name, show(val).s);
+	return -EINVAL;
+}
+
+static int parse_level(struct parser *p, const struct opt *o, const char *val, int64_t *out)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcasecmp(val, level_names[i]) == 0) {
+			*out = (int64_t)i;
+			return 0;
+		}
+	}
+	if (strcasecmp(val, "warning") == 0) {
+		*out = LOG_LVL_WARN;
+		return 0;
+	}
+	fail_msg(p, "%s: '%s' is not one of error, warn, info, debug", o->name, show(val).s);
+	return -EINVAL;
+}
+
+/* admin_gid takes a group name as well as a number. */
+static int parse_signed_or_group(struct parser *p, const struct opt *o, const char *val,
+				 int64_t *out)
+{
+	uint32_t id;
+
+	if (!(o->flags & OF_GROUP) || is_digit(val[0]) || val[0] == '-')
+		return parse_number(p, o, val, out);
+	if (!is_name(val)) {
+		fail_msg(p, "%s: '%s' is neither a number nor a group name", o->name,
+			 show(val).s);
+		return -EINVAL;
+	}
+	if (lookup_id(val, true, &id) < 0) {
+		fail_msg(p, "%s: unknown group '%s'", o->name, show(val).s);
+		return -EINVAL;
+	}
+	if ((int64_t)id > o->max) {
+		fail_msg(p, "%s: group '%s' has gid %" PRIu32 ", out of range (%" PRId64
+			 "..%" PRId64 ")", o->name, show(val).s, id, o->min, o->max);
+		return -ERANGE;
+	}
+	*out = id;
+	return 0;
+}
+
+/* "none", or comma-separated ids and names. Parsed into a scratch array so
+ * that a bad entry leaves the option untouched. */
+static int parse_list(struct parser *p, struct conf *c, const struct opt *o, char *val)
+{
+	bool group = o->type == OT_GIDS;
+	uint32_t ids[CONF_MAX_IDS];
+	uint32_t n = 0;
+	char *item = val;
+
+	if (strcasecmp(val, "none") == 0)
+		goto out_store;
+	for (;;) {
+		char *comma = strchr(item, ',');
+		char *s;
+
+		if (comma)
+			*comma = '\0';
+		s = trim(item);
+		if (*s == '\0') {
+			fail_msg(p, "%s: empty entry in list", o->name);
+			return -EINVAL;
+		}
+		if (n == CONF_MAX_IDS) {
+			fail_msg(p, "%s: more than %d entries", o->name, CONF_MAX_IDS);
+			return -E2BIG;
+		}
+		if (is_digit(*s) || *s == '-') {
+			const char *e = s;
+			uint64_t v = 0;
+			int r = *s == '-' ? -ERANGE : scan_u64(&e, &v);
+
+			if (r == 0 && *e) {
+				fail_msg(p, "%s: trailing characters in '%s'", o->name, show(s).s);
+				return -EINVAL;
+			}
+			if (r < 0 || v > CONF_ID_MAX)
+				return range_error(p, o, s);
+			ids[n++] = (uint32_t)v;
+		} else if (is_name(s)) {
+			if (lookup_id(s, group, &ids[n]) < 0) {
+				fail_msg(p, "%s: unknown %s '%s'", o->name, group ? "group" : "user",
+					 show(s).s);
+				return -EINVAL;
+			}
+			n++;
+		} else {
+			fail_msg(p, "%s: '%s' is neither a number nor a %s name", o->name, show(s).s,
+				 group ? "group" : "user");
+			return -EINVAL;
+		}
+		if (!comma)
+			break;
+		item = comma + 1;
+	}
+out_store:
+	memset(field(c, o), 0, sizeof(uint32_t) * CONF_MAX_IDS);
+	memcpy(field(c, o), ids, sizeof(uint32_t) * n);
+	*list_count(c, o) = n;
+	return 0;
+}
+
+static int parse_value(struct parser *p, struct conf *c, const struct opt *o, char *val)
+{
+	int64_t v = 0;
+	int r = 0;
+
+	switch (o->type) {
+	case OT_BOOL: r = parse_bool(p, o, val, &v); break;
+	case OT_U32:
+	case OT_U64:
+	case OT_I32: r = parse_number(p, o, val, &v); break;
+	case OT_I64: r = parse_signed_or_group(p, o, val, &v); break;
+	case OT_LOGLEVEL: r = parse_level(p, o, val, &v); break;
+	case OT_UIDS:
+	case OT_GIDS: return parse_list(p, c, o, val);
+	}
+	if (r < 0)
+		return r;
+	set_int(c, o, v);
+	return 0;
+}
+
+static const struct opt *find_opt(const char *key, size_t *idx)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		if (strcmp(opts[i].name, key) == 0) {
+			*idx = i;
+			return &opts[i];
+		}
+	}
+	return NULL;
+}
+
+/* One line, not NUL-terminated, without its newline. */
+static int parse_line(struct parser *p, struct conf *c, const char *line, size_t len)
+{
+	char buf[CONF_LINE_MAX + 1];
+	const struct opt *o;
+	char *s, *eq, *key, *val;
+	size_t idx;
+	int r;
+
+	if (len > CONF_LINE_MAX) {
+		fail_msg(p, "line too long (over %d characters)", CONF_LINE_MAX);
+		return -E2BIG;
+	}
+	if (memchr(line, '\0', len)) {
+		fail_msg(p, "NUL byte in line");
+		return -EINVAL;
+	}
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	s = strchr(buf, '#');
+	if (s)
+		*s = '\0';
+	s = trim(buf);
+	if (*s == '\0')
+		return 0;
+	eq = strchr(s, '=');
+	if (!eq) {
+		fail_msg(p, "missing '=' in '%s'", show(s).s);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	key = trim(s);
+	val = trim(eq + 1);
+	if (*key == '\0') {
+		fail_msg(p, "missing option name before '='");
+		return -EINVAL;
+	}
+	o = find_opt(key, &idx);
+	if (!o) {
+		fail_msg(p, "unknown option '%s'", show(key).s);
+		return -EINVAL;
+	}
+	if (p->line_of[idx]) {
+		fail_msg(p, "duplicate option '%s' (first set on line %zu)", o->name,
+			 p->line_of[idx]);
+		return -EINVAL;
+	}
+	if (*val == '\0') {
+		fail_msg(p, "empty value for '%s'", o->name);
+		return -EINVAL;
+	}
+	r = parse_value(p, c, o, val);
+	if (r < 0)
+		return r;
+	p->line_of[idx] = p->lineno;
+	return 0;
+}
+
+static size_t line_of(const struct parser *p, const char *name)
+{
+	size_t idx;
+
+	return find_opt(name, &idx) ? p->line_of[idx] : 0;
+}
+
+/* Checks between options, blamed on the later of the lines involved. */
+static int check_conf(struct parser *p, const struct conf *c)
+{
+	if (c->ring_depth > c->max_ring_depth) {
+		size_t a = line_of(p, "ring_depth"), b = line_of(p, "max_ring_depth");
+
+		p->lineno = a > b ? a : b;
+		fail_msg(p, "ring_depth %" PRIu32 " is larger than max_ring_depth %" PRIu32,
+			 c->ring_depth, c->max_ring_depth);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int conf_parse(const char *name, const char *buf, size_t len, struct conf *out, char *err,
+	       size_t errlen)
+{
+	struct parser p = { .name = name ? name : "(config)", .err = err, .errlen = errlen };
+	struct conf c;
+	size_t pos = 0;
+	int r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	conf_defaults(&c);
+	while (pos < len) {
+		const char *line = buf + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+
+		pos += n + (nl ? 1 : 0);
+		p.lineno++;
+		r = parse_line(&p, &c, line, n);
+		if (r < 0)
+			return r;
+	}
+	r = check_conf(&p, &c);
+	if (r < 0)
+		return r;
+	*out = c;
+	return 0;
+}
+
+int conf_load(const char *path, struct conf *c, char *err, size_t errlen)
+{
+	size_t len = 0;
+	char *buf;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	/* One byte more than the limit, to tell "exactly the limit" from "over". */
+	buf = malloc(CONF_FILE_MAX + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		goto out_close;
+	}
+	while (len <= CONF_FILE_MAX) {
+		ssize_t n = read(fd, buf + len, CONF_FILE_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			if (err && errlen)
+				snprintf(err, errlen, "%s: %s", path, strerror(-r));
+			goto out_free;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > CONF_FILE_MAX) {
+		r = -EFBIG;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: larger than %u bytes", path, CONF_FILE_MAX);
+		goto out_free;
+	}
+	r = conf_parse(path, buf, len, c, err, errlen);
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return r;
+}
+
+/* ---- reload and dump -------------------------------------------------- */
+
+#define VAL_MAX (CONF_MAX_IDS * 11 + 8)  /* a full id list is the longest value */
+
+int conf_reload(struct conf *cur, const struct conf *next,
+		void (*report)(void *arg, const char *line), void *arg)
+{
+	int changed = 0;
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+		char old[VAL_MAX], new[VAL_MAX], line[3 * VAL_MAX + 128];
+
+		fmt_value(cur, o, old, sizeof(old));
+		fmt_value(next, o, new, sizeof(new));
+		if (strcmp(old, new) == 0)
+			continue;
+		if (o->flags & OF_RELOAD) {
+			copy_value(cur, next, o);
+			changed++;
+			snprintf(line, sizeof(line), "%s: %s -> %s", o->name, old, new);
+		} else {
+			snprintf(line, sizeof(line), "%s: %s -> %s needs a restart; kept %s", o->name,
+				 old, new, old);
+		}
+		if (report)
+			report(arg, line);
+	}
+	return changed;
+}
+
+void conf_dump(const struct conf *c, void (*emit)(void *arg, const char *line), void *arg)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		char val[VAL_MAX], line[VAL_MAX + 64];
+
+		fmt_value(c, &opts[i], val, sizeof(val));
+		snprintf(line, sizeof(line), "%s = %s", opts[i].name, val);
+		emit(arg, line);
+	}
+}

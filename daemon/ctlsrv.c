@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctlsrv: control socket listener for ucclsvcd.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "daemon/ctlsrv.h"
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/sdnotify.h"
+#include "daemon/session.h"
+
+static void accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)what;
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int r;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				log_warn("control socket: accept: %s", strerror(errno));
+			return;
+		}
+		if (d->stopping ||
+		    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS) {
+			/* bound unattached connections too */
+			log_warn("control socket: refusing connection: %s",
+				 d->stopping ? "shutting down" : "too many connections");
+			close(fd);
+			continue;
+		}
+		r = session_open(d, fd);
+		if (r < 0) {
+			log_warn("control socket: cannot open session: %s", strerror(-r));
+			close(fd);
+		}
+	}
+}
+
+/* Is a daemon answering on path? */
+static int socket_alive(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int r;
+
+	if (fd < 0)
+		return 0;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return r;
+}
+
+int ctlsrv_open(struct daemon *d, const char *runtime_dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = sdn_listen_fd();
+
+	if (fd >= 0) {
+		int fl = fcntl(fd, F_GETFL);
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+		d->own_socket = false;
+		snprintf(d->sock_path, sizeof(d->sock_path), "(socket activation)");
+		log_info("control socket: using the socket passed by systemd");
+	} else {
+		if (snprintf(d->sock_path, sizeof(d->sock_path), "%s/ucclsvcd.sock", runtime_dir) >=
+		    (int)sizeof(d->sock_path)) {
+			log_err("runtime dir %s: socket path too long", runtime_dir);
+			return -ENAMETOOLONG;
+		}
+		if (mkdir(runtime_dir, 0755) < 0 && errno != EEXIST) {
+			log_err("cannot create runtime dir %s: %s", runtime_dir, strerror(errno));
+			return -errno;
+		}
+		if (socket_alive(d->sock_path)) {
+			log_err("%s: another ucclsvcd is running there", d->sock_path);
+			return -EADDRINUSE;
+		}
+		unlink(d->sock_path);   /* stale socket from a dead daemon */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		memcpy(sa.sun_path, d->sock_path, sizeof(sa.sun_path));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+			int r = -errno;
+			log_err("%s: %s", d->sock_path, strerror(errno));
+			close(fd);
+			return r;
+		}
+		/* access is decided by SO_PEERCRED and the allow-lists */
+		chmod(d->sock_path, 0666);
+		d->own_socket = true;
+	}
+	d->listen_fd = fd;
+	d->listen_ev = event_new(d->base, fd, EV_READ | EV_PERSIST, accept_cb, d);
+	if (!d->listen_ev || event_add(d->listen_ev, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+void ctlsrv_close(struct daemon *d)
+{
+	if (d->listen_ev) {
+		event_free(d->listen_ev);
+		d->listen_ev = NULL;
+	}
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		d->listen_fd = -1;
+	}
+	if (d->own_socket)
+		unlink(d->sock_path);
+}

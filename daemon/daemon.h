@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon: ucclsvcd's main-thread state: configuration, the control socket,
+ * client sessions, the endpoint id space, listen names and the engine thread.
+ * Only the main thread touches it.
+ */
+#ifndef UCCL_DAEMON_DAEMON_H
+#define UCCL_DAEMON_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include "daemon/conf.h"
+
+struct event_base;
+struct event;
+struct engthr;
+struct names;
+struct session;
+struct dep;
+
+/* Daemon-wide counters shown by ucclctl stats. */
+struct daemon_stats {
+	uint64_t attaches;
+	uint64_t detaches;
+	uint64_t disconnects;          /* sessions that ended without detach */
+	uint64_t bad_input;            /* sessions closed for bad control input */
+	uint64_t refused;              /* attach refused (permission, version, limit) */
+	uint64_t requests;
+	uint64_t request_errors;       /* replies with status < 0 */
+	uint64_t reloads;
+};
+
+#define DAEMON_MAX_ENDPOINTS 65536u
+#define DAEMON_MAX_OBSERVERS 16u
+
+struct daemon {
+	struct conf conf;
+	const char *config_path;       /* NULL: built-in defaults */
+	struct event_base *base;
+	struct engthr *eng;
+	struct names *names;           /* listen name -> struct dep */
+
+	int listen_fd;
+	struct event *listen_ev;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool own_socket;               /* we created it (unlink on exit) */
+
+	struct session *sessions;      /* live sessions (closing ones are unlinked) */
+	uint32_t n_clients;            /* attached, not observers */
+	uint32_t n_observers;
+	uint32_t n_sessions;           /* every open control connection */
+	uint32_t next_client_id;
+	uint32_t closing_sessions;     /* unlinked, waiting for engine commands */
+
+	struct dep **eps;              /* by endpoint id */
+	uint32_t n_eps;
+	uint32_t ep_hint;
+	uint32_t n_mrs;
+	uint64_t reg_bytes;
+
+	uint64_t start_ms;
+	bool stopping;
+	struct daemon_stats stats;
+};
+
+uint64_t daemon_now_ms(void);
+/* Called when a closing session finished its cleanup (for shutdown). */
+void daemon_session_gone(struct daemon *d);
+
+#endif

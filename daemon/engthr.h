@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engthr: an engine thread. Owns one struct engine and runs it to completion:
+ * commands from the main thread, then engine_poll over every endpoint's
+ * rings; busy-polls while there is work and sleeps in epoll on the rings'
+ * doorbells when idle. State changes (endpoints, connections, regions) are
+ * commands executed on the engine thread; their results come back to the
+ * main thread, which runs each command's done callback.
+ */
+#ifndef UCCL_DAEMON_ENGTHR_H
+#define UCCL_DAEMON_ENGTHR_H
+
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+struct event_base;
+struct engthr;
+
+enum engcmd_type {
+	ENGCMD_EP_ADD = 1,
+	ENGCMD_EP_REMOVE,
+	ENGCMD_CONN_ADD,
+	ENGCMD_CONN_REMOVE,
+	ENGCMD_MR_ADD,
+	ENGCMD_MR_REMOVE,
+	ENGCMD_STATS,
+};
+
+struct engcmd_stat { const char *name; uint64_t value; };
+
+struct engcmd {
+	enum engcmd_type type;
+	struct engcmd *next;                          /* overflow list, main thread */
+	int result;                                   /* set by the engine thread */
+	void (*done)(struct engcmd *c);               /* runs on the main thread; frees c */
+	void *arg;
+	union {
+		struct {
+			struct engine_ep_params p;    /* p.hdr must outlive the endpoint */
+			int doorbell_fd;                /* watched while the engine sleeps */
+			int notify_fd;                  /* written to wake the client */
+		} ep;
+		uint32_t ep_id;
+		struct { uint32_t ep_a, conn_a, ep_b, conn_b; } conn;
+		struct { uint32_t ep, conn; } conn_rm;
+		struct mr mr;
+		struct { uint32_t client_id, mr_id; } mr_rm;
+		struct {
+			/* ENGCMD_STATS: engine counters, and per-endpoint stats for
+			 * ep_ids[0..n_eps) written into eps[] (result < 0 if gone) */
+			struct engcmd_stat counters[64];
+			uint32_t n_counters;
+			uint32_t n_eps;
+			uint32_t *ep_ids;
+			struct engine_ep_stats *eps;
+			int *ep_res;
+		} stats;
+	} u;
+};
+
+struct engthr_params {
+	uint32_t max_endpoints;
+	uint32_t max_mrs;
+	uint32_t poll_batch;
+	uint32_t idle_spin_us;
+	int cpu;                                      /* -1: no pinning */
+};
+
+/* Start the thread. Its completions are delivered on base. */
+int engthr_start(const struct engthr_params *p, struct event_base *base, struct engthr **out);
+/* Stop and join; pending commands are completed first. Accepts NULL. */
+void engthr_stop(struct engthr *t);
+/* Queue a command; c->done runs later on the main thread. Never fails: when
+ * the lock-free queue is full, commands wait in a main-thread list (cleanup
+ * must always go through; the resources behind commands are bounded). */
+void engthr_submit(struct engthr *t, struct engcmd *c);
+void engthr_set_idle_spin(struct engthr *t, uint32_t us);
+/* Liveness for the watchdog: true if the thread looped or slept since the
+ * last call. */
+int engthr_alive(struct engthr *t);
+uint32_t engthr_inflight(const struct engthr *t);
+
+#endif

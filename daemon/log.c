@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log: leveled stderr logging for ucclsvcd (journald-aware).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+
+static int level = LOG_LVL_INFO;
+static int journal;
+
+void log_init(void)
+{
+	journal = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_level(enum conf_log_level l)
+{
+	__atomic_store_n(&level, (int)l, __ATOMIC_RELAXED);
+}
+
+enum conf_log_level log_get_level(void)
+{
+	return (enum conf_log_level)__atomic_load_n(&level, __ATOMIC_RELAXED);
+}
+
+void log_msg(enum conf_log_level l, const char *fmt, ...)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	static const int prio[] = { 3, 4, 6, 7 };
+	char line[1024];
+	va_list ap;
+	int n;
+
+	if ((int)l > __atomic_load_n(&level, __ATOMIC_RELAXED))
+		return;
+	if (journal)
+		n = snprintf(line, sizeof(line), "<%d>", prio[l]);
+	else
+		n = snprintf(line, sizeof(line), "ucclsvcd[%d]: %s: ", (int)getpid(), names[l]);
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nowhere left to report it */
+	}
+}

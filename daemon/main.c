@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ucclsvcd: the per-host transport daemon. Parses the command line and the
+ * configuration, starts the engine thread and the control socket, then runs
+ * the libevent loop (control, signals, systemd notify and watchdog) until
+ * SIGTERM, when it stops accepting, releases every session and exits.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "daemon/conf.h"
+#include "daemon/ctlsrv.h"
+#include "daemon/daemon.h"
+#include "daemon/engthr.h"
+#include "daemon/log.h"
+#include "daemon/names.h"
+#include "daemon/sdnotify.h"
+#include "daemon/session.h"
+#include "proto/frame.h"
+
+#define DEFAULT_RUNTIME_DIR "/run/uccl"
+#define DEFAULT_CONFIG SYSCONFDIR "/uccl.conf"
+#define DRAIN_TIMEOUT_S 5
+
+uint64_t daemon_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void daemon_session_gone(struct daemon *d)
+{
+	if (d->stopping && d->closing_sessions == 0)
+		event_base_loopbreak(d->base);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ucclsvcd [--config FILE] [--runtime-dir DIR]\n"
+		"       ucclsvcd --check-config FILE\n"
+		"       ucclsvcd --version | --help\n"
+		"\n"
+		"  -c, --config FILE       configuration (default " DEFAULT_CONFIG " if it exists,\n"
+		"                          else built-in defaults)\n"
+		"  -r, --runtime-dir DIR   where the control socket lives (default " DEFAULT_RUNTIME_DIR ")\n"
+		"  -C, --check-config FILE check FILE and exit: 0 if valid, else 1 with FILE:LINE: message\n"
+		"  -V, --version           print the version and exit\n"
+		"\n"
+		"Runs in the foreground; systemd (ucclsvcd.service) supervises it. See ucclsvcd(8).\n");
+}
+
+static void report_line(void *arg, const char *line)
+{
+	(void)arg;
+	log_info("reload: %s", line);
+}
+
+static void on_sighup(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct conf next;
+	char err[512];
+	int n;
+
+	(void)sig;
+	(void)what;
+	if (!d->config_path) {
+		log_info("SIGHUP: running on built-in defaults; nothing to reload");
+		return;
+	}
+	sdn_reloading(0);
+	if (conf_load(d->config_path, &next, err, sizeof(err)) < 0) {
+		log_err("reload failed, keeping the running configuration: %s", err);
+		sdn_reloading(1);
+		return;
+	}
+	n = conf_reload(&d->conf, &next, report_line, NULL);
+	log_set_level(d->conf.log_level);
+	engthr_set_idle_spin(d->eng, d->conf.engine_idle_spin_us);
+	d->stats.reloads++;
+	log_info("reloaded %s: %d option(s) changed", d->config_path, n);
+	sdn_reloading(1);
+}
+
+static void on_sigterm(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct timeval tv = { .tv_sec = DRAIN_TIMEOUT_S };
+
+	(void)what;
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	sdn_stopping();
+	log_info("signal %d: stopping; releasing %u session(s)", (int)sig, d->n_sessions);
+	ctlsrv_close(d);
+	while (d->sessions)
+		session_close(d->sessions, NULL, false);
+	if (d->closing_sessions == 0)
+		event_base_loopbreak(d->base);
+	else
+		event_base_loopexit(d->base, &tv);   /* bounded drain */
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	/* ping only while the engine thread makes progress (or sleeps) */
+	if (engthr_alive(d->eng))
+		sdn_watchdog_ping();
+	else
+		log_warn("watchdog: engine thread made no progress; not pinging");
+}
+
+static int load_config(struct daemon *d, const char *path, bool explicit)
+{
+	char err[512];
+
+	if (!explicit && access(path, F_OK) != 0) {
+		conf_defaults(&d->conf);
+		d->config_path = NULL;
+		return 0;
+	}
+	if (conf_load(path, &d->conf, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ucclsvcd: %s\n", err);
+		return -1;
+	}
+	d->config_path = path;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "check-config", required_argument, NULL, 'C' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct daemon dd;
+	struct daemon *d = &dd;
+	const char *config = DEFAULT_CONFIG, *rundir = DEFAULT_RUNTIME_DIR;
+	bool config_given = false;
+	struct event *ev_hup = NULL, *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL;
+	struct engthr_params ep;
+	uint64_t wd_us;
+	int c, rc = 1;
+
+	while ((c = getopt_long(argc, argv, "c:r:C:Vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			config_given = true;
+			break;
+		case 'r':
+			rundir = optarg;
+			break;
+		case 'C': {
+			char err[512];
+			struct conf tmp;
+			if (conf_load(optarg, &tmp, err, sizeof(err)) < 0) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
+			}
+			printf("%s: ok\n", optarg);
+			return 0;
+		}
+		case 'V':
+			printf("ucclsvcd %s (control protocol %u, shm ABI %u)\nfeatures:%s%s%s\n",
+			       PACKAGE_VERSION, UCCL_PROTO_VERSION, UCCL_SHM_ABI_VERSION,
+#ifdef HAVE_SYSTEMD
+			       " +systemd",
+#else
+			       " -systemd",
+#endif
+#ifdef HAVE_VERBS
+			       " +verbs(detected)",
+#else
+			       " -verbs",
+#endif
+#ifdef HAVE_CUDA
+			       " +cuda(detected)"
+#else
+			       " -cuda"
+#endif
+			       );
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ucclsvcd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	log_init();
+	signal(SIGPIPE, SIG_IGN);
+	d->listen_fd = -1;
+	if (load_config(d, config, config_given) < 0)
+		return 1;
+	log_set_level(d->conf.log_level);
+	d->start_ms = daemon_now_ms();
+	d->eps = calloc(DAEMON_MAX_ENDPOINTS, sizeof(*d->eps));
+	d->names = names_new(1024);
+	d->base = event_base_new();
+	if (!d->eps || !d->names || !d->base) {
+		log_err("out of memory");
+		goto out;
+	}
+	ep = (struct engthr_params){
+		.max_endpoints = DAEMON_MAX_ENDPOINTS,
+		.max_mrs = 1u << 20,
+		.poll_batch = d->conf.engine_poll_batch,
+		.idle_spin_us = d->conf.engine_idle_spin_us,
+		.cpu = d->conf.engine_cpu,
+	};
+	c = engthr_start(&ep, d->base, &d->eng);
+	if (c < 0) {
+		log_err("cannot start the engine thread: %s", strerror(-c));
+		goto out;
+	}
+	if (ctlsrv_open(d, rundir) < 0)
+		goto out;
+	ev_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
+	ev_term = evsignal_new(d->base, SIGTERM, on_sigterm, d);
+	ev_int = evsignal_new(d->base, SIGINT, on_sigterm, d);
+	if (!ev_hup || !ev_term || !ev_int || evsignal_add(ev_hup, NULL) < 0 ||
+	    evsignal_add(ev_term, NULL) < 0 || evsignal_add(ev_int, NULL) < 0) {
+		log_err("cannot install signal handlers");
+		goto out;
+	}
+	wd_us = sdn_watchdog_usec();
+	if (wd_us) {
+		struct timeval tv = { .tv_sec = (time_t)(wd_us / 2 / 1000000),
+				      .tv_usec = (suseconds_t)(wd_us / 2 % 1000000) };
+		ev_wd = event_new(d->base, -1, EV_PERSIST, on_watchdog, d);
+		if (ev_wd)
+			event_add(ev_wd, &tv);
+	}
+	log_info("ucclsvcd %s ready on %s (%s; %u engine thread)", PACKAGE_VERSION, d->sock_path,
+		 d->config_path ? d->config_path : "built-in defaults", 1u);
+	sdn_ready();
+	sdn_status("serving");
+	event_base_dispatch(d->base);
+	if (d->closing_sessions)
+		log_warn("exiting with %u session(s) not fully released after %d s", d->closing_sessions,
+			 DRAIN_TIMEOUT_S);
+	log_info("stopped");
+	rc = 0;
+out:
+	ctlsrv_close(d);
+	if (ev_wd)
+		event_free(ev_wd);
+	if (ev_hup)
+		event_free(ev_hup);
+	if (ev_term)
+		event_free(ev_term);
+	if (ev_int)
+		event_free(ev_int);
+	/* a clean stop leaves no session behind; after a timeout the
+	 * process exit releases the rest */
+	if (d->closing_sessions == 0) {
+		engthr_stop(d->eng);
+		names_free(d->names);
+		free(d->eps);
+		if (d->base)
+			event_base_free(d->base);
+	}
+	return rc;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory: mapping and copying client memory for the engine.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "daemon/memory.h"
+
+int mem_map_memfd(int fd, uint64_t len, void **base)
+{
+	struct stat st;
+	int seals;
+	void *p;
+
+	/* F_GET_SEALS fails on anything that is not a sealable memfd. */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return -EINVAL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (len == 0 || (uint64_t)st.st_size < len)
+		return -EINVAL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*base = p;
+	return 0;
+}
+
+void mem_unmap(void *base, uint64_t len)
+{
+	if (base)
+		munmap(base, len);
+}
+
+int mem_check_vaddr(pid_t pid, uint64_t addr, uint64_t len)
+{
+	char b;
+	uint64_t ends[2] = { addr, addr + len - 1 };
+
+	if (len == 0 || addr + len < addr)
+		return -EINVAL;
+	for (int i = 0; i < 2; i++) {
+		struct iovec l = { .iov_base = &b, .iov_len = 1 };
+		struct iovec r = { .iov_base = (void *)(uintptr_t)ends[i], .iov_len = 1 };
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != 1)
+			return errno == EPERM ? -EPERM : -EFAULT;
+	}
+	return 0;
+}
+
+uint64_t mem_new_rkey(void)
+{
+	uint64_t k = 0;
+
+	while (k == 0) {
+		if (getrandom(&k, sizeof(k), 0) != sizeof(k))
+			abort();   /* no entropy: never hand out guessable keys */
+	}
+	return k;
+}
+
+/* Move len bytes between our address space and pid's; loops over partial
+ * transfers. */
+static int vm_xfer(pid_t pid, void *local, uint64_t remote, uint64_t len, int write_remote)
+{
+	while (len) {
+		struct iovec l = { .iov_base = local, .iov_len = len };
+		struct iovec r = { .iov_base = (void *)(uintptr_t)remote, .iov_len = len };
+		ssize_t n = write_remote ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+					 : process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		local = (char *)local + n;
+		remote += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static int mem_copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
+		    uint64_t src_off, uint64_t len)
+{
+	static __thread char bounce[256 * 1024];
+
+	(void)arg;
+	if (dst->kind == MR_MAPPED && src->kind == MR_MAPPED) {
+		memmove((char *)dst->base + dst_off, (char *)src->base + src_off, len);
+		return 0;
+	}
+	if (dst->kind == MR_MAPPED)
+		return vm_xfer(src->pid, (char *)dst->base + dst_off, src->addr + src_off, len, 0);
+	if (src->kind == MR_MAPPED)
+		return vm_xfer(dst->pid, (char *)src->base + src_off, dst->addr + dst_off, len, 1);
+	/* both only in client processes: bounce through our buffer */
+	while (len) {
+		uint64_t n = len < sizeof(bounce) ? len : sizeof(bounce);
+		int r = vm_xfer(src->pid, bounce, src->addr + src_off, n, 0);
+		if (r < 0)
+			return r;
+		r = vm_xfer(dst->pid, bounce, dst->addr + dst_off, n, 1);
+		if (r < 0)
+			return r;
+		src_off += n;
+		dst_off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+const struct engine_mem_ops mem_copy_ops = {
+	.copy = mem_copy,
+	.arg = NULL,
+};

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory: the daemon's side of client memory. Maps memfd-backed regions after
+ * checking they are size-sealed (a client that could shrink a mapped memfd
+ * could make the daemon fault), checks that registered virtual ranges are
+ * reachable, issues random remote keys, and supplies the engine's copy
+ * operation (memcpy between mappings, process_vm_readv/writev otherwise).
+ */
+#ifndef UCCL_DAEMON_MEMORY_H
+#define UCCL_DAEMON_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/engine.h"
+
+/* Map len bytes of memfd fd. -EINVAL if not a sealed memfd or too small. */
+int mem_map_memfd(int fd, uint64_t len, void **base);
+void mem_unmap(void *base, uint64_t len);
+/* Check that [addr, addr+len) of pid can be read (first and last byte). */
+int mem_check_vaddr(pid_t pid, uint64_t addr, uint64_t len);
+/* A random non-zero key. */
+uint64_t mem_new_rkey(void);
+
+extern const struct engine_mem_ops mem_copy_ops;
+
+#endif

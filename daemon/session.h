@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session: one client's control connection and everything it owns (memory
+ * regions, endpoints, connections). Requests are handled one at a time per
+ * session; those that need the engine thread or wait for a peer complete
+ * later, and every one of them gets a reply or a timeout error. Closing a
+ * session, for any reason, releases all it owns and resets its peers'
+ * connections.
+ */
+#ifndef UCCL_DAEMON_SESSION_H
+#define UCCL_DAEMON_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uccl/shm.h>
+
+#include "proto/ctlio.h"
+#include "proto/frame.h"
+
+struct daemon;
+struct event;
+struct session;
+
+enum conn_state { CONN_FREE = 0, CONN_PENDING, CONN_OPEN, CONN_RESET, CONN_CLOSING };
+
+struct dconn {
+	uint8_t state;
+	uint32_t peer_ep;
+	uint32_t peer_conn;
+};
+
+/* A daemon-side endpoint. */
+struct dep {
+	uint32_t id;
+	struct session *s;
+	struct dep *next;              /* in the session's list */
+	struct uccl_shm_hdr hdr;       /* private copy of the layout (engine uses it) */
+	void *region;
+	size_t region_len;
+	int memfd, doorbell_fd, notify_fd;
+	uint32_t max_conns;
+	uint32_t n_conns;
+	struct dconn *conns;
+	char name[65];                 /* listen name, "" if none */
+	uint32_t *backlog;             /* queued conn ids waiting for accept */
+	uint32_t backlog_cap, backlog_head, backlog_n;
+	bool added;                    /* the engine has it */
+	bool live;                     /* added and not being destroyed */
+};
+
+struct smr {
+	uint32_t id;
+	struct smr *next;
+	int kind;                      /* MR_MAPPED / MR_REMOTE_VA */
+	void *base;
+	uint64_t len;
+	uint64_t addr;
+	uint64_t rkey;
+	bool live;
+};
+
+enum park_kind { PARK_NONE = 0, PARK_CONNECT, PARK_ACCEPT };
+
+struct session {
+	struct daemon *d;
+	struct session *next, *prev;
+	uint32_t id;
+	int fd;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	bool allowed, admin;
+	bool attached, observer, closing, linked;
+	char name[65];
+	uint64_t attach_ms;
+	struct event *ev_read, *ev_closed;
+	struct ctlio_rx rx;
+	int refs;                      /* 1 while open + one per command in flight */
+
+	bool busy;                     /* a request is being handled */
+	uint32_t seq;                  /* its seq */
+	const char *req_name;
+	enum park_kind park;
+	struct event *park_timer;
+	struct dep *park_ep;
+	char park_name[65];
+
+	struct smr *mrs;
+	uint32_t n_mrs;
+	uint64_t reg_bytes;
+	uint32_t next_mr_id;
+	struct dep *eps;
+	uint32_t n_eps;
+};
+
+/* A new control connection (already accepted, non-blocking). */
+int session_open(struct daemon *d, int fd);
+/* Start closing: logs reason (NULL for a quiet close), releases everything. */
+void session_close(struct session *s, const char *reason, bool bad_input);
+/* Handle one decoded frame with its fds (takes ownership of the fds). */
+void session_handle(struct session *s, UcclCtl__Request *req, int *fds, int nfds);
+
+/* status.c: replies to ucclctl's queries. */
+void status_reply(struct session *s, UcclCtl__Request *req);
+
+/* Reply helpers used by session.c and status.c. */
+void session_reply(struct session *s, int status, const char *error, UcclCtl__Reply *body,
+		   const int *fds, int nfds);
+void session_reply_err(struct session *s, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void session_ref(struct session *s);
+void session_unref(struct session *s);
+
+#endif

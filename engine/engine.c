@@ -1,0 +1,926 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine: executes the operations that applications write into their
+ * submission rings. Every descriptor is copied out of shared memory before it
+ * is looked at and validated in one pass; every consumed descriptor has a
+ * completion slot reserved before it is consumed, so a completion is never
+ * dropped and a full completion ring or too many outstanding operations simply
+ * leave descriptors in the submission ring. Operations that cannot finish at
+ * once (unmatched sends and receives, anything behind a fence, strict
+ * completions behind those) wait in the endpoint's fixed pool, ordered per
+ * connection side by opq. Same-host connections join two endpoints of this
+ * engine directly.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uccl/shm.h>
+
+#include "engine/engine.h"
+#include "engine/opq.h"
+#include "engine/ring.h"
+
+#define ENGINE_MAX_ENDPOINTS   (1u << 20)
+#define ENGINE_MAX_BATCH       4096u
+#define ENGINE_DEFAULT_BATCH   64u
+#define EP_MAX_OUTSTANDING     (1u << 20)
+
+enum conn_state {
+	CONN_FREE = 0,
+	CONN_UP,         /* joined to a live peer side */
+	CONN_RESET,      /* the peer side went away; ops fail until this side is removed */
+};
+
+/* One side of a connection, owned by its endpoint. */
+struct conn {
+	struct opq_conn q;         /* its ops: completion reorder list, match queues */
+	struct ep *ep;             /* owner */
+	struct ep *peer_ep;        /* CONN_UP only */
+	struct conn *peer;         /* CONN_UP only */
+	struct conn *work_next;    /* engine worklist */
+	uint32_t id;
+	uint32_t peer_id;
+	uint8_t state;
+	bool queued;
+};
+
+struct ep {
+	struct ring_side sq;       /* engine consumes */
+	struct ring_side cq;       /* engine produces */
+	uint64_t *sems;            /* shared, indexed by this endpoint's conn id */
+	struct conn *conns;
+	struct opq_pool *pool;
+	uint32_t id;
+	uint32_t client_id;
+	uint32_t max_conns;
+	uint32_t max_outstanding;
+	uint32_t staged;           /* CQEs written but not yet published */
+	uint32_t live_pos;         /* index in engine.live while not broken */
+	bool broken;               /* ring corrupt or being removed: not served */
+	bool touched;              /* on engine.touched */
+	struct engine_ep_stats st;
+};
+
+struct engine {
+	struct engine_mem_ops mem;
+	void (*notify)(void *arg, uint32_t ep_id);
+	void *notify_arg;
+	uint32_t max_endpoints;
+	uint32_t poll_batch;
+	struct mr_table *mrs;
+	struct ep **eps;           /* by id */
+	struct ep **live;          /* served endpoints, dense */
+	uint32_t nlive;
+	struct ep **touched;       /* got CQEs or a semaphore bump since the last flush */
+	uint32_t ntouched;
+	struct conn *work;         /* conn sides whose reorder list may move */
+	struct uccl_sqe *sqebuf;   /* private copies of one batch */
+	struct engine_stats st;
+};
+
+/* ---- completions ---- */
+
+static void touch(struct engine *e, struct ep *ep)
+{
+	if (!ep->touched) {
+		ep->touched = true;
+		e->touched[e->ntouched++] = ep;
+	}
+}
+
+/* Write one CQE into the slot reserved for it; published later in a batch. */
+static void post(struct engine *e, struct ep *ep, uint64_t user_data, uint8_t opcode, int32_t res,
+		 uint64_t len, uint64_t tag)
+{
+	struct uccl_cqe *c;
+
+	if (ep->broken)
+		return;
+	c = (struct uccl_cqe *)(ep->cq.slots +
+				(size_t)((ep->cq.idx + ep->staged) & ep->cq.mask) * UCCL_CQE_SIZE);
+	*c = (struct uccl_cqe){
+		.user_data = user_data,
+		.len = len,
+		.tag = tag,
+		.res = res,
+		.opcode = opcode,
+	};
+	ep->staged++;
+	ep->st.completed++;
+	if (res < 0)
+		ep->st.errors++;
+	e->st.cqes++;
+	touch(e, ep);
+}
+
+static void post_op(struct engine *e, struct ep *ep, const struct opq_op *op)
+{
+	post(e, ep, op->user_data, op->opcode, op->res, op->res_len, op->res_tag);
+}
+
+/* Publish every touched endpoint's staged CQEs, then wake the sleepers. */
+static void flush_cqs(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->ntouched; i++) {
+		struct ep *ep = e->touched[i];
+
+		ep->touched = false;
+		if (ep->broken)
+			continue;
+		if (ep->staged) {
+			ring_prod_publish(&ep->cq, ep->staged);
+			ep->staged = 0;
+		}
+		if (e->notify && ring_prod_needs_wakeup(&ep->cq)) {
+			e->notify(e->notify_arg, ep->id);
+			e->st.notifies++;
+		}
+	}
+	e->ntouched = 0;
+}
+
+/* Count an error completion once, where the error is decided. */
+static void count_err(struct engine *e, int res)
+{
+	switch (res) {
+	case -EINVAL:
+		e->st.err_inval++;
+		break;
+	case -ENOTCONN:
+		e->st.err_badconn++;
+		break;
+	case -EBADF:
+	case -EACCES:
+	case -ERANGE:
+		e->st.err_access++;
+		break;
+	case -ECONNRESET:
+		e->st.err_reset++;
+		break;
+	case -ECANCELED:
+		e->st.err_canceled++;
+		break;
+	default:
+		e->st.err_fault++;
+		break;
+	}
+}
+
+/* ---- pending operations ---- */
+
+/* Move a finished-or-waiting op from the stack into the endpoint's pool. The
+ * pool cannot be empty: engine_poll consumes at most as many descriptors as
+ * there are free entries. */
+static struct opq_op *op_store(struct ep *ep, const struct opq_op *tmp)
+{
+	struct opq_op *op = opq_pool_get(ep->pool);
+
+	if (!op)
+		return NULL;
+	*op = *tmp;
+	ep->st.outstanding++;
+	return op;
+}
+
+static void op_release(struct ep *ep, struct opq_op *op)
+{
+	opq_pool_put(ep->pool, op);
+	ep->st.outstanding--;
+}
+
+static void work_add(struct engine *e, struct conn *c)
+{
+	if (!c->queued) {
+		c->queued = true;
+		c->work_next = e->work;
+		e->work = c;
+	}
+}
+
+/* A WAITING op on side c got its result: post it now or leave it held. */
+static void op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op)
+{
+	if (opq_conn_finished(&c->q, op)) {
+		post_op(e, c->ep, op);
+		op_release(c->ep, op);
+	}
+	/* a fence or held completions behind it may be free to go now */
+	work_add(e, c);
+}
+
+/* ---- execution ---- */
+
+static int copy(struct engine *e, const struct mr *dst, uint64_t dst_off, const struct mr *src,
+		uint64_t src_off, uint64_t len)
+{
+	if (len == 0)
+		return 0;
+	return e->mem.copy(e->mem.arg, dst, dst_off, src, src_off, len);
+}
+
+static void exec_rdma(struct engine *e, struct conn *c, struct opq_op *op)
+{
+	const struct mr *rm = mr_table_by_rkey(e->mrs, op->key);
+	int r;
+
+	op->res_len = 0;
+	/* The key must belong to the client at the other end of this very
+	 * connection: a key leaked to a third party is useless to it. */
+	if (!rm || rm->client_id != c->peer_ep->client_id) {
+		op->res = -EACCES;
+	} else if (!mr_range_ok(rm, op->roff, op->len)) {
+		op->res = -ERANGE;
+	} else {
+		if (op->opcode == UCCL_OP_PUT)
+			r = copy(e, rm, op->roff, op->lmr, op->loff, op->len);
+		else
+			r = copy(e, op->lmr, op->loff, rm, op->roff, op->len);
+		op->res = r;
+		if (r < 0) {
+			e->st.err_fault++;
+			return;
+		}
+		op->res_len = op->len;
+		e->st.bytes += op->len;
+		c->ep->st.bytes += op->len;
+		return;
+	}
+	e->st.err_access++;
+}
+
+/* Move the message of snd into rcv and give both their results. */
+static void match(struct engine *e, struct ep *sep, struct opq_op *snd, struct ep *rep,
+		  struct opq_op *rcv)
+{
+	int r = 0;
+
+	/* error counters count completions, and both sides complete */
+	if (snd->len > rcv->len) {
+		r = -EMSGSIZE;
+		e->st.err_msgsize += 2;
+	} else {
+		r = copy(e, rcv->lmr, rcv->loff, snd->lmr, snd->loff, snd->len);
+		if (r < 0) {
+			e->st.err_fault += 2;
+		} else {
+			e->st.bytes += snd->len;
+			sep->st.bytes += snd->len;
+			rep->st.bytes += snd->len;
+		}
+	}
+	snd->res = rcv->res = r;
+	/* the receiver learns the message length even when its buffer was too
+	 * small, so that it can post a bigger one */
+	snd->res_len = rcv->res_len = snd->len;
+	snd->res_tag = rcv->res_tag = snd->key;
+}
+
+/* Start op on side c. Returns true when it finished (op->res set), false
+ * when it waits for the peer (the caller queues it). */
+static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
+{
+	struct opq_op *peer_op;
+
+	switch (op->opcode) {
+	case UCCL_OP_PUT:
+	case UCCL_OP_GET:
+		exec_rdma(e, c, op);
+		return true;
+	case UCCL_OP_SIGNAL:
+		/* Ops on a side start in issue order and PUTs finish when they
+		 * start, so earlier PUTs are visible before this increment. */
+		__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
+		touch(e, c->peer_ep);
+		op->res = 0;
+		op->res_len = 0;
+		return true;
+	case UCCL_OP_FLUSH:
+		op->res = 0;
+		op->res_len = 0;
+		return true;
+	case UCCL_OP_SEND:
+		peer_op = opq_conn_find_recv(&c->peer->q, op->key);
+		if (!peer_op)
+			return false;
+		match(e, c->ep, op, c->peer_ep, peer_op);
+		op_finish_waiting(e, c->peer, peer_op);
+		return true;
+	case UCCL_OP_RECV:
+		peer_op = opq_conn_find_send(&c->peer->q, op->key);
+		if (!peer_op)
+			return false;
+		match(e, c->peer_ep, peer_op, c->ep, op);
+		op_finish_waiting(e, c->peer, peer_op);
+		return true;
+	default:
+		return true;   /* not reached: validated before */
+	}
+}
+
+/* Post what the reorder list allows and start what the fences allow. */
+static void conn_progress(struct engine *e, struct conn *c)
+{
+	struct opq_op *op;
+	bool done;
+
+	for (;;) {
+		while ((op = opq_conn_pop_done(&c->q))) {
+			post_op(e, c->ep, op);
+			op_release(c->ep, op);
+		}
+		op = opq_conn_next_start(&c->q);
+		if (!op)
+			break;
+		/* canceled while stalled (its region went away): result already set */
+		done = op->res < 0 || op_start(e, c, op);
+		if (opq_conn_started(&c->q, op, done)) {
+			post_op(e, c->ep, op);
+			op_release(c->ep, op);
+		}
+	}
+}
+
+static void run_work(struct engine *e)
+{
+	struct conn *c;
+
+	while ((c = e->work)) {
+		e->work = c->work_next;
+		c->queued = false;
+		conn_progress(e, c);
+	}
+}
+
+/* A validated op (on the stack) enters its connection side. */
+static void conn_issue(struct engine *e, struct conn *c, struct opq_op *tmp)
+{
+	struct ep *ep = c->ep;
+	struct opq_op *op;
+	enum opq_state st;
+
+	if (!opq_conn_can_start(&c->q, tmp->flags)) {
+		st = OPQ_STALLED;
+	} else if (!op_start(e, c, tmp)) {
+		st = OPQ_WAITING;
+	} else if (opq_conn_can_post_new(&c->q, tmp)) {
+		post_op(e, ep, tmp);
+		return;
+	} else {
+		st = OPQ_DONE;
+		tmp->lmr = NULL;
+	}
+	op = op_store(ep, tmp);
+	if (!op) {
+		/* unreachable while the consume limit holds; fail, do not crash */
+		post(e, ep, tmp->user_data, tmp->opcode, -ENOBUFS, 0, 0);
+		count_err(e, -ENOBUFS);
+		return;
+	}
+	opq_conn_add(&c->q, op, st);
+}
+
+/* Validate one privately copied descriptor and execute or queue it. */
+static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
+{
+	const struct mr *m = NULL;
+	struct opq_op tmp;
+	struct conn *c;
+	int res;
+
+	if (s->opcode == 0 || s->opcode >= UCCL_OP_MAX_) {
+		res = -EINVAL;
+		goto fail;
+	}
+	e->st.ops[s->opcode]++;
+	if ((s->flags & ~UCCL_SQE_F_MASK) | s->rsvd0 | s->rsvd1 | s->rsvd2) {
+		res = -EINVAL;
+		goto fail;
+	}
+	switch (s->opcode) {
+	case UCCL_OP_NOP:
+		post(e, ep, s->user_data, s->opcode, 0, 0, 0);
+		return;
+	case UCCL_OP_SIGNAL:
+	case UCCL_OP_FLUSH:
+		if (s->len | s->lmr | s->loff | s->rkey | s->roff) {
+			res = -EINVAL;
+			goto fail;
+		}
+		break;
+	case UCCL_OP_SEND:
+	case UCCL_OP_RECV:
+		if (s->roff) {
+			res = -EINVAL;
+			goto fail;
+		}
+		break;
+	default:
+		break;
+	}
+	if (s->conn >= ep->max_conns) {
+		res = -ENOTCONN;
+		goto fail;
+	}
+	c = &ep->conns[s->conn];
+	if (c->state != CONN_UP) {
+		res = c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
+		goto fail;
+	}
+	if (s->opcode != UCCL_OP_SIGNAL && s->opcode != UCCL_OP_FLUSH) {
+		m = mr_table_by_id(e->mrs, ep->client_id, s->lmr);
+		if (!m) {
+			res = -EBADF;
+			goto fail;
+		}
+		if (!mr_range_ok(m, s->loff, s->len)) {
+			res = -ERANGE;
+			goto fail;
+		}
+	}
+	tmp = (struct opq_op){
+		.lmr = m,
+		.user_data = s->user_data,
+		.loff = s->loff,
+		.len = s->len,
+		.key = s->rkey,
+		.roff = s->roff,
+		.conn = s->conn,
+		.opcode = s->opcode,
+		.flags = s->flags,
+	};
+	conn_issue(e, c, &tmp);
+	return;
+
+fail:
+	/* A descriptor that is rejected never entered its connection's
+	 * queues, so its completion is not ordered with them. */
+	count_err(e, res);
+	post(e, ep, s->user_data, s->opcode, res, 0, 0);
+}
+
+/* ---- teardown ---- */
+
+/* Finish every op of side c: DONE ones with their own result, the others
+ * with res; with drop, nothing is posted (the endpoint is going away). */
+static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
+{
+	struct opq_op *op;
+
+	/* a broken endpoint's ring may be garbage: never write to it */
+	drop = drop || c->ep->broken;
+	while ((op = opq_conn_take(&c->q))) {
+		if (!drop) {
+			if (op->state != OPQ_DONE && op->res == 0) {
+				op->res = res;
+				op->res_len = 0;
+				op->res_tag = 0;
+				count_err(e, res);
+			}
+			post_op(e, c->ep, op);
+		}
+		op_release(c->ep, op);
+	}
+}
+
+static void conn_detach(struct conn *c, enum conn_state st)
+{
+	c->state = (uint8_t)st;
+	c->peer = NULL;
+	c->peer_ep = NULL;
+	c->peer_id = 0;
+}
+
+/* The peer of c goes away: its side fails what it holds and stays RESET. */
+static void conn_reset_peer(struct engine *e, struct conn *c)
+{
+	struct conn *p = c->peer;
+
+	conn_detach(p, CONN_RESET);
+	conn_flush_ops(e, p, -ECONNRESET, false);
+}
+
+static void live_del(struct engine *e, struct ep *ep)
+{
+	struct ep *last = e->live[--e->nlive];
+
+	e->live[ep->live_pos] = last;
+	last->live_pos = ep->live_pos;
+}
+
+/* Stop serving ep: its own ops vanish without completions, its peers are
+ * reset. The conn sides stay RESET so that engine_conn_remove still works. */
+static void ep_shutdown(struct engine *e, struct ep *ep)
+{
+	if (!ep->broken)
+		live_del(e, ep);
+	ep->broken = true;
+	ep->staged = 0;
+	for (uint32_t i = 0; i < ep->max_conns; i++) {
+		struct conn *c = &ep->conns[i];
+
+		if (c->state == CONN_FREE)
+			continue;
+		if (c->state == CONN_UP)
+			conn_reset_peer(e, c);
+		conn_flush_ops(e, c, 0, true);
+		conn_detach(c, CONN_RESET);
+	}
+}
+
+static void ep_break(struct engine *e, struct ep *ep)
+{
+	e->st.corrupt_rings++;
+	ep_shutdown(e, ep);
+}
+
+static struct ep *ep_get(const struct engine *e, uint32_t ep_id)
+{
+	return ep_id < e->max_endpoints ? e->eps[ep_id] : NULL;
+}
+
+/* ---- polling ---- */
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* One endpoint: consume what can be completed, execute, publish. Returns the
+ * number of descriptors consumed, or -1 if the endpoint broke. */
+static int ep_pass(struct engine *e, struct ep *ep)
+{
+	int avail, space;
+	int64_t room;
+	uint32_t n, first;
+
+	avail = ring_cons_avail(&ep->sq);
+	if (avail == 0)
+		return 0;
+	space = avail < 0 ? avail : ring_prod_space_checked(&ep->cq);
+	if (space < 0) {
+		ep_break(e, ep);
+		return -1;
+	}
+	/* Every descriptor consumed now has a CQ slot: free space minus
+	 * completions already owed (pending ops) and written (staged). */
+	room = (int64_t)space - ep->st.outstanding - ep->staged;
+	if (room <= 0)
+		return 0;
+	n = min_u32((uint32_t)avail, e->poll_batch);
+	n = min_u32(n, (uint32_t)room);
+	n = min_u32(n, ep->max_outstanding - ep->st.outstanding);
+	if (n == 0)
+		return 0;
+
+	/* Copy out first, then release: the client may rewrite the slots as
+	 * soon as it sees them released, and we validate the copies only. */
+	first = min_u32(n, ep->sq.entries - (ep->sq.idx & ep->sq.mask));
+	memcpy(e->sqebuf, ring_cons_slot(&ep->sq, 0), (size_t)first * UCCL_SQE_SIZE);
+	if (n > first)
+		memcpy(e->sqebuf + first, ep->sq.slots, (size_t)(n - first) * UCCL_SQE_SIZE);
+	/* keep the compiler from re-reading shared memory in place of the copy */
+	__asm__ __volatile__("" ::: "memory");
+	ring_cons_release(&ep->sq, n);
+	ep->st.submitted += n;
+	e->st.sqes += n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		sqe_exec(e, ep, &e->sqebuf[i]);
+		if (e->work)
+			run_work(e);
+	}
+	if (ep->staged) {
+		ring_prod_publish(&ep->cq, ep->staged);
+		ep->staged = 0;
+	}
+	return (int)n;
+}
+
+int engine_poll(struct engine *e, uint64_t now_ns)
+{
+	uint64_t cqes0 = e->st.cqes;
+	uint64_t consumed = 0;
+	uint64_t work;
+
+	(void)now_ns;  /* same-host operations have no timers yet */
+	e->st.polls++;
+	for (uint32_t i = 0; i < e->nlive;) {
+		int r = ep_pass(e, e->live[i]);
+
+		/* a broken endpoint left the dense array; i now names the next */
+		if (r < 0)
+			continue;
+		consumed += (uint64_t)r;
+		i++;
+	}
+	run_work(e);
+	flush_cqs(e);
+	work = consumed + (e->st.cqes - cqes0);
+	if (work)
+		e->st.busy_polls++;
+	return work > INT_MAX ? INT_MAX : (int)work;
+}
+
+int engine_sleep_arm(struct engine *e)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < e->nlive;) {
+		struct ep *ep = e->live[i];
+		int r = ring_cons_arm(&ep->sq);
+
+		if (r < 0) {
+			ep_break(e, ep);
+			continue;
+		}
+		total += (uint64_t)r;
+		i++;
+	}
+	run_work(e);
+	flush_cqs(e);
+	return total > INT_MAX ? INT_MAX : (int)total;
+}
+
+void engine_sleep_disarm(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->nlive; i++)
+		ring_cons_disarm(&e->live[i]->sq);
+}
+
+/* ---- endpoints ---- */
+
+static struct ep *ep_free(struct ep *ep)
+{
+	if (!ep)
+		return NULL;
+	opq_pool_free(ep->pool);
+	free(ep->conns);
+	free(ep);
+	return NULL;
+}
+
+int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
+{
+	const struct uccl_shm_hdr *h;
+	struct ep *ep;
+	int r;
+
+	/* the semaphores are u64 atomics: the region must keep them aligned */
+	if (!p || !p->hdr || !p->region || (uintptr_t)p->region % sizeof(uint64_t) ||
+	    p->ep_id >= e->max_endpoints)
+		return -EINVAL;
+	if (e->eps[p->ep_id])
+		return -EBUSY;
+	h = p->hdr;
+	/* The header is our own trusted copy; checking it still catches a
+	 * caller that pairs the wrong header with a region. */
+	r = ring_region_check(h, p->region_len);
+	if (r < 0)
+		return r;
+	if (p->max_conns == 0 || p->max_conns > h->sem_count || p->max_outstanding == 0 ||
+	    p->max_outstanding > EP_MAX_OUTSTANDING)
+		return -EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->conns = calloc(p->max_conns, sizeof(*ep->conns));
+	ep->pool = opq_pool_new(p->max_outstanding);
+	if (!ep->conns || !ep->pool) {
+		ep_free(ep);
+		return -ENOMEM;
+	}
+	ep->id = p->ep_id;
+	ep->client_id = p->client_id;
+	ep->max_conns = p->max_conns;
+	ep->max_outstanding = p->max_outstanding;
+	ring_side_init(&ep->sq, p->region, h->sq_ctl_off, h->sq_off, h->sq_entries,
+		       h->sq_entry_size);
+	ring_side_init(&ep->cq, p->region, h->cq_ctl_off, h->cq_off, h->cq_entries,
+		       h->cq_entry_size);
+	ep->sems = (uint64_t *)((uint8_t *)p->region + h->sem_off);
+	for (uint32_t i = 0; i < p->max_conns; i++) {
+		struct conn *c = &ep->conns[i];
+
+		opq_conn_init(&c->q);
+		c->ep = ep;
+		c->id = i;
+	}
+	e->eps[p->ep_id] = ep;
+	ep->live_pos = e->nlive;
+	e->live[e->nlive++] = ep;
+	return 0;
+}
+
+int engine_ep_remove(struct engine *e, uint32_t ep_id)
+{
+	struct ep *ep;
+
+	if (ep_id >= e->max_endpoints)
+		return -EINVAL;
+	ep = e->eps[ep_id];
+	if (!ep)
+		return -ENOENT;
+	ep_shutdown(e, ep);
+	run_work(e);
+	flush_cqs(e);
+	e->eps[ep_id] = NULL;
+	ep_free(ep);
+	return 0;
+}
+
+/* ---- connections ---- */
+
+int engine_conn_add(struct engine *e, uint32_t ep_a, uint32_t conn_a, uint32_t ep_b, uint32_t conn_b)
+{
+	struct ep *a = ep_get(e, ep_a), *b = ep_get(e, ep_b);
+	struct conn *ca, *cb;
+
+	if (!a || !b || conn_a >= a->max_conns || conn_b >= b->max_conns)
+		return -EINVAL;
+	if (ep_a == ep_b && conn_a == conn_b)
+		return -EINVAL;
+	if (a->broken || b->broken)
+		return -EPIPE;
+	ca = &a->conns[conn_a];
+	cb = &b->conns[conn_b];
+	if (ca->state != CONN_FREE || cb->state != CONN_FREE)
+		return -EBUSY;
+	ca->state = cb->state = CONN_UP;
+	ca->peer_ep = b;
+	ca->peer = cb;
+	ca->peer_id = conn_b;
+	cb->peer_ep = a;
+	cb->peer = ca;
+	cb->peer_id = conn_a;
+	/* a reused conn id starts counting signals afresh */
+	__atomic_store_n(&a->sems[conn_a], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->sems[conn_b], 0, __ATOMIC_RELAXED);
+	a->st.conns++;
+	b->st.conns++;
+	return 0;
+}
+
+int engine_conn_remove(struct engine *e, uint32_t ep_id, uint32_t conn)
+{
+	struct ep *ep = ep_get(e, ep_id);
+	struct conn *c;
+
+	if (!ep || conn >= ep->max_conns)
+		return -EINVAL;
+	c = &ep->conns[conn];
+	if (c->state == CONN_FREE)
+		return -ENOTCONN;
+	if (c->state == CONN_UP)
+		conn_reset_peer(e, c);
+	conn_flush_ops(e, c, -ECANCELED, false);
+	conn_detach(c, CONN_FREE);
+	ep->st.conns--;
+	run_work(e);
+	flush_cqs(e);
+	return 0;
+}
+
+/* ---- memory regions ---- */
+
+int engine_mr_add(struct engine *e, const struct mr *m)
+{
+	if (!m)
+		return -EINVAL;
+	return mr_table_add(e->mrs, m);
+}
+
+/* A pending op's local region is going away: it completes with -ECANCELED
+ * (in its turn if it is strict) and forgets the region. */
+static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
+{
+	struct conn *c = &ep->conns[op->conn];
+
+	count_err(e, -ECANCELED);
+	op->res = -ECANCELED;
+	op->res_len = 0;
+	op->res_tag = 0;
+	op->lmr = NULL;
+	if (op->state == OPQ_WAITING)
+		op_finish_waiting(e, c, op);
+	/* a STALLED op keeps its place and completes when it would start */
+}
+
+int engine_mr_remove(struct engine *e, uint32_t client_id, uint32_t mr_id)
+{
+	const struct mr *m = mr_table_by_id(e->mrs, client_id, mr_id);
+
+	if (!m)
+		return -ENOENT;
+	for (uint32_t i = 0; i < e->nlive; i++) {
+		struct ep *ep = e->live[i];
+		uint32_t size;
+
+		if (ep->client_id != client_id || ep->st.outstanding == 0)
+			continue;
+		size = opq_pool_size(ep->pool);
+		for (uint32_t j = 0; j < size; j++) {
+			struct opq_op *op = opq_pool_at(ep->pool, j);
+
+			if (op->state != OPQ_FREE && op->lmr == m)
+				op_cancel(e, ep, op);
+		}
+	}
+	run_work(e);
+	flush_cqs(e);
+	return mr_table_remove(e->mrs, client_id, mr_id);
+}
+
+/* ---- engine ---- */
+
+struct engine *engine_new(const struct engine_params *p)
+{
+	struct engine *e;
+
+	if (!p || !p->mem || !p->mem->copy || p->max_endpoints == 0 ||
+	    p->max_endpoints > ENGINE_MAX_ENDPOINTS || p->poll_batch > ENGINE_MAX_BATCH)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->mem = *p->mem;
+	e->notify = p->notify;
+	e->notify_arg = p->notify_arg;
+	e->max_endpoints = p->max_endpoints;
+	e->poll_batch = p->poll_batch ? p->poll_batch : ENGINE_DEFAULT_BATCH;
+	e->mrs = mr_table_new(p->max_mrs);
+	e->eps = calloc(p->max_endpoints, sizeof(*e->eps));
+	e->live = calloc(p->max_endpoints, sizeof(*e->live));
+	e->touched = calloc(p->max_endpoints, sizeof(*e->touched));
+	e->sqebuf = calloc(e->poll_batch, sizeof(*e->sqebuf));
+	if (!e->mrs || !e->eps || !e->live || !e->touched || !e->sqebuf)
+		return engine_free(e);
+	return e;
+}
+
+struct engine *engine_free(struct engine *e)
+{
+	if (!e)
+		return NULL;
+	if (e->eps)
+		for (uint32_t i = 0; i < e->max_endpoints; i++)
+			ep_free(e->eps[i]);
+	free(e->eps);
+	free(e->live);
+	free(e->touched);
+	free(e->sqebuf);
+	mr_table_free(e->mrs);
+	free(e);
+	return NULL;
+}
+
+const struct engine_stats *engine_stats(const struct engine *e)
+{
+	return &e->st;
+}
+
+int engine_ep_stats(const struct engine *e, uint32_t ep_id, struct engine_ep_stats *out)
+{
+	struct ep *ep;
+
+	if (ep_id >= e->max_endpoints || !out)
+		return -EINVAL;
+	ep = e->eps[ep_id];
+	if (!ep)
+		return -ENOENT;
+	*out = ep->st;
+	/* the counters are still valid; the error says it is no longer served */
+	return ep->broken ? -EPIPE : 0;
+}
+
+#define STAT(name) { #name, offsetof(struct engine_stats, name) }
+#define STAT_OP(name, NAME) \
+	{ "op_" #name, offsetof(struct engine_stats, ops) + UCCL_OP_##NAME * sizeof(uint64_t) }
+
+/* Names are part of ucclctl's output: append, never rename. */
+static const struct {
+	const char *name;
+	size_t off;
+} stat_names[] = {
+	STAT(polls), STAT(busy_polls), STAT(sqes), STAT(cqes),
+	STAT_OP(nop, NOP), STAT_OP(put, PUT), STAT_OP(get, GET), STAT_OP(signal, SIGNAL),
+	STAT_OP(flush, FLUSH), STAT_OP(send, SEND), STAT_OP(recv, RECV),
+	STAT(bytes), STAT(err_inval), STAT(err_badconn), STAT(err_access), STAT(err_fault),
+	STAT(err_msgsize), STAT(err_reset), STAT(err_canceled), STAT(corrupt_rings),
+	STAT(notifies),
+};
+
+void engine_stats_foreach(const struct engine *e, void (*fn)(void *arg, const char *name, uint64_t v),
+			  void *arg)
+{
+	for (size_t i = 0; i < sizeof(stat_names) / sizeof(stat_names[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)&e->st + stat_names[i].off, sizeof(v));
+		fn(arg, stat_names[i].name, v);
+	}
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opq: where operations wait. Each endpoint owns a fixed pool of pending
+ * operations (its max_outstanding), so nothing on the data path allocates and
+ * a client can hold at most that many. Each connection side owns two kinds of
+ * queue: the completion reorder list, which keeps every unfinished or held
+ * operation in issue order and implements STRICT (hold a completion until all
+ * earlier ones are posted) and FENCE (do not start until all earlier ones
+ * finished); and the match queues of waiting sends and posted receives for
+ * tag matching. The engine decides what an operation does; opq only keeps the
+ * order. (The transport-sequence reorder buffer is a different thing and will
+ * live with the transport channel.)
+ */
+#ifndef UCCL_ENGINE_OPQ_H
+#define UCCL_ENGINE_OPQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/mr.h"
+
+enum opq_state {
+	OPQ_FREE = 0,      /* in the pool's free list */
+	OPQ_STALLED,       /* issued behind a fence that has not cleared; not started */
+	OPQ_WAITING,       /* started, waits for a peer (unmatched send or receive) */
+	OPQ_DONE,          /* result known, completion held for ordering */
+};
+
+/* A pending operation: a private copy of what the engine needs from its
+ * descriptor plus its result. Never points into shared memory. */
+struct opq_op {
+	struct opq_op *onext, *oprev;   /* completion reorder list */
+	struct opq_op *mnext, *mprev;   /* match queue; mnext is also the free list */
+	const struct mr *lmr;           /* local region; NULL once done or canceled */
+	uint64_t user_data;
+	uint64_t loff;
+	uint64_t len;
+	uint64_t key;                   /* PUT/GET: rkey; SEND/RECV: tag */
+	uint64_t roff;
+	uint64_t res_len;               /* completion's len and tag */
+	uint64_t res_tag;
+	int32_t res;                    /* <0 also on a STALLED op canceled before it started */
+	uint32_t conn;
+	uint8_t opcode;
+	uint8_t flags;
+	uint8_t state;                  /* enum opq_state */
+};
+
+/* The pool. */
+struct opq_pool;
+
+struct opq_pool *opq_pool_new(uint32_t size);
+struct opq_pool *opq_pool_free(struct opq_pool *p);      /* accepts NULL, returns NULL */
+/* A free op (contents undefined), or NULL when all are in use. */
+struct opq_op *opq_pool_get(struct opq_pool *p);
+void opq_pool_put(struct opq_pool *p, struct opq_op *op);
+uint32_t opq_pool_used(const struct opq_pool *p);
+uint32_t opq_pool_size(const struct opq_pool *p);
+/* The i-th op of the pool (i < size), in use or not: for scans. */
+struct opq_op *opq_pool_at(struct opq_pool *p, uint32_t i);
+
+/*
+ * The completion reorder list of one connection side. Invariants: ops are in
+ * issue order; the STALLED ones form a suffix that starts at `stall`; only the
+ * first STALLED op can be a fence that blocks, later ones merely queue behind
+ * it so that operations on a connection start in order.
+ */
+struct opq_creorder {
+	struct opq_op *head, *tail;
+	struct opq_op *stall;           /* first op not started, or NULL */
+	uint32_t nwaiting;              /* ops in state OPQ_WAITING */
+	uint32_t count;
+};
+
+/* A match queue (FIFO) of waiting sends or of posted receives. */
+struct opq_mq {
+	struct opq_op *head, *tail;
+};
+
+/* Everything one connection side holds. Every op of the side that has not
+ * posted its completion is on `order`; WAITING ones are also on a match queue. */
+struct opq_conn {
+	struct opq_creorder order;
+	struct opq_mq sends;
+	struct opq_mq recvs;
+};
+
+void opq_conn_init(struct opq_conn *qc);
+/* Whether the completion of op must wait for earlier ones (STRICT, FLUSH). */
+bool opq_op_held(const struct opq_op *op);
+/* Whether a new op with these flags may start now rather than stall. */
+bool opq_conn_can_start(const struct opq_conn *qc, uint8_t flags);
+/* Whether a new op that finished at once may post its completion now. */
+bool opq_conn_can_post_new(const struct opq_conn *qc, const struct opq_op *op);
+/* Append a new op as STALLED, WAITING (joins its match queue too) or DONE. */
+void opq_conn_add(struct opq_conn *qc, struct opq_op *op, enum opq_state state);
+/* These two return true when the caller must post op's completion now (op
+ * is then off every list), false when op stays queued.
+ * opq_conn_started: a STALLED op was just started; done says whether it
+ * finished (else it now waits for a peer).
+ * opq_conn_finished: a WAITING op got its result (op->res set by the caller). */
+bool opq_conn_started(struct opq_conn *qc, struct opq_op *op, bool done);
+bool opq_conn_finished(struct opq_conn *qc, struct opq_op *op);
+/* The head, removed, if its completion may be posted now; else NULL. */
+struct opq_op *opq_conn_pop_done(struct opq_conn *qc);
+/* The next STALLED op that the fences let start, taken off the stalled
+ * suffix (the caller starts it and reports with opq_conn_started), or NULL. */
+struct opq_op *opq_conn_next_start(struct opq_conn *qc);
+/* Teardown: the oldest op, removed from every list, or NULL when empty. */
+struct opq_op *opq_conn_take(struct opq_conn *qc);
+/* First posted receive that accepts a send with this tag. */
+struct opq_op *opq_conn_find_recv(const struct opq_conn *qc, uint64_t tag);
+/* First waiting send that a receive with this tag (maybe UCCL_TAG_ANY) accepts. */
+struct opq_op *opq_conn_find_send(const struct opq_conn *qc, uint64_t tag);
+
+#endif

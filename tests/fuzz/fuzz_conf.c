@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the configuration parser. The input is a config file.
+ * A file that parses must hold to the table's rules and survive a round
+ * trip through conf_dump; a file that does not must produce a printable
+ * "fuzz:LINE: ..." message.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/conf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct text {
+	char buf[16384];
+	size_t len;
+};
+
+static void append(void *arg, const char *line)
+{
+	struct text *t = arg;
+	size_t n = strlen(line);
+
+	if (t->len + n + 2 > sizeof(t->buf))
+		abort();  /* a dump is bounded by the table; this is plenty */
+	memcpy(t->buf + t->len, line, n);
+	t->len += n;
+	t->buf[t->len++] = '\n';
+	t->buf[t->len] = '\0';
+}
+
+static void count(void *arg, const char *line)
+{
+	(void)line;
+	++*(int *)arg;
+}
+
+static bool pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static void check_invariants(const struct conf *c)
+{
+	if (c->n_allow_uids > CONF_MAX_IDS || c->n_allow_gids > CONF_MAX_IDS)
+		abort();
+	if (!pow2(c->ring_depth) || !pow2(c->max_ring_depth) || c->ring_depth > c->max_ring_depth)
+		abort();
+	if (c->max_ctl_msg < 1024 || c->max_ctl_msg > (1u << 20))
+		abort();
+	if (c->admin_gid < -1 || c->admin_gid > INT32_MAX || c->engine_cpu < -1)
+		abort();
+	if ((unsigned)c->log_level > LOG_LVL_DEBUG)
+		abort();
+	if (c->max_clients == 0 || c->max_registered_bytes < 4096)
+		abort();
+}
+
+static void check_message(const char *err)
+{
+	size_t n = strlen(err);
+
+	if (n == 0 || strncmp(err, "fuzz:", 5) != 0)
+		abort();
+	/* hostile bytes must not reach the log as they are */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)err[i] < 0x20 || (unsigned char)err[i] >= 0x7f)
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct text t1, t2;
+	struct conf c, again, cur;
+	char err[512];
+	int r, lines = 0, nopts = 0;
+
+	r = conf_parse("fuzz", (const char *)data, size, &c, err, sizeof(err));
+	if (r < 0) {
+		check_message(err);
+		return 0;
+	}
+	check_invariants(&c);
+
+	/* dump -> parse -> dump is a fixed point */
+	t1.len = 0;
+	conf_dump(&c, append, &t1);
+	r = conf_parse("dump", t1.buf, t1.len, &again, err, sizeof(err));
+	if (r < 0)
+		abort();
+	t2.len = 0;
+	conf_dump(&again, append, &t2);
+	if (t1.len != t2.len || memcmp(t1.buf, t2.buf, t1.len) != 0)
+		abort();
+
+	/* a reload from defaults changes at most every option, and a second
+	 * identical reload applies nothing */
+	conf_dump(&c, count, &nopts);
+	conf_defaults(&cur);
+	r = conf_reload(&cur, &c, count, &lines);
+	if (r < 0 || r > lines || lines > nopts)
+		abort();
+	if (conf_reload(&cur, &c, NULL, NULL) != 0)
+		abort();
+	return 0;
+}

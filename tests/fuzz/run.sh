@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Run every libFuzzer target built in BUILDDIR/tests/fuzz (configure with
+# CC=clang --enable-fuzz) for SECONDS each, seeded from tests/fuzz/corpus/NAME.
+# The corpus is copied to a temporary directory so that the repository is
+# never modified; on a crash that directory is kept and named. One line per
+# target; exits non-zero if any target crashed, leaked, timed out or ran out
+# of memory.
+set -u
+
+usage() {
+	echo "usage: $0 BUILDDIR SECONDS" >&2
+	exit 2
+}
+
+[ $# -eq 2 ] || usage
+builddir=$1
+seconds=$2
+case $seconds in '' | *[!0-9]*) usage ;; esac
+[ "$seconds" -gt 0 ] || usage
+
+srcdir=$(cd "$(dirname "$0")" && pwd)
+found=0
+failed=0
+
+# Longest input per target: a few frames of the control protocol, a config
+# file with a line past the 4096-character limit, a batch of 64-byte SQEs.
+max_len_of() {
+	case $1 in
+	fuzz_ctl) echo 8192 ;;
+	fuzz_conf) echo 16384 ;;
+	fuzz_sqe) echo 4096 ;;
+	*) echo 4096 ;;
+	esac
+}
+
+# Option names for the config fuzzer, so that mutations reach past the
+# "unknown option" check quickly.
+write_conf_dict() {
+	for k in allow_all allow_uids allow_gids admin_gid max_clients \
+		max_endpoints_per_client max_mrs_per_client max_registered_bytes \
+		max_conns_per_endpoint max_outstanding ring_depth max_ring_depth \
+		max_ctl_msg ctl_timeout_ms max_listen_backlog engine_idle_spin_us \
+		engine_poll_batch engine_cpu log_level; do
+		printf '"%s = "\n' "$k"
+	done
+	for v in true false none root debug 4K 1M 1G 1T -1 65536 ','; do
+		printf '"%s"\n' "$v"
+	done
+}
+
+for name in fuzz_ctl fuzz_conf fuzz_sqe; do
+	bin=$builddir/tests/fuzz/$name
+	[ -x "$bin" ] || continue
+	found=$((found + 1))
+
+	work=$(mktemp -d "${TMPDIR:-/tmp}/uccl-$name.XXXXXX") || exit 2
+	mkdir -p "$work/corpus" "$work/artifacts"
+	if [ -d "$srcdir/corpus/$name" ]; then
+		cp -R "$srcdir/corpus/$name/." "$work/corpus/"
+	fi
+	dict=
+	if [ "$name" = fuzz_conf ]; then
+		write_conf_dict >"$work/conf.dict"
+		dict=-dict=$work/conf.dict
+	fi
+
+	# shellcheck disable=SC2086  # $dict is empty or one word
+	"$bin" -max_total_time="$seconds" -max_len="$(max_len_of "$name")" \
+		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$work/artifacts/" $dict \
+		"$work/corpus" >"$work/log" 2>&1
+	rc=$?
+
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
+	if [ $rc -eq 0 ]; then
+		echo "$name: ok, ${runs:-?} runs in ${seconds}s"
+		rm -rf "$work"
+	else
+		echo "$name: FAILED (exit $rc); log and artifacts in $work"
+		failed=$((failed + 1))
+	fi
+done
+
+if [ $found -eq 0 ]; then
+	echo "no fuzz targets in $builddir/tests/fuzz (configure with CC=clang --enable-fuzz)" >&2
+	exit 2
+fi
+[ $failed -eq 0 ]

@@ -1,0 +1,16 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# --check-config accepts good files and names FILE:LINE for bad ones.
+. "$(dirname "$0")/lib.sh"
+expect "shipped example is valid" "$UCCLSVCD" --check-config "$top_srcdir/conf/uccl.conf.example"
+printf 'max_clients = 8\n# comment\nlog_level = debug\n' >"$TMPD/good.conf"
+expect "a small file is valid" "$UCCLSVCD" --check-config "$TMPD/good.conf"
+printf 'max_clients = 8\nno_such_option = 1\n' >"$TMPD/bad1.conf"
+"$UCCLSVCD" --check-config "$TMPD/bad1.conf" 2>"$TMPD/err1" && fail "unknown key accepted" || ok "unknown key rejected"
+expect "unknown key error names file:line" grep -q "bad1.conf:2:" "$TMPD/err1"
+printf 'max_clients = 0\n' >"$TMPD/bad2.conf"
+"$UCCLSVCD" --check-config "$TMPD/bad2.conf" 2>"$TMPD/err2" && fail "out of range accepted" || ok "out of range rejected"
+expect "range error names file:line" grep -q "bad2.conf:1:" "$TMPD/err2"
+"$UCCLSVCD" --config "$TMPD/bad2.conf" --runtime-dir "$TMPD/run" 2>"$TMPD/err3" && fail "daemon started on a bad file" || ok "daemon refuses to start on a bad file"
+expect "--version works" "$UCCLSVCD" --version
+finish

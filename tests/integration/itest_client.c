@@ -1,0 +1,696 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * itest_client: the client side of the integration tests. Each mode is one
+ * scenario run against a real ucclsvcd ($UCCL_SOCKET) by real processes;
+ * it prints one "ok"/"not ok" line per check and exits 0 only if all passed.
+ *
+ *   primitives          two processes: put/get/signal/wait/flush/send/recv,
+ *                       memfd and registered memory, ordering, close
+ *   backpressure        ring full is -EAGAIN and nothing is lost
+ *   isolation           keys, owners and bounds keep clients apart
+ *   hold NAME           listen on NAME, accept one peer, print "ready", sleep
+ *   peer NAME           connect to NAME, post a recv, print "ready", then
+ *                       expect -ECONNRESET once the holder is killed
+ *   badinput SOCKET     malformed control traffic; the daemon must close
+ *                       each offender and keep serving
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uccl/uccl.h>
+
+#define T_MS 10000
+
+static int failures;
+static const char *who = "";
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s%s - %s", ok ? "ok" : "not ok", who, "");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void die(const char *what, int r, struct uccl_ctx *ctx)
+{
+	fprintf(stderr, "itest_client%s: %s: %s (%s)\n", who, what, uccl_strerror(r),
+		ctx ? uccl_last_error(ctx) : "");
+	exit(1);
+}
+
+#define TRY(ctx, call) do { int r_ = (call); if (r_ < 0) die(#call, r_, ctx); } while (0)
+
+/* Wait for the completion carrying user_data ud; others are kept aside. */
+struct cq_stash { struct uccl_cqe c[256]; int n; };
+
+static int wait_ud(struct uccl_ep *ep, struct cq_stash *st, uint64_t ud, struct uccl_cqe *out)
+{
+	for (;;) {
+		struct uccl_cqe c[16];
+		int n;
+
+		for (int i = 0; i < st->n; i++) {
+			if (st->c[i].user_data == ud) {
+				*out = st->c[i];
+				st->c[i] = st->c[--st->n];
+				return 0;
+			}
+		}
+		n = uccl_cq_wait(ep, c, 16, T_MS);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n && st->n < 256; i++)
+			st->c[st->n++] = c[i];
+	}
+}
+
+static int op_res(struct uccl_ep *ep, struct cq_stash *st, uint64_t ud)
+{
+	struct uccl_cqe c;
+	int r = wait_ud(ep, st, ud, &c);
+
+	return r < 0 ? r : c.res;
+}
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static bool same_as(const uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if (p[i] != (uint8_t)(seed >> 16))
+			return false;
+	}
+	return true;
+}
+
+/* ---- primitives: two processes ---- */
+
+#define REG 1048576u
+struct keys { uint64_t alloc_key, vaddr_key; };
+
+static int primitives_server(const char *name)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr, *vmr, *kmr;
+	struct cq_stash st = { .n = 0 };
+	struct keys *k;
+	uint8_t *vbuf;
+	uint32_t conn;
+	int r;
+
+	who = " [server]";
+	TRY(NULL, uccl_attach(NULL, "itest-server", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, REG, &mr));
+	vbuf = mmap(NULL, REG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (vbuf == MAP_FAILED)
+		die("mmap", -errno, NULL);
+	TRY(ctx, uccl_mem_reg(ctx, vbuf, REG, &vmr));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_listen(ep, name));
+	TRY(ctx, uccl_accept(ep, T_MS, &conn));
+	check(true, "accepted a connection");
+
+	/* keys: ours at offset 0, the client's arrive at offset 64 */
+	k = uccl_mr_addr(kmr);
+	k->alloc_key = uccl_mr_key(mr);
+	k->vaddr_key = uccl_mr_key(vmr);
+	TRY(ctx, uccl_recv(ep, conn, kmr, 64, sizeof(struct keys), 1, 0, 101));
+	TRY(ctx, uccl_send(ep, conn, kmr, 0, sizeof(struct keys), 2, 0, 102));
+	check(op_res(ep, &st, 101) == 0, "recv of the client's keys");
+	check(op_res(ep, &st, 102) == 0, "send of our keys");
+	struct keys ck = *(struct keys *)((uint8_t *)uccl_mr_addr(kmr) + 64);
+
+	/* 1: client puts into both regions, then signals */
+	r = uccl_wait(ep, conn, 1, T_MS);
+	check(r == 0, "wait for signal 1 (%s)", uccl_strerror(r));
+	check(same_as(uccl_mr_addr(mr), REG, 7), "put into memfd region delivered 1 MiB intact");
+	check(same_as(vbuf, REG, 8), "put into registered (malloc) region delivered 1 MiB intact");
+
+	/* 2: we put back into the client's region and signal */
+	fill(uccl_mr_addr(mr), REG, 9);
+	TRY(ctx, uccl_put(ep, conn, mr, 0, ck.alloc_key, 0, REG, 0, 201));
+	TRY(ctx, uccl_signal(ep, conn, 0, 202));
+	check(op_res(ep, &st, 201) == 0, "put back to the client");
+	check(op_res(ep, &st, 202) == 0, "signal back to the client");
+
+	/* 3: client gets from vbuf; wait for its signal 2 that it is done */
+	fill(vbuf, REG, 10);
+	TRY(ctx, uccl_signal(ep, conn, 0, 203));   /* "vbuf ready" */
+	check(op_res(ep, &st, 203) == 0, "signal: region ready for get");
+	r = uccl_wait(ep, conn, 2, T_MS);
+	check(r == 0, "wait for signal 2 (get done)");
+
+	/* 4: ordering: the client's send (tag 5) waits until we post a recv,
+	 * we do that only after its signal 3 */
+	r = uccl_wait(ep, conn, 3, T_MS);
+	check(r == 0, "wait for signal 3 (send posted)");
+	usleep(50000);
+	TRY(ctx, uccl_recv(ep, conn, mr, 0, 4096, 5, 0, 301));
+	struct uccl_cqe c;
+	r = wait_ud(ep, &st, 301, &c);
+	check(r == 0 && c.res == 0 && c.len == 4096 && c.tag == 5, "late recv matched the waiting send");
+
+	/* 5: TAG_ANY and a too-small buffer */
+	TRY(ctx, uccl_recv(ep, conn, mr, 0, 4096, UCCL_TAG_ANY, 0, 401));
+	r = wait_ud(ep, &st, 401, &c);
+	check(r == 0 && c.res == 0 && c.tag == 77 && c.len == 100, "TAG_ANY matched tag 77");
+	TRY(ctx, uccl_recv(ep, conn, mr, 0, 10, 6, 0, 402));
+	check(op_res(ep, &st, 402) == -EMSGSIZE, "recv into a too-small buffer: -EMSGSIZE");
+
+	/* 6: the client closes; our next operation sees the reset */
+	r = uccl_wait(ep, conn, 4, T_MS);
+	check(r == 0, "wait for signal 4 (closing)");
+	for (int i = 0; i < 200; i++) {
+		TRY(ctx, uccl_put(ep, conn, mr, 0, ck.alloc_key, 0, 8, 0, 500 + i));
+		r = op_res(ep, &st, 500 + i);
+		if (r == -ECONNRESET)
+			break;
+		usleep(10000);
+	}
+	check(r == -ECONNRESET, "put after the peer closed: -ECONNRESET (%s)", uccl_strerror(r));
+	TRY(ctx, uccl_close(ep, conn));
+	TRY(ctx, uccl_mem_free(vmr));
+	munmap(vbuf, REG);
+	TRY(ctx, uccl_ep_destroy(ep));
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+static int primitives_client(const char *name)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr, *kmr, *src2;
+	struct cq_stash st = { .n = 0 };
+	struct keys *k, sk;
+	uint32_t conn;
+	int r;
+
+	who = " [client]";
+	TRY(NULL, uccl_attach(NULL, "itest-client", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, REG, &mr));
+	TRY(ctx, uccl_mem_alloc(ctx, REG, &src2));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_connect(ep, name, T_MS, &conn));
+	check(true, "connected to '%s'", name);
+
+	k = uccl_mr_addr(kmr);
+	k->alloc_key = uccl_mr_key(mr);
+	k->vaddr_key = 0;
+	TRY(ctx, uccl_send(ep, conn, kmr, 0, sizeof(struct keys), 1, 0, 1));
+	TRY(ctx, uccl_recv(ep, conn, kmr, 64, sizeof(struct keys), 2, 0, 2));
+	check(op_res(ep, &st, 1) == 0, "send of our keys");
+	check(op_res(ep, &st, 2) == 0, "recv of the server's keys");
+	sk = *(struct keys *)((uint8_t *)uccl_mr_addr(kmr) + 64);
+
+	/* 1: put 1 MiB into each of the server's regions, flush, signal */
+	fill(uccl_mr_addr(mr), REG, 7);
+	fill(uccl_mr_addr(src2), REG, 8);
+	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, 0, REG, UCCL_F_MORE, 10));
+	TRY(ctx, uccl_put(ep, conn, src2, 0, sk.vaddr_key, 0, REG, 0, 11));
+	TRY(ctx, uccl_flush(ep, conn, 0, 12));
+	TRY(ctx, uccl_signal(ep, conn, 0, 13));
+	check(op_res(ep, &st, 10) == 0, "put 1 MiB into the server's memfd region");
+	check(op_res(ep, &st, 11) == 0, "put 1 MiB into the server's registered region");
+	check(op_res(ep, &st, 12) == 0, "flush");
+	check(op_res(ep, &st, 13) == 0, "signal");
+
+	/* 2: the server puts back */
+	r = uccl_wait(ep, conn, 1, T_MS);
+	check(r == 0 && same_as(uccl_mr_addr(mr), REG, 9), "server's put arrived intact after its signal");
+	r = uccl_wait(ep, conn, 2, T_MS);
+	check(r == 0, "server's region ready for get");
+	TRY(ctx, uccl_get(ep, conn, mr, 0, sk.vaddr_key, 0, REG, 0, 20));
+	check(op_res(ep, &st, 20) == 0 && same_as(uccl_mr_addr(mr), REG, 10),
+	      "get 1 MiB from the server's registered region");
+	TRY(ctx, uccl_signal(ep, conn, 0, 21));
+	check(op_res(ep, &st, 21) == 0, "signal: get done");
+
+	/* 3: ordering: a send the server has no recv for yet, then a strict
+	 * put (must complete after the send) and a relaxed put (may not wait) */
+	fill(uccl_mr_addr(src2), 4096, 11);
+	TRY(ctx, uccl_send(ep, conn, src2, 0, 4096, 5, 0, 30));
+	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, 8192, 64, UCCL_SQE_F_STRICT, 31));
+	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, 16384, 64, 0, 32));
+	struct uccl_cqe c;
+	r = wait_ud(ep, &st, 32, &c);
+	check(r == 0 && c.res == 0, "relaxed put completed while an earlier send waits");
+	struct uccl_cqe early[16];
+	int n = uccl_poll(ep, early, 16);
+	bool strict_early = false;
+	for (int i = 0; i < n; i++) {
+		strict_early |= early[i].user_data == 31;
+		st.c[st.n++] = early[i];
+	}
+	check(!strict_early, "strict put did not complete before the earlier send");
+	TRY(ctx, uccl_signal(ep, conn, 0, 33));   /* tells the server to post its recv */
+	/* completions must now come: send (30) before strict put (31) */
+	int order[2], got = 0;
+	while (got < 2) {
+		struct uccl_cqe cc[8];
+		int m = uccl_cq_wait(ep, cc, 8, T_MS);
+		if (m <= 0)
+			break;
+		for (int i = 0; i < m; i++) {
+			if (cc[i].user_data == 30 || cc[i].user_data == 31)
+				order[got++] = (int)cc[i].user_data;
+			else if (st.n < 256)
+				st.c[st.n++] = cc[i];
+		}
+	}
+	check(got == 2 && order[0] == 30 && order[1] == 31, "strict put completed after the send");
+	check(op_res(ep, &st, 33) == 0, "signal 3");
+	/* fence: starts only after earlier ops completed (nothing pending now) */
+	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, 0, 64, UCCL_SQE_F_FENCE, 34));
+	check(op_res(ep, &st, 34) == 0, "fenced put");
+
+	/* 4: TAG_ANY, and a message too long for the receiver */
+	TRY(ctx, uccl_send(ep, conn, src2, 0, 100, 77, 0, 40));
+	check(op_res(ep, &st, 40) == 0, "send tag 77");
+	TRY(ctx, uccl_send(ep, conn, src2, 0, 100, 6, 0, 41));
+	check(op_res(ep, &st, 41) == -EMSGSIZE, "send into a too-small recv: -EMSGSIZE");
+
+	/* 5: malformed and out-of-range operations complete with errors */
+	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, REG - 8, 64, 0, 50));
+	check(op_res(ep, &st, 50) == -ERANGE, "put past the end of the remote region: -ERANGE");
+	TRY(ctx, uccl_put(ep, 999, mr, 0, sk.alloc_key, 0, 8, 0, 51));
+	check(op_res(ep, &st, 51) == -ENOTCONN, "put on an unknown connection: -ENOTCONN");
+
+	/* 6: close; the server must see the reset */
+	TRY(ctx, uccl_signal(ep, conn, 0, 60));
+	check(op_res(ep, &st, 60) == 0, "signal 4");
+	TRY(ctx, uccl_close(ep, conn));
+	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, 0, 8, 0, 61));
+	r = op_res(ep, &st, 61);
+	check(r == -ENOTCONN, "put on our closed connection: -ENOTCONN (%s)", uccl_strerror(r));
+	TRY(ctx, uccl_mem_free(src2));
+	uccl_detach(ctx);   /* frees the rest */
+	return failures ? 1 : 0;
+}
+
+static int mode_primitives(void)
+{
+	char name[64];
+	pid_t pid;
+	int status, rc;
+
+	snprintf(name, sizeof(name), "itest-%d", (int)getpid());
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0)
+		_exit(primitives_server(name));
+	rc = primitives_client(name);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		printf("not ok - server process failed (status 0x%x)\n", status);
+		rc = 1;
+	}
+	return rc;
+}
+
+/* ---- backpressure ---- */
+
+static int mode_backpressure(void)
+{
+	struct uccl_ep_attr a = { .sq_entries = 16, .cq_entries = 16 };
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep, *l;
+	struct uccl_mr *mr;
+	uint64_t submitted = 0, completed = 0;
+	struct uccl_cqe c[64];
+	int r = 0, n;
+	uint32_t conn, lconn;
+	char name[64];
+
+	TRY(NULL, uccl_attach(NULL, "itest-backpressure", &ctx));
+	TRY(ctx, uccl_ep_create(ctx, &a, &ep));
+	/* nobody polls completions: the ring must fill and say -EAGAIN */
+	for (int retries = 0; retries < 200;) {
+		r = uccl_nop(ep, 0, submitted);
+		if (r == 0) {
+			submitted++;
+			continue;
+		}
+		if (r != -EAGAIN)
+			break;
+		/* the engine may not have taken what is there yet */
+		usleep(1000);
+		retries++;
+	}
+	check(r == -EAGAIN, "full rings answer -EAGAIN (after %llu descriptors)",
+	      (unsigned long long)submitted);
+	/* the engine takes a descriptor only with a completion slot reserved:
+	 * 16 completions wait in the CQ, 16 descriptors in the SQ */
+	check(submitted == 16 + 16, "in flight is exactly SQ + CQ (%llu)", (unsigned long long)submitted);
+	usleep(100000);
+	while (completed < submitted) {
+		n = uccl_cq_wait(ep, c, 64, 2000);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++)
+			if (c[i].user_data == completed && c[i].res == 0)
+				completed++;
+	}
+	check(completed == submitted, "every descriptor completed once, in order (%llu/%llu)",
+	      (unsigned long long)completed, (unsigned long long)submitted);
+	check(uccl_poll(ep, c, 64) == 0, "no extra completions");
+
+	/* outstanding receives are bounded by max_outstanding, then the
+	 * ring fills; a late sender completes them all */
+	snprintf(name, sizeof(name), "bp-%d", (int)getpid());
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &mr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &l));
+	TRY(ctx, uccl_listen(l, name));
+	TRY(ctx, uccl_connect(ep, name, T_MS, &conn));
+	TRY(ctx, uccl_accept(l, T_MS, &lconn));
+	submitted = 0;
+	r = 0;
+	for (int i = 0; i < 1000 && r == 0; i++) {
+		r = uccl_recv(ep, conn, mr, 0, 8, 9, 0, 1000 + submitted);
+		if (r == 0)
+			submitted++;
+		usleep(200);
+	}
+	check(r == -EAGAIN, "posted receives fill up to backpressure (%llu)", (unsigned long long)submitted);
+	uint64_t sent = 0;
+	completed = 0;
+	for (int spins = 0; completed < submitted && spins < 100000; spins++) {
+		if (sent < submitted && uccl_send(l, lconn, mr, 0, 8, 9, 0, 5000 + sent) == 0)
+			sent++;
+		n = uccl_poll(ep, c, 64);
+		for (int i = 0; i < n; i++)
+			completed += c[i].res == 0;
+		while (uccl_poll(l, c, 64) > 0)
+			;
+		if (n == 0)
+			usleep(100);
+	}
+	check(completed == submitted, "every receive completed once a sender came (%llu/%llu)",
+	      (unsigned long long)completed, (unsigned long long)submitted);
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+/* ---- isolation ---- */
+
+static int mode_isolation(void)
+{
+	struct uccl_ctx *a, *b, *cc;
+	struct uccl_ep *ea, *eb, *eb2, *ec;
+	struct uccl_mr *ma, *ma2, *mb, *mc;
+	struct cq_stash sb = { .n = 0 }, sc = { .n = 0 };
+	uint32_t ab, ba, bc, cb;
+	char na[64], nb[64];
+	int r;
+
+	snprintf(na, sizeof(na), "iso-a-%d", (int)getpid());
+	snprintf(nb, sizeof(nb), "iso-b-%d", (int)getpid());
+	TRY(NULL, uccl_attach(NULL, "iso-a", &a));
+	TRY(NULL, uccl_attach(NULL, "iso-b", &b));
+	TRY(NULL, uccl_attach(NULL, "iso-c", &cc));
+	TRY(a, uccl_mem_alloc(a, 65536, &ma));
+	TRY(a, uccl_mem_alloc(a, 4096, &ma2));
+	TRY(b, uccl_mem_alloc(b, 65536, &mb));
+	TRY(cc, uccl_mem_alloc(cc, 65536, &mc));
+	fill(uccl_mr_addr(ma), 65536, 42);
+	fill(uccl_mr_addr(mb), 65536, 43);
+	TRY(a, uccl_ep_create(a, NULL, &ea));
+	TRY(b, uccl_ep_create(b, NULL, &eb));
+	TRY(b, uccl_ep_create(b, NULL, &eb2));
+	TRY(cc, uccl_ep_create(cc, NULL, &ec));
+	TRY(a, uccl_listen(ea, na));
+	TRY(b, uccl_listen(eb2, nb));
+	TRY(b, uccl_connect(eb, na, T_MS, &ba));
+	TRY(a, uccl_accept(ea, T_MS, &ab));
+	TRY(cc, uccl_connect(ec, nb, T_MS, &cb));
+	TRY(b, uccl_accept(eb2, T_MS, &bc));
+	(void)ab;
+	(void)bc;
+
+	uint64_t key = uccl_mr_key(ma);
+	TRY(b, uccl_put(eb, ba, mb, 0, key ^ 0x5a5a5a5a5a5a5a5aull, 0, 64, 0, 1));
+	check(op_res(eb, &sb, 1) == -EACCES, "put with a guessed key: -EACCES");
+	TRY(b, uccl_put(eb, ba, mb, 0, uccl_mr_key(mb), 0, 64, 0, 2));
+	check(op_res(eb, &sb, 2) == -EACCES, "put with a key of our own region through a peer: -EACCES");
+	TRY(b, uccl_put(eb, ba, mb, 0, key, 65536 - 32, 64, 0, 3));
+	check(op_res(eb, &sb, 3) == -ERANGE, "put past the end of the peer's region: -ERANGE");
+	TRY(b, uccl_put(eb, ba, mb, 0, key, UINT64_MAX - 8, 64, 0, 4));
+	check(op_res(eb, &sb, 4) == -ERANGE, "put with a wrapping offset: -ERANGE");
+	TRY(cc, uccl_put(ec, cb, mc, 0, key, 0, 64, 0, 5));
+	check(op_res(ec, &sc, 5) == -EACCES, "A's real key used on a connection to B: -EACCES");
+	TRY(cc, uccl_get(ec, cb, mc, 0, key, 0, 64, 0, 6));
+	check(op_res(ec, &sc, 6) == -EACCES, "get with A's key through B: -EACCES");
+	/* a region of another context as the local source: the library
+	 * refuses it (the daemon would scope the id to B's own regions) */
+	r = uccl_put(eb, ba, ma2, 0, key, 0, 64, 0, 7);
+	check(r == -EINVAL, "another client's region as local source refused (%s)", uccl_strerror(r));
+	check(same_as(uccl_mr_addr(ma), 65536, 42), "A's memory untouched by all refused operations");
+	TRY(b, uccl_put(eb, ba, mb, 0, key, 0, 64, 0, 8));
+	check(op_res(eb, &sb, 8) == 0 && memcmp(uccl_mr_addr(ma), uccl_mr_addr(mb), 64) == 0,
+	      "the right key does work");
+	uccl_detach(cc);
+	uccl_detach(b);
+	uccl_detach(a);
+	return failures ? 1 : 0;
+}
+
+/* ---- kill -9: holder and peer ---- */
+
+static int mode_hold(const char *name)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr;
+	uint32_t conn;
+
+	TRY(NULL, uccl_attach(NULL, "itest-hold", &ctx));
+	for (int i = 0; i < 3; i++)
+		TRY(ctx, uccl_mem_alloc(ctx, 1 << 20, &mr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_listen(ep, name));
+	printf("listening\n");
+	fflush(stdout);
+	TRY(ctx, uccl_accept(ep, T_MS, &conn));
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static int mode_peer(const char *name)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr;
+	struct cq_stash st = { .n = 0 };
+	uint32_t conn;
+	int r;
+
+	who = " [peer]";
+	TRY(NULL, uccl_attach(NULL, "itest-peer", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &mr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_connect(ep, name, T_MS, &conn));
+	TRY(ctx, uccl_recv(ep, conn, mr, 0, 64, 1, 0, 1));
+	printf("ready\n");
+	fflush(stdout);
+	r = op_res(ep, &st, 1);
+	check(r == -ECONNRESET, "pending recv failed with -ECONNRESET when the holder died (%s)",
+	      uccl_strerror(r));
+	TRY(ctx, uccl_signal(ep, conn, 0, 2));
+	r = op_res(ep, &st, 2);
+	check(r == -ECONNRESET, "later signal: -ECONNRESET (%s)", uccl_strerror(r));
+	TRY(ctx, uccl_close(ep, conn));
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+/* ---- bad control input ---- */
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("connect", -errno, NULL);
+	return fd;
+}
+
+/* true if the daemon closes fd within 3 s (after maybe sending a reply) */
+static bool closed_by_daemon(int fd)
+{
+	struct timeval tv = { .tv_sec = 3 };
+	char buf[4096];
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0)
+			return true;
+		if (n < 0)
+			return errno == ECONNRESET;
+	}
+}
+
+static void send_frame(int fd, const void *payload, uint32_t len, int pass_fd)
+{
+	uint8_t buf[4 + 256];
+	struct iovec iov = { .iov_base = buf, .iov_len = 4 + len };
+	union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr a; } cm;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	buf[0] = len & 0xff;
+	buf[1] = (len >> 8) & 0xff;
+	buf[2] = (len >> 16) & 0xff;
+	buf[3] = (len >> 24) & 0xff;
+	memcpy(buf + 4, payload, len);
+	if (pass_fd >= 0) {
+		mh.msg_control = cm.b;
+		mh.msg_controllen = sizeof(cm.b);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		die("sendmsg", -errno, NULL);
+}
+
+static int mode_badinput(const char *path)
+{
+	/* hand-encoded Request{seq=1, attach{proto_version=V}}:
+	 * 08 01 | 52 02 08 V */
+	uint8_t attach_v1[] = { 0x08, 0x01, 0x52, 0x02, 0x08, 0x01 };
+	uint8_t attach_v99[] = { 0x08, 0x01, 0x52, 0x02, 0x08, 0x63 };
+	/* Request{seq=2, status{}} before attach */
+	uint8_t status_req[] = { 0x08, 0x02, 0xf2, 0x01, 0x00 };
+	/* Request{seq=2, field 99 (unknown) } : no body set */
+	uint8_t unknown[] = { 0x08, 0x02, 0x98, 0x06, 0x01 };
+	/* Request{seq=2, mem_dereg{mr_id=1}} */
+	uint8_t dereg[] = { 0x08, 0x02, 0x6a, 0x02, 0x08, 0x01 };
+	uint8_t junk[200];
+	int fd;
+
+	fd = raw_connect(path);
+	if (write(fd, "\x10\x00", 2) < 0)   /* half a header, then hang up */
+		die("write", -errno, NULL);
+	close(fd);
+	check(true, "truncated header sent and connection dropped");
+
+	fd = raw_connect(path);
+	if (write(fd, "\xff\xff\xff\x7f", 4) < 0)
+		die("write", -errno, NULL);
+	check(closed_by_daemon(fd), "oversized length: daemon closes the connection");
+	close(fd);
+
+	fd = raw_connect(path);
+	send_frame(fd, attach_v99, sizeof(attach_v99), -1);
+	check(closed_by_daemon(fd), "wrong protocol version: refused and closed");
+	close(fd);
+
+	fd = raw_connect(path);
+	send_frame(fd, status_req, sizeof(status_req), -1);
+	check(closed_by_daemon(fd), "request before attach: closed");
+	close(fd);
+
+	fd = raw_connect(path);
+	send_frame(fd, attach_v1, sizeof(attach_v1), -1);
+	send_frame(fd, unknown, sizeof(unknown), -1);
+	check(closed_by_daemon(fd), "unknown message type: closed");
+	close(fd);
+
+	srand(7);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)rand();
+	fd = raw_connect(path);
+	send_frame(fd, attach_v1, sizeof(attach_v1), -1);
+	send_frame(fd, junk, sizeof(junk), -1);
+	check(closed_by_daemon(fd), "random bytes: closed");
+	close(fd);
+
+	fd = raw_connect(path);
+	send_frame(fd, attach_v1, sizeof(attach_v1), -1);
+	send_frame(fd, dereg, sizeof(dereg), STDIN_FILENO);
+	check(closed_by_daemon(fd), "file descriptor attached to a request that takes none: closed");
+	close(fd);
+
+	fd = raw_connect(path);
+	send_frame(fd, attach_v1, sizeof(attach_v1), -1);
+	if (write(fd, "\x20\x00\x00\x00\x08", 5) < 0)   /* frame cut short, then EOF */
+		die("write", -errno, NULL);
+	shutdown(fd, SHUT_WR);
+	check(closed_by_daemon(fd), "truncated frame then EOF: closed");
+	close(fd);
+
+	/* and the daemon still serves a well-behaved client */
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	int r = uccl_attach(path, "after-bad-input", &ctx);
+	check(r == 0, "a normal client attaches afterwards");
+	if (r == 0) {
+		r = uccl_ep_create(ctx, NULL, &ep);
+		check(r == 0, "and creates an endpoint");
+		struct uccl_cqe c;
+		if (r == 0) {
+			uccl_nop(ep, 0, 9);
+			r = uccl_cq_wait(ep, &c, 1, T_MS);
+			check(r == 1 && c.user_data == 9, "and its operations complete");
+		}
+		uccl_detach(ctx);
+	}
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && strcmp(argv[1], "primitives") == 0)
+		return mode_primitives();
+	if (argc >= 2 && strcmp(argv[1], "backpressure") == 0)
+		return mode_backpressure();
+	if (argc >= 2 && strcmp(argv[1], "isolation") == 0)
+		return mode_isolation();
+	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
+		return mode_hold(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "peer") == 0)
+		return mode_peer(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
+		return mode_badinput(argv[2]);
+	fprintf(stderr, "usage: itest_client primitives|backpressure|isolation|hold NAME|peer NAME|badinput SOCKET\n");
+	return 2;
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# kill -9 of a client: its resources are released, its peer sees ECONNRESET,
+# and the daemon keeps serving.
+. "$(dirname "$0")/lib.sh"
+start_daemon
+name=hold-$$
+"$ITEST" hold "$name" >"$TMPD/hold.out" 2>&1 &
+HOLD=$!; BG_PIDS="$BG_PIDS $HOLD"
+for _ in $(seq 100); do grep -q listening "$TMPD/hold.out" && break; sleep 0.05; done
+"$ITEST" peer "$name" >"$TMPD/peer.out" 2>&1 &
+PEER=$!; BG_PIDS="$BG_PIDS $PEER"
+for _ in $(seq 100); do grep -q ready "$TMPD/hold.out" && grep -q ready "$TMPD/peer.out" && break; sleep 0.05; done
+expect "holder and peer are connected" grep -q ready "$TMPD/peer.out"
+
+"$UCCLCTL" --json clients >"$TMPD/before.json"
+expect "ucclctl lists the holder before the kill" python3 -c "
+import json,sys; d=json.load(open('$TMPD/before.json'))
+sys.exit(0 if any(c['pid']==$HOLD for c in d['clients']) else 1)"
+expect "ucclctl shows the holder's 3 regions" python3 -c "
+import json,sys; d=json.load(open('$TMPD/before.json'))
+c=[c for c in d['clients'] if c['pid']==$HOLD][0]; sys.exit(0 if c['mrs']==3 else 1)"
+
+kill -9 "$HOLD"
+rc=0; wait "$PEER" || rc=$?
+cat "$TMPD/peer.out"
+expect "peer saw its connection reset (rc $rc)" [ "$rc" -eq 0 ]
+
+"$UCCLCTL" --json clients >"$TMPD/after.json"
+expect "the killed client is gone" python3 -c "
+import json,sys; d=json.load(open('$TMPD/after.json'))
+sys.exit(1 if any(c['pid']==$HOLD for c in d['clients']) else 0)"
+"$UCCLCTL" --json status >"$TMPD/status.json"
+expect "its regions and endpoints are freed" python3 -c "
+import json,sys; d=json.load(open('$TMPD/status.json'))
+s=d.get('status', d); sys.exit(0 if s['mrs']==0 and s['endpoints']==0 and s['registered_bytes']==0 else 1)"
+expect "daemon logged the disconnect" grep -q "disconnected; resources released" "$TMPD/daemon.log"
+expect "daemon still serves" "$ITEST" backpressure
+stop_daemon
+finish

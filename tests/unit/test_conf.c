@@ -1,0 +1,791 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for conf: the defaults, every value type, every error with its
+ * exact "FILE:LINE: message", the bounds of every option, SIGHUP reload
+ * reporting, and that conf_dump's output parses back to the same values.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/conf.h"
+
+#define ERRLEN 512
+
+/* Parse a NUL-terminated text as file "t.conf". */
+static int parse(const char *text, struct conf *c, char *err)
+{
+	return conf_parse("t.conf", text, strlen(text), c, err, ERRLEN);
+}
+
+/* Parse text that must fail with r and exactly the message msg. */
+static void expect_error(const char *text, int r, const char *msg)
+{
+	char err[ERRLEN];
+	struct conf c;
+
+	assert_int_equal(parse(text, &c, err), r);
+	assert_string_equal(err, msg);
+}
+
+static void expect_ok(const char *text, struct conf *c)
+{
+	char err[ERRLEN] = "";
+	int r = parse(text, c, err);
+
+	if (r < 0)
+		fail_msg("unexpected error %d: %s", r, err);
+}
+
+static bool conf_equal(const struct conf *a, const struct conf *b)
+{
+	return a->allow_all == b->allow_all && a->n_allow_uids == b->n_allow_uids &&
+	       memcmp(a->allow_uids, b->allow_uids, sizeof(uint32_t) * a->n_allow_uids) == 0 &&
+	       a->n_allow_gids == b->n_allow_gids &&
+	       memcmp(a->allow_gids, b->allow_gids, sizeof(uint32_t) * a->n_allow_gids) == 0 &&
+	       a->admin_gid == b->admin_gid && a->max_clients == b->max_clients &&
+	       a->max_endpoints_per_client == b->max_endpoints_per_client &&
+	       a->max_mrs_per_client == b->max_mrs_per_client &&
+	       a->max_registered_bytes == b->max_registered_bytes &&
+	       a->max_conns_per_endpoint == b->max_conns_per_endpoint &&
+	       a->max_outstanding == b->max_outstanding && a->ring_depth == b->ring_depth &&
+	       a->max_ring_depth == b->max_ring_depth && a->max_ctl_msg == b->max_ctl_msg &&
+	       a->ctl_timeout_ms == b->ctl_timeout_ms &&
+	       a->max_listen_backlog == b->max_listen_backlog &&
+	       a->engine_idle_spin_us == b->engine_idle_spin_us &&
+	       a->engine_poll_batch == b->engine_poll_batch && a->engine_cpu == b->engine_cpu &&
+	       a->log_level == b->log_level;
+}
+
+/* Lines collected from conf_dump/conf_reload callbacks. */
+struct lines {
+	char text[64][1024];
+	int n;
+};
+
+static void collect(void *arg, const char *line)
+{
+	struct lines *l = arg;
+
+	assert_true(l->n < 64);
+	snprintf(l->text[l->n++], sizeof(l->text[0]), "%s", line);
+}
+
+/* ---- defaults and syntax ------------------------------------------------ */
+
+static void test_defaults(void **state)
+{
+	struct conf c;
+
+	conf_defaults(&c);
+	assert_true(c.allow_all);
+	assert_int_equal(c.n_allow_uids, 0);
+	assert_int_equal(c.n_allow_gids, 0);
+	assert_int_equal(c.admin_gid, -1);
+	assert_int_equal(c.max_clients, 64);
+	assert_int_equal(c.max_endpoints_per_client, 16);
+	assert_int_equal(c.max_mrs_per_client, 256);
+	assert_int_equal(c.max_registered_bytes, 4ULL << 30);
+	assert_int_equal(c.max_conns_per_endpoint, 256);
+	assert_int_equal(c.max_outstanding, 1024);
+	assert_int_equal(c.ring_depth, 1024);
+	assert_int_equal(c.max_ring_depth, 16384);
+	assert_int_equal(c.max_ctl_msg, 65536);
+	assert_int_equal(c.ctl_timeout_ms, 30000);
+	assert_int_equal(c.max_listen_backlog, 64);
+	assert_int_equal(c.engine_idle_spin_us, 50);
+	assert_int_equal(c.engine_poll_batch, 64);
+	assert_int_equal(c.engine_cpu, -1);
+	assert_int_equal(c.log_level, LOG_LVL_INFO);
+}
+
+/* An empty file, or one of only comments and blanks, is the defaults. */
+static void test_empty_and_comments_are_defaults(void **state)
+{
+	struct conf def, c;
+
+	conf_defaults(&def);
+	memset(&c, 0xa5, sizeof(c));
+	assert_int_equal(conf_parse("t.conf", NULL, 0, &c, NULL, 0), 0);
+	assert_true(conf_equal(&c, &def));
+	expect_ok("\n\n# a comment\n   # indented comment\n\t\n  \r\n", &c);
+	assert_true(conf_equal(&c, &def));
+}
+
+static void test_whitespace_comments_crlf(void **state)
+{
+	struct conf c;
+
+	expect_ok("max_clients=10\n"
+		  "  max_outstanding   =\t 20  # trailing comment\n"
+		  "\tengine_poll_batch = 30\r\n"
+		  "ctl_timeout_ms = 40#no space before the comment\n"
+		  "log_level = debug", /* no final newline */
+		  &c);
+	assert_int_equal(c.max_clients, 10);
+	assert_int_equal(c.max_outstanding, 20);
+	assert_int_equal(c.engine_poll_batch, 30);
+	assert_int_equal(c.ctl_timeout_ms, 40);
+	assert_int_equal(c.log_level, LOG_LVL_DEBUG);
+}
+
+/* ---- each type ----------------------------------------------------------- */
+
+static void test_bool_spellings(void **state)
+{
+	static const char *const yes[] = { "true", "TRUE", "yes", "On", "1" };
+	static const char *const no[] = { "false", "False", "no", "OFF", "0" };
+	char text[64];
+	struct conf c;
+
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(text, sizeof(text), "allow_all = %s\n", no[i]);
+		expect_ok(text, &c);
+		assert_false(c.allow_all);
+		snprintf(text, sizeof(text), "allow_all = %s\n", yes[i]);
+		expect_ok(text, &c);
+		assert_true(c.allow_all);
+	}
+}
+
+static void test_size_suffixes_are_binary(void **state)
+{
+	struct conf c;
+
+	expect_ok("max_registered_bytes = 4K\n", &c);
+	assert_int_equal(c.max_registered_bytes, 4096);
+	expect_ok("max_registered_bytes = 3m\n", &c);
+	assert_int_equal(c.max_registered_bytes, 3ULL << 20);
+	expect_ok("max_registered_bytes = 16G\n", &c);
+	assert_int_equal(c.max_registered_bytes, 16ULL << 30);
+	expect_ok("max_registered_bytes = 1T\n", &c);
+	assert_int_equal(c.max_registered_bytes, 1ULL << 40);
+	expect_ok("max_registered_bytes = 123456789\n", &c);
+	assert_int_equal(c.max_registered_bytes, 123456789);
+	expect_ok("max_ctl_msg = 1M\n", &c);
+	assert_int_equal(c.max_ctl_msg, 1 << 20);
+	expect_ok("max_ctl_msg = 2k\n", &c);
+	assert_int_equal(c.max_ctl_msg, 2048);
+}
+
+static void test_signed_values(void **state)
+{
+	struct conf c;
+
+	expect_ok("engine_cpu = 3\nadmin_gid = 1234\n", &c);
+	assert_int_equal(c.engine_cpu, 3);
+	assert_int_equal(c.admin_gid, 1234);
+	expect_ok("engine_cpu = -1\nadmin_gid = -1\n", &c);
+	assert_int_equal(c.engine_cpu, -1);
+	assert_int_equal(c.admin_gid, -1);
+	/* a group name resolves to its gid */
+	expect_ok("admin_gid = root\n", &c);
+	assert_int_equal(c.admin_gid, 0);
+}
+
+static void test_log_levels(void **state)
+{
+	struct conf c;
+
+	expect_ok("log_level = error\n", &c);
+	assert_int_equal(c.log_level, LOG_LVL_ERROR);
+	expect_ok("log_level = warn\n", &c);
+	assert_int_equal(c.log_level, LOG_LVL_WARN);
+	expect_ok("log_level = WARNING\n", &c);
+	assert_int_equal(c.log_level, LOG_LVL_WARN);
+	expect_ok("log_level = Info\n", &c);
+	assert_int_equal(c.log_level, LOG_LVL_INFO);
+	expect_ok("log_level = debug\n", &c);
+	assert_int_equal(c.log_level, LOG_LVL_DEBUG);
+	assert_string_equal(conf_log_level_name(LOG_LVL_ERROR), "error");
+	assert_string_equal(conf_log_level_name(LOG_LVL_WARN), "warn");
+	assert_string_equal(conf_log_level_name(LOG_LVL_INFO), "info");
+	assert_string_equal(conf_log_level_name(LOG_LVL_DEBUG), "debug");
+	assert_string_equal(conf_log_level_name((enum conf_log_level)42), "unknown");
+}
+
+static void test_id_lists(void **state)
+{
+	struct conf c;
+
+	expect_ok("allow_uids = 1000, 1001 ,1002\nallow_gids = 50\n", &c);
+	assert_int_equal(c.n_allow_uids, 3);
+	assert_int_equal(c.allow_uids[0], 1000);
+	assert_int_equal(c.allow_uids[1], 1001);
+	assert_int_equal(c.allow_uids[2], 1002);
+	assert_int_equal(c.n_allow_gids, 1);
+	assert_int_equal(c.allow_gids[0], 50);
+
+	/* names resolve through the passwd and group databases */
+	expect_ok("allow_uids = root, 7\nallow_gids = 9,root\n", &c);
+	assert_int_equal(c.n_allow_uids, 2);
+	assert_int_equal(c.allow_uids[0], 0);
+	assert_int_equal(c.allow_uids[1], 7);
+	assert_int_equal(c.n_allow_gids, 2);
+	assert_int_equal(c.allow_gids[1], 0);
+
+	expect_ok("allow_uids = none\nallow_gids = 4294967294\n", &c);
+	assert_int_equal(c.n_allow_uids, 0);
+	assert_int_equal(c.allow_gids[0], 4294967294u);
+}
+
+static void test_id_list_holds_conf_max_ids(void **state)
+{
+	char text[1024] = "allow_uids = ";
+	struct conf c;
+
+	for (int i = 0; i < CONF_MAX_IDS; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%d", i ? "," : "",
+			 100 + i);
+	expect_ok(text, &c);
+	assert_int_equal(c.n_allow_uids, CONF_MAX_IDS);
+	assert_int_equal(c.allow_uids[CONF_MAX_IDS - 1], 100 + CONF_MAX_IDS - 1);
+
+	strcat(text, ",1");
+	expect_error(text, -E2BIG, "t.conf:1: allow_uids: more than 32 entries");
+}
+
+/* ---- errors: each with its exact FILE:LINE prefix ------------------------ */
+
+static void test_error_unknown_option(void **state)
+{
+	expect_error("max_clients = 4\n\nmax_client = 4\n", -EINVAL,
+		     "t.conf:3: unknown option 'max_client'");
+	/* field names only: the count behind a list is not an option */
+	expect_error("n_allow_uids = 1\n", -EINVAL, "t.conf:1: unknown option 'n_allow_uids'");
+	/* keys are case-sensitive */
+	expect_error("Max_Clients = 1\n", -EINVAL, "t.conf:1: unknown option 'Max_Clients'");
+}
+
+static void test_error_missing_equals(void **state)
+{
+	expect_error("# header\nmax_clients 4\n", -EINVAL, "t.conf:2: missing '=' in 'max_clients 4'");
+	expect_error("= 4\n", -EINVAL, "t.conf:1: missing option name before '='");
+}
+
+static void test_error_empty_value(void **state)
+{
+	expect_error("max_clients =\n", -EINVAL, "t.conf:1: empty value for 'max_clients'");
+	expect_error("log_level =   # nothing\n", -EINVAL, "t.conf:1: empty value for 'log_level'");
+}
+
+static void test_error_bad_number(void **state)
+{
+	expect_error("max_clients = lots\n", -EINVAL, "t.conf:1: max_clients: 'lots' is not a number");
+	expect_error("engine_cpu = -\n", -EINVAL, "t.conf:1: engine_cpu: '-' is not a number");
+	expect_error("max_clients = +4\n", -EINVAL, "t.conf:1: max_clients: '+4' is not a number");
+	expect_error("max_clients = 0x10\n", -EINVAL,
+		     "t.conf:1: max_clients: trailing characters in '0x10'");
+}
+
+static void test_error_trailing_junk(void **state)
+{
+	expect_error("max_clients = 12abc\n", -EINVAL,
+		     "t.conf:1: max_clients: trailing characters in '12abc'");
+	expect_error("max_clients = 12 13\n", -EINVAL,
+		     "t.conf:1: max_clients: trailing characters in '12 13'");
+	/* size suffixes only where the option is a size */
+	expect_error("max_clients = 1K\n", -EINVAL,
+		     "t.conf:1: max_clients: trailing characters in '1K'");
+	expect_error("max_registered_bytes = 4KB\n", -EINVAL,
+		     "t.conf:1: max_registered_bytes: trailing characters in '4KB'");
+	expect_error("allow_uids = 10x\n", -EINVAL,
+		     "t.conf:1: allow_uids: trailing characters in '10x'");
+}
+
+static void test_error_out_of_range_names_the_range(void **state)
+{
+	expect_error("max_clients = 0\n", -ERANGE, "t.conf:1: max_clients: 0 is out of range (1..4096)");
+	expect_error("max_clients = 4097\n", -ERANGE,
+		     "t.conf:1: max_clients: 4097 is out of range (1..4096)");
+	expect_error("max_clients = -3\n", -ERANGE,
+		     "t.conf:1: max_clients: -3 is out of range (1..4096)");
+	expect_error("max_clients = 99999999999999999999999\n", -ERANGE,
+		     "t.conf:1: max_clients: 99999999999999999999999 is out of range (1..4096)");
+	expect_error("max_registered_bytes = 2T\n", -ERANGE,
+		     "t.conf:1: max_registered_bytes: 2T is out of range (4K..1T)");
+	expect_error("max_registered_bytes = 4095\n", -ERANGE,
+		     "t.conf:1: max_registered_bytes: 4095 is out of range (4K..1T)");
+	/* a suffix that overflows 64 bits is a range error, not a wrap */
+	expect_error("max_registered_bytes = 17179869184T\n", -ERANGE,
+		     "t.conf:1: max_registered_bytes: 17179869184T is out of range (4K..1T)");
+	expect_error("engine_cpu = -2\n", -ERANGE, "t.conf:1: engine_cpu: -2 is out of range (-1..4095)");
+	expect_error("admin_gid = 2147483648\n", -ERANGE,
+		     "t.conf:1: admin_gid: 2147483648 is out of range (-1..2147483647)");
+	expect_error("admin_gid = -9223372036854775809\n", -ERANGE,
+		     "t.conf:1: admin_gid: -9223372036854775809 is out of range (-1..2147483647)");
+	expect_error("allow_gids = 4294967295\n", -ERANGE,
+		     "t.conf:1: allow_gids: 4294967295 is out of range (0..4294967294)");
+	expect_error("allow_uids = -1\n", -ERANGE,
+		     "t.conf:1: allow_uids: -1 is out of range (0..4294967294)");
+}
+
+static void test_error_duplicate_option(void **state)
+{
+	expect_error("max_clients = 4\n# again\nmax_clients = 4\n", -EINVAL,
+		     "t.conf:3: duplicate option 'max_clients' (first set on line 1)");
+}
+
+static void test_error_line_too_long(void **state)
+{
+	char *text = malloc(4096 + 64);
+	struct conf c;
+
+	/* exactly 4096 characters is allowed ... */
+	memset(text, ' ', 4096);
+	memcpy(text, "max_clients = 5", 15);
+	text[4095] = '#';
+	strcpy(text + 4096, "\n");
+	expect_ok(text, &c);
+	assert_int_equal(c.max_clients, 5);
+	/* ... one more is not, even inside a comment */
+	memset(text, '#', 4097);
+	strcpy(text + 4097, "\n");
+	expect_error(text, -E2BIG, "t.conf:1: line too long (over 4096 characters)");
+	memmove(text + 2, text, 4099);
+	memcpy(text, "\n\n", 2);
+	expect_error(text, -E2BIG, "t.conf:3: line too long (over 4096 characters)");
+	free(text);
+}
+
+static void test_error_ring_depth_power_of_two(void **state)
+{
+	expect_error("ring_depth = 1000\n", -EINVAL,
+		     "t.conf:1: ring_depth: 1000 is not a power of two");
+	expect_error("max_ring_depth = 20000\n", -EINVAL,
+		     "t.conf:1: max_ring_depth: 20000 is not a power of two");
+}
+
+static void test_error_ring_depth_over_max(void **state)
+{
+	expect_error("ring_depth = 4096\n\nmax_ring_depth = 2048\n", -EINVAL,
+		     "t.conf:3: ring_depth 4096 is larger than max_ring_depth 2048");
+	expect_error("max_ring_depth = 2048\n\nring_depth = 4096\n", -EINVAL,
+		     "t.conf:3: ring_depth 4096 is larger than max_ring_depth 2048");
+	/* against the default of the other one */
+	expect_error("\nmax_ring_depth = 512\n", -EINVAL,
+		     "t.conf:2: ring_depth 1024 is larger than max_ring_depth 512");
+}
+
+static void test_error_nul_byte(void **state)
+{
+	static const char text[] = "max_clients = 4\nmax_outstanding = 1\0 2\n";
+	char err[ERRLEN];
+	struct conf c;
+
+	assert_int_equal(conf_parse("t.conf", text, sizeof(text) - 1, &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "t.conf:2: NUL byte in line");
+}
+
+static void test_error_bad_bool_level_list(void **state)
+{
+	expect_error("allow_all = maybe\n", -EINVAL,
+		     "t.conf:1: allow_all: 'maybe' is not a boolean (true or false)");
+	expect_error("log_level = loud\n", -EINVAL,
+		     "t.conf:1: log_level: 'loud' is not one of error, warn, info, debug");
+	expect_error("allow_uids = 1,,2\n", -EINVAL, "t.conf:1: allow_uids: empty entry in list");
+	expect_error("allow_uids = 1,\n", -EINVAL, "t.conf:1: allow_uids: empty entry in list");
+	expect_error("allow_uids = no_such_user_x\n", -EINVAL,
+		     "t.conf:1: allow_uids: unknown user 'no_such_user_x'");
+	expect_error("allow_gids = no_such_group_x\n", -EINVAL,
+		     "t.conf:1: allow_gids: unknown group 'no_such_group_x'");
+	expect_error("allow_gids = a/b\n", -EINVAL,
+		     "t.conf:1: allow_gids: 'a/b' is neither a number nor a group name");
+	expect_error("admin_gid = no_such_group_x\n", -EINVAL,
+		     "t.conf:1: admin_gid: unknown group 'no_such_group_x'");
+}
+
+/* Hostile bytes are not copied into the message as they are. */
+static void test_error_message_is_sanitized_and_bounded(void **state)
+{
+	char text[600], err[ERRLEN];
+	struct conf c;
+
+	memset(text, 'k', 500);
+	memcpy(text + 500, "\x1b[31m = 1\n", 11);
+	assert_int_equal(parse(text, &c, err), -EINVAL);
+	assert_string_equal(err, "t.conf:1: unknown option '"
+				 "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...'");
+	expect_error("max_\x01\x7f = 1\n", -EINVAL, "t.conf:1: unknown option 'max_?" "?'");
+	/* a short or absent buffer is truncated, never overrun */
+	memset(err, 'Z', sizeof(err));
+	assert_int_equal(conf_parse("t.conf", "x\n", 2, &c, err, 8), -EINVAL);
+	assert_string_equal(err, "t.conf:");
+	assert_int_equal(err[8], 'Z');
+	assert_int_equal(conf_parse("t.conf", "x\n", 2, &c, NULL, 0), -EINVAL);
+}
+
+/* A failed parse leaves the caller's struct as it was. */
+static void test_error_leaves_output_untouched(void **state)
+{
+	struct conf c, before;
+
+	memset(&c, 0x5a, sizeof(c));
+	before = c;
+	assert_int_equal(parse("max_clients = 7\nbogus = 1\n", &c, (char[ERRLEN]){ 0 }), -EINVAL);
+	assert_memory_equal(&c, &before, sizeof(c));
+}
+
+/* ---- bounds of every option ------------------------------------------------ */
+
+struct bound {
+	const char *name;
+	const char *lo, *hi, *below, *above;  /* below/above: NULL when none exists */
+};
+
+static const struct bound bounds[] = {
+	{ "admin_gid", "-1", "2147483647", "-2", "2147483648" },
+	{ "max_clients", "1", "4096", "0", "4097" },
+	{ "max_endpoints_per_client", "1", "1024", "0", "1025" },
+	{ "max_mrs_per_client", "1", "65536", "0", "65537" },
+	{ "max_registered_bytes", "4096", "1099511627776", "4095", "1099511627777" },
+	{ "max_conns_per_endpoint", "1", "65536", "0", "65537" },
+	{ "max_outstanding", "1", "65536", "0", "65537" },
+	{ "ring_depth", "16", "16384", "8", "32768" },      /* above: past max_ring_depth */
+	{ "max_ring_depth", "1024", "65536", "8", "131072" },
+	{ "max_ctl_msg", "1024", "1048576", "1023", "1048577" },
+	{ "ctl_timeout_ms", "10", "600000", "9", "600001" },
+	{ "max_listen_backlog", "1", "4096", "0", "4097" },
+	{ "engine_idle_spin_us", "0", "1000000", NULL, "1000001" },
+	{ "engine_poll_batch", "1", "1024", "0", "1025" },
+	{ "engine_cpu", "-1", "4095", "-2", "4096" },
+};
+
+static void test_bounds_of_every_option(void **state)
+{
+	char text[128], err[ERRLEN];
+	struct conf c;
+
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		const struct bound *b = &bounds[i];
+
+		snprintf(text, sizeof(text), "%s = %s\n", b->name, b->lo);
+		expect_ok(text, &c);
+		snprintf(text, sizeof(text), "%s = %s\n", b->name, b->hi);
+		expect_ok(text, &c);
+		if (b->below) {
+			snprintf(text, sizeof(text), "%s = %s\n", b->name, b->below);
+			assert_true(parse(text, &c, err) < 0);
+			assert_non_null(strstr(err, b->name));
+		}
+		snprintf(text, sizeof(text), "%s = %s\n", b->name, b->above);
+		assert_true(parse(text, &c, err) < 0);
+		assert_non_null(strstr(err, b->name));
+	}
+	/* the largest ring both may have */
+	expect_ok("max_ring_depth = 65536\nring_depth = 65536\n", &c);
+	expect_error("max_ring_depth = 65536\nring_depth = 131072\n", -ERANGE,
+		     "t.conf:2: ring_depth: 131072 is out of range (16..65536)");
+}
+
+/* ---- reload ------------------------------------------------------------- */
+
+static void test_reload_applies_reloadable_and_reports_the_rest(void **state)
+{
+	struct lines l = { .n = 0 };
+	struct conf cur, next;
+
+	conf_defaults(&cur);
+	expect_ok("log_level = debug\n"
+		  "ring_depth = 2048\n"
+		  "max_clients = 100\n"
+		  "allow_uids = 1000,1001\n"
+		  "max_registered_bytes = 8G\n",
+		  &next);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 3);
+	assert_int_equal(l.n, 5);
+	/* reported in table order */
+	assert_string_equal(l.text[0], "allow_uids: none -> 1000,1001");
+	assert_string_equal(l.text[1], "max_clients: 64 -> 100");
+	assert_string_equal(l.text[2], "max_registered_bytes: 4G -> 8G needs a restart; kept 4G");
+	assert_string_equal(l.text[3], "ring_depth: 1024 -> 2048 needs a restart; kept 1024");
+	assert_string_equal(l.text[4], "log_level: info -> debug");
+
+	assert_int_equal(cur.log_level, LOG_LVL_DEBUG);
+	assert_int_equal(cur.max_clients, 100);
+	assert_int_equal(cur.n_allow_uids, 2);
+	assert_int_equal(cur.allow_uids[1], 1001);
+	assert_int_equal(cur.ring_depth, 1024);
+	assert_int_equal(cur.max_registered_bytes, 4ULL << 30);
+
+	/* the same file again applies nothing; the kept restarts are said again */
+	l.n = 0;
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.text[0], "max_registered_bytes: 4G -> 8G needs a restart; kept 4G");
+}
+
+static void test_reload_every_reloadable_option(void **state)
+{
+	struct lines l = { .n = 0 };
+	struct conf cur, next;
+
+	conf_defaults(&cur);
+	expect_ok("allow_all = false\nallow_uids = 5\nallow_gids = 6,7\nadmin_gid = 8\n"
+		  "max_clients = 9\nctl_timeout_ms = 10\nmax_listen_backlog = 11\n"
+		  "engine_idle_spin_us = 12\nlog_level = error\n",
+		  &next);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 9);
+	assert_int_equal(l.n, 9);
+	assert_string_equal(l.text[0], "allow_all: true -> false");
+	assert_string_equal(l.text[2], "allow_gids: none -> 6,7");
+	assert_string_equal(l.text[3], "admin_gid: -1 -> 8");
+	assert_true(conf_equal(&cur, &next));
+	/* a NULL report is allowed */
+	conf_defaults(&cur);
+	assert_int_equal(conf_reload(&cur, &next, NULL, NULL), 9);
+}
+
+static void test_reload_ignores_every_restart_option(void **state)
+{
+	struct lines l = { .n = 0 };
+	struct conf cur, next, def;
+
+	conf_defaults(&cur);
+	def = cur;
+	expect_ok("max_endpoints_per_client = 2\nmax_mrs_per_client = 3\n"
+		  "max_registered_bytes = 5M\nmax_conns_per_endpoint = 6\nmax_outstanding = 7\n"
+		  "ring_depth = 32\nmax_ring_depth = 64\nmax_ctl_msg = 2K\n"
+		  "engine_poll_batch = 9\nengine_cpu = 1\n",
+		  &next);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 0);
+	assert_int_equal(l.n, 10);
+	for (int i = 0; i < l.n; i++)
+		assert_non_null(strstr(l.text[i], "needs a restart; kept"));
+	assert_string_equal(l.text[7], "max_ctl_msg: 64K -> 2K needs a restart; kept 64K");
+	assert_string_equal(l.text[9], "engine_cpu: -1 -> 1 needs a restart; kept -1");
+	assert_true(conf_equal(&cur, &def));
+}
+
+/* ---- dump --------------------------------------------------------------- */
+
+static void dump_to_text(const struct conf *c, char *text, size_t len, struct lines *l)
+{
+	l->n = 0;
+	conf_dump(c, collect, l);
+	text[0] = '\0';
+	for (int i = 0; i < l->n; i++) {
+		strncat(text, l->text[i], len - strlen(text) - 1);
+		strncat(text, "\n", len - strlen(text) - 1);
+	}
+}
+
+static void test_dump_lists_every_option(void **state)
+{
+	static char text[16384];
+	struct lines l;
+	struct conf c;
+
+	conf_defaults(&c);
+	dump_to_text(&c, text, sizeof(text), &l);
+	assert_int_equal(l.n, 19);
+	assert_string_equal(l.text[0], "allow_all = true");
+	assert_string_equal(l.text[1], "allow_uids = none");
+	assert_string_equal(l.text[3], "admin_gid = -1");
+	assert_string_equal(l.text[7], "max_registered_bytes = 4G");
+	assert_string_equal(l.text[12], "max_ctl_msg = 64K");
+	assert_string_equal(l.text[18], "log_level = info");
+}
+
+static void test_dump_round_trip(void **state)
+{
+	static char text[16384];
+	char big[1024] = "allow_gids = ";
+	struct conf a, b, def;
+	struct lines l;
+
+	/* the defaults */
+	conf_defaults(&def);
+	dump_to_text(&def, text, sizeof(text), &l);
+	expect_ok(text, &b);
+	assert_true(conf_equal(&def, &b));
+
+	/* every option away from its default, full lists, odd sizes */
+	for (int i = 0; i < CONF_MAX_IDS; i++)
+		snprintf(big + strlen(big), sizeof(big) - strlen(big), "%s%u", i ? "," : "",
+			 4294967294u - (unsigned)i);
+	strcat(big, "\n");
+	snprintf(text, sizeof(text),
+		 "allow_all = false\nallow_uids = 0,65534,1000\n%sadmin_gid = 2147483647\n"
+		 "max_clients = 4096\nmax_endpoints_per_client = 1\nmax_mrs_per_client = 65536\n"
+		 "max_registered_bytes = 1099511627775\nmax_conns_per_endpoint = 3\n"
+		 "max_outstanding = 65536\nring_depth = 16\nmax_ring_depth = 65536\n"
+		 "max_ctl_msg = 1025\nctl_timeout_ms = 600000\nmax_listen_backlog = 4096\n"
+		 "engine_idle_spin_us = 0\nengine_poll_batch = 1024\nengine_cpu = 4095\n"
+		 "log_level = error\n",
+		 big);
+	expect_ok(text, &a);
+	assert_int_equal(a.n_allow_gids, CONF_MAX_IDS);
+	dump_to_text(&a, text, sizeof(text), &l);
+	expect_ok(text, &b);
+	assert_true(conf_equal(&a, &b));
+	assert_false(conf_equal(&a, &def));
+
+	/* a size dumps with the largest suffix that is exact, and parses back */
+	expect_ok("max_registered_bytes = 3072M\n", &a);
+	dump_to_text(&a, text, sizeof(text), &l);
+	assert_string_equal(l.text[7], "max_registered_bytes = 3G");
+	expect_ok("max_registered_bytes = 1049600\n", &a);
+	dump_to_text(&a, text, sizeof(text), &l);
+	assert_string_equal(l.text[7], "max_registered_bytes = 1025K");
+	expect_ok(text, &b);
+	assert_true(conf_equal(&a, &b));
+}
+
+/* ---- conf_load ----------------------------------------------------------- */
+
+static char *write_temp(const char *text, size_t len)
+{
+	char *path = strdup("/tmp/test_conf.XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static void test_load_file(void **state)
+{
+	static const char text[] = "# site config\nmax_clients = 12\nlog_level = warn\n";
+	char *path = write_temp(text, sizeof(text) - 1);
+	char err[ERRLEN], want[ERRLEN];
+	struct conf c;
+
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.max_clients, 12);
+	assert_int_equal(c.log_level, LOG_LVL_WARN);
+	unlink(path);
+	free(path);
+
+	/* messages name the file by the path it was loaded from */
+	path = write_temp("max_clients = 12\nring_depth = 3\n", 32);
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), -ERANGE);
+	snprintf(want, sizeof(want), "%s:2: ring_depth: 3 is out of range (16..65536)", path);
+	assert_string_equal(err, want);
+	unlink(path);
+	free(path);
+}
+
+static void test_load_missing_file(void **state)
+{
+	char err[ERRLEN];
+	struct conf c;
+
+	assert_int_equal(conf_load("/nonexistent/uccl.conf", &c, err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "/nonexistent/uccl.conf: No such file or directory");
+}
+
+static void test_load_refuses_huge_file(void **state)
+{
+	size_t len = (1u << 20) + 1;
+	char *text = malloc(len), *path;
+	char err[ERRLEN], want[ERRLEN];
+	struct conf c;
+
+	/* a megabyte of blank lines is fine; one byte more is not */
+	memset(text, '\n', len);
+	path = write_temp(text, len - 1);
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), 0);
+	unlink(path);
+	free(path);
+	path = write_temp(text, len);
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), -EFBIG);
+	snprintf(want, sizeof(want), "%s: larger than 1048576 bytes", path);
+	assert_string_equal(err, want);
+	unlink(path);
+	free(path);
+	free(text);
+}
+
+/* ---- the shipped example ---------------------------------------------------- */
+
+/* conf/uccl.conf.example shows every option, commented out, at its default:
+ * uncommented it must parse to exactly the built-in defaults. */
+static void test_example_shows_every_default(void **state)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096], line[4096];
+	static char text[65536];
+	size_t len = 0;
+	int options = 0;
+	struct conf c, def;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/conf/uccl.conf.example", top ? top : ".");
+	f = fopen(path, "r");
+	if (!f)
+		skip();
+	while (fgets(line, sizeof(line), f)) {
+		const char *l = line;
+
+		/* "#key = value": an option; "# text": prose, dropped */
+		if (line[0] == '#' && line[1] >= 'a' && line[1] <= 'z' && strstr(line, " = ")) {
+			l = line + 1;
+			options++;
+		} else if (line[0] == '#') {
+			continue;
+		}
+		assert_true(len + strlen(l) < sizeof(text));
+		memcpy(text + len, l, strlen(l));
+		len += strlen(l);
+	}
+	fclose(f);
+	assert_int_equal(options, 19);
+	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
+	conf_defaults(&def);
+	assert_true(conf_equal(&c, &def));
+	assert_int_equal(conf_load(path, &c, NULL, 0), 0);
+	assert_true(conf_equal(&c, &def));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_empty_and_comments_are_defaults),
+		cmocka_unit_test(test_whitespace_comments_crlf),
+		cmocka_unit_test(test_bool_spellings),
+		cmocka_unit_test(test_size_suffixes_are_binary),
+		cmocka_unit_test(test_signed_values),
+		cmocka_unit_test(test_log_levels),
+		cmocka_unit_test(test_id_lists),
+		cmocka_unit_test(test_id_list_holds_conf_max_ids),
+		cmocka_unit_test(test_error_unknown_option),
+		cmocka_unit_test(test_error_missing_equals),
+		cmocka_unit_test(test_error_empty_value),
+		cmocka_unit_test(test_error_bad_number),
+		cmocka_unit_test(test_error_trailing_junk),
+		cmocka_unit_test(test_error_out_of_range_names_the_range),
+		cmocka_unit_test(test_error_duplicate_option),
+		cmocka_unit_test(test_error_line_too_long),
+		cmocka_unit_test(test_error_ring_depth_power_of_two),
+		cmocka_unit_test(test_error_ring_depth_over_max),
+		cmocka_unit_test(test_error_nul_byte),
+		cmocka_unit_test(test_error_bad_bool_level_list),
+		cmocka_unit_test(test_error_message_is_sanitized_and_bounded),
+		cmocka_unit_test(test_error_leaves_output_untouched),
+		cmocka_unit_test(test_bounds_of_every_option),
+		cmocka_unit_test(test_reload_applies_reloadable_and_reports_the_rest),
+		cmocka_unit_test(test_reload_every_reloadable_option),
+		cmocka_unit_test(test_reload_ignores_every_restart_option),
+		cmocka_unit_test(test_dump_lists_every_option),
+		cmocka_unit_test(test_dump_round_trip),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_load_missing_file),
+		cmocka_unit_test(test_load_refuses_huge_file),
+		cmocka_unit_test(test_example_shows_every_default),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
