@@ -206,6 +206,10 @@ UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
 	for (int i = 0; i < n; i++)
 		memcpy(&cqes[i], ring_cons_slot(&ep->cq, (uint32_t)i), sizeof(cqes[i]));
 	ring_cons_release(&ep->cq, (uint32_t)n);
+	/* The engine sleeps with descriptors still in our SQ when our full CQ
+	 * held them back; the room we just made is work for it. */
+	if (ring_prod_space(&ep->sq) < ep->sq.entries && ring_prod_needs_wakeup(&ep->sq))
+		ring_doorbell(ep);
 	/* Awake again: stop the daemon writing the eventfd on every batch. */
 	if (ep->armed) {
 		ring_cons_disarm(&ep->cq);

@@ -285,9 +285,13 @@ static void closed_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	s->d->stats.disconnects++;
+	bool quiet = !s->attached || s->observer;   /* ucclctl and probes */
+
+	if (!quiet)
+		s->d->stats.disconnects++;
 	session_close(s, NULL, false);
-	log_info("client %u (pid %d): disconnected; resources released", s->id, (int)s->pid);
+	if (!quiet)
+		log_info("client %u (pid %d): disconnected; resources released", s->id, (int)s->pid);
 }
 
 static void read_cb(evutil_socket_t fd, short what, void *arg)

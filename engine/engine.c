@@ -633,10 +633,28 @@ int engine_sleep_arm(struct engine *e)
 	for (uint32_t i = 0; i < e->nlive;) {
 		struct ep *ep = e->live[i];
 		int r = ring_cons_arm(&ep->sq);
+		int space;
 
 		if (r < 0) {
 			ep_break(e, ep);
 			continue;
+		}
+		/* Descriptors held back by a full CQ or the outstanding limit are
+		 * not work: the client rings the doorbell when it makes room, and
+		 * pending ops complete through other endpoints' work. Counting
+		 * them would spin the engine for a client that stopped polling. */
+		if (r > 0) {
+			space = ring_prod_space_checked(&ep->cq);
+			if (space < 0) {
+				ep_break(e, ep);
+				continue;
+			}
+			int64_t room = (int64_t)space - ep->st.outstanding - ep->staged;
+			int64_t lim = (int64_t)ep->max_outstanding - ep->st.outstanding;
+			if (room < r)
+				r = room < 0 ? 0 : (int)room;
+			if (lim < r)
+				r = lim < 0 ? 0 : (int)lim;
 		}
 		total += (uint64_t)r;
 		i++;

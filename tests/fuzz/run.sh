@@ -57,8 +57,8 @@ for name in fuzz_ctl fuzz_conf fuzz_sqe; do
 
 	work=$(mktemp -d "${TMPDIR:-/tmp}/uccl-$name.XXXXXX") || exit 2
 	mkdir -p "$work/corpus" "$work/artifacts"
-	if [ -d "$srcdir/corpus/$name" ]; then
-		cp -R "$srcdir/corpus/$name/." "$work/corpus/"
+	if [ -d "$srcdir/corpus/${name#fuzz_}" ]; then
+		cp -R "$srcdir/corpus/${name#fuzz_}/." "$work/corpus/"
 	fi
 	dict=
 	if [ "$name" = fuzz_conf ]; then

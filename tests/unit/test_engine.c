@@ -947,6 +947,40 @@ static void test_sleep_arm_sets_need_wakeup_and_reports_work(void **state)
 	engine_sleep_disarm(f->e);
 }
 
+/* A client that stopped reaping its CQ must not keep the engine awake:
+ * descriptors its full CQ holds back are not work until it makes room. */
+static void test_sleep_arm_ignores_descriptors_held_back_by_a_full_cq(void **state)
+{
+	struct fx *f = *state;
+	struct cli *c = &f->ep[0];
+	uint32_t cq_n = c->hdr.cq_entries;
+	struct uccl_cqe cqe;
+
+	/* fill the CQ in rounds (the SQ and the poll batch may be smaller) */
+	for (uint32_t done = 0; done < cq_n;) {
+		uint32_t k = ring_prod_space(&c->sq);
+		if (k > cq_n - done)
+			k = cq_n - done;
+		for (uint32_t i = 0; i < k; i++)
+			submit(f, 0, SQE(.opcode = UCCL_OP_NOP));
+		while (poll_all(f) > 0)
+			;
+		done += k;
+	}
+	assert_int_equal(pending_cqes(f, 0), (int)cq_n);
+	submit(f, 0, SQE(.opcode = UCCL_OP_NOP));
+	submit(f, 0, SQE(.opcode = UCCL_OP_NOP));
+	assert_int_equal(poll_all(f), 0);               /* held back */
+	assert_int_equal(engine_sleep_arm(f->e), 0);    /* so safe to sleep */
+	engine_sleep_disarm(f->e);
+	assert_int_equal(reap(f, 0, &cqe, 1), 1);       /* room for one */
+	assert_int_equal(engine_sleep_arm(f->e), 1);
+	engine_sleep_disarm(f->e);
+	while (poll_all(f) > 0)
+		;
+	assert_int_equal(pending_cqes(f, 0), (int)cq_n);
+}
+
 /* ---- control path ---- */
 
 static void test_conn_add_rejects_bad_ids_and_busy_sides(void **state)
@@ -1116,6 +1150,7 @@ int main(void)
 		T(test_corrupt_cq_index_stops_the_endpoint),
 		T(test_notify_only_when_the_client_asked),
 		T(test_sleep_arm_sets_need_wakeup_and_reports_work),
+		T(test_sleep_arm_ignores_descriptors_held_back_by_a_full_cq),
 		T(test_conn_add_rejects_bad_ids_and_busy_sides),
 		T(test_ep_add_rejects_bad_parameters),
 		T(test_ep_stats_count_this_endpoints_work),
