@@ -282,7 +282,8 @@ static int do_send(const struct opts *o)
 		       ok ? "true" : "false");
 	} else {
 		printf("transfer:  %" PRIu64 " MiB in %.3f s = %.2f GB/s (%.1f Gbit/s), %" PRIu64
-		       " chunks of %" PRIu64 " KiB\n",
+		       " chunks of %" PRIu64 " KiB\n"
+		       "           (includes the sender generating and the receiver checking every byte)\n",
 		       o->total >> 20, secs, gbs, gbs * 8, chunks, o->slot_size >> 10);
 		printf("verified:  %" PRIu64 "/%" PRIu64 " chunks intact at the receiver%s\n", v.chunks_ok,
 		       chunks, v.chunks_bad ? " (CORRUPTION DETECTED)" : "");
