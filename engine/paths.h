@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * paths: the per-path table of a channel. A path is one UDP source port (one
+ * ECMP hash); the transport picks a path per chunk by power-of-two choices on
+ * smoothed per-path RTT and avoids paths that lost packets recently.
+ * Deterministic from a seed (no randomness of its own).
+ */
+#ifndef UCCL_ENGINE_PATHS_H
+#define UCCL_ENGINE_PATHS_H
+
+#include <stdint.h>
+
+#define PATHS_MAX 256u
+
+struct paths;
+
+struct paths_stat {
+	uint64_t srtt_ns;              /* 0 until sampled */
+	uint64_t sent_chunks;
+	uint64_t losses;
+	uint64_t last_loss_ns;
+};
+
+/* n in 1..PATHS_MAX; loss_hold_ns: how long a loss keeps a path out of
+ * the choice (unless every path lost recently). NULL on bad arguments. */
+struct paths *paths_new(uint32_t n, uint64_t seed, uint64_t loss_hold_ns);
+struct paths *paths_free(struct paths *p);     /* accepts NULL */
+
+uint16_t paths_pick(struct paths *p, uint64_t now_ns);
+void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns);
+void paths_on_loss(struct paths *p, uint16_t path, uint64_t now_ns);
+uint32_t paths_count(const struct paths *p);
+int paths_stat(const struct paths *p, uint16_t path, struct paths_stat *out);
+
+#endif

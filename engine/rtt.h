@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtt: smoothed round-trip time and the retransmission timeout derived from
+ * it (RFC 6298 style: srtt, rttvar, rto = srtt + 4 rttvar, clamped to a floor
+ * and a ceiling, doubled on each consecutive timeout).
+ */
+#ifndef UCCL_ENGINE_RTT_H
+#define UCCL_ENGINE_RTT_H
+
+#include <stdint.h>
+
+struct rtt {
+	uint64_t srtt_ns;              /* 0 until the first sample */
+	uint64_t rttvar_ns;
+	uint64_t min_rtt_ns;           /* lowest sample seen */
+	uint64_t rto_ns;               /* current timeout, backoff included */
+	uint64_t rto_min_ns, rto_max_ns;
+	uint32_t backoff;              /* consecutive timeouts */
+};
+
+void rtt_init(struct rtt *r, uint64_t rto_init_ns, uint64_t rto_min_ns, uint64_t rto_max_ns);
+void rtt_sample(struct rtt *r, uint64_t rtt_ns);   /* also clears the backoff */
+void rtt_on_timeout(struct rtt *r);               /* doubles rto up to the ceiling */
+uint64_t rtt_rto(const struct rtt *r);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scoreboard: the transport's packet-sequence bookkeeping, the "transport
+ * reorder structure" (completion order is a separate, upper-layer job).
+ *
+ * sb_tx (sender): one entry per packet in flight, indexed by psn in a ring
+ * of `capacity` entries (a power of two, >= 1024). Cumulative and selective
+ * acknowledgements retire entries; holes with at least `dupthresh` SACKed
+ * packets above them are declared lost once (fast retransmit); a timeout
+ * declares every outstanding packet sent before a cut-off lost. Retransmits
+ * keep their psn.
+ *
+ * PSNs are u32 and wrap: every comparison is serial-number arithmetic.
+ *
+ * sb_rx (receiver): which psns arrived in a window of `window` packets after
+ * the cumulative point; duplicate suppression and the SACK words for ACKs.
+ */
+#ifndef UCCL_ENGINE_SCOREBOARD_H
+#define UCCL_ENGINE_SCOREBOARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sb_tx;
+struct sb_rx;
+
+struct sb_pkt {                    /* what the sender remembers of a packet */
+	uint64_t cookie;               /* the transport's: which message and offset */
+	uint64_t sent_ns;              /* last (re)transmission */
+	uint32_t bytes;                /* payload */
+	uint16_t path;
+	uint16_t retx;                 /* retransmissions so far */
+};
+
+struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh);
+struct sb_tx *sb_tx_free(struct sb_tx *s);              /* accepts NULL */
+/* true when `capacity` packets are unacknowledged: send nothing new. */
+bool sb_tx_full(const struct sb_tx *s);
+/* Record a new packet; returns its psn. Caller checked !sb_tx_full. */
+uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p);
+
+/* Apply an ACK. For every packet newly acknowledged (cumulatively or by
+ * SACK) calls acked(arg, psn, pkt). Then marks holes lost (fast retransmit).
+ * Returns the number of packets newly acknowledged, or -EINVAL if cum_psn
+ * is beyond what was sent (a bogus ACK: ignored). */
+int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
+	      void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg);
+/* Go-Back-N: acknowledge cumulatively only and mark everything after a
+ * detected hole lost. (SACK words ignored.) */
+int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
+		  void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg);
+
+/* Timeout: every unacknowledged packet sent at or before cutoff_ns becomes
+ * lost. Returns how many were newly marked. */
+int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns);
+/* Lost packets waiting for retransmission, oldest psn first. Returns 1 and
+ * fills psn/pkt, or 0. sb_tx_retransmitted() records the resend. */
+int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt);
+void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t now_ns);
+
+uint32_t sb_tx_inflight(const struct sb_tx *s);        /* unacked packets */
+uint64_t sb_tx_inflight_bytes(const struct sb_tx *s);
+uint32_t sb_tx_lost_pending(const struct sb_tx *s);    /* lost, not yet resent */
+uint32_t sb_tx_holes(const struct sb_tx *s);           /* unacked below the highest SACKed */
+/* sent_ns of the oldest unacknowledged packet, or UINT64_MAX. */
+uint64_t sb_tx_oldest_sent(const struct sb_tx *s);
+/* Drop everything (channel reset); calls dropped(arg, psn, pkt) for each. */
+void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const struct sb_pkt *p),
+		 void *arg);
+
+struct sb_rx *sb_rx_new(uint32_t window);
+struct sb_rx *sb_rx_free(struct sb_rx *s);
+/* 1: new, deliver it; 0: duplicate; -ERANGE: beyond the window (drop,
+ * the sender will retransmit). */
+int sb_rx_accept(struct sb_rx *s, uint32_t psn);
+uint32_t sb_rx_cum(const struct sb_rx *s);
+/* SACK words after the cumulative point; returns how many are non-empty
+ * up to the last set bit (<= max_words). */
+uint32_t sb_rx_sack(const struct sb_rx *s, uint64_t *words, uint32_t max_words);
+bool sb_rx_has_holes(const struct sb_rx *s);
+
+#endif

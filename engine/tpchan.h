@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpchan: the transport channel to one remote host, shared by every endpoint
+ * that talks to it (state grows as endpoints + hosts). Sans-I/O: the caller
+ * feeds it messages to send, received packets and the time; it hands back
+ * packets to transmit, delivers arriving payloads through a callback, and
+ * reports message completions.
+ *
+ * What it does: cuts messages into chunks (the unit of congestion-control
+ * and path decisions) and chunks into packets that fit the MTU; numbers
+ * packets (psn) and keeps them on the sender scoreboard until acknowledged;
+ * selective retransmission on SACK holes (fast retransmit) and on timeout
+ * (RTO from measured RTT), or Go-Back-N when configured; ACK coalescing on
+ * the receive side (every `ack_every` packets or after `ack_delay_ns`,
+ * at once when a hole appears); duplicate suppression; flow control (bytes
+ * in flight and queued messages are bounded; tpchan_submit says -EAGAIN);
+ * congestion control through struct cc_ops; path choice per chunk through
+ * struct paths. It is reliable and unordered: a message completes when all
+ * of its packets are acknowledged, in whatever order; ordering between
+ * operations is the job of the layer above.
+ */
+#ifndef UCCL_ENGINE_TPCHAN_H
+#define UCCL_ENGINE_TPCHAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cc/cc.h"
+#include "engine/wire.h"
+
+struct tpchan;
+
+struct tpchan_cb {
+	/* Sender: copy bytes [off, off+len) of the message with this cookie
+	 * into dst (a packet payload being built). 0, or a negative errno:
+	 * the message then completes with that error. */
+	int (*read)(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len);
+	/* Receiver: a new (not duplicate) DATA packet with the right token and
+	 * a good crc. The layer above checks endpoint, key and bounds and
+	 * writes the payload at its final place. 0, or a negative errno: the
+	 * packet is still acknowledged (it arrived) and a NACK carrying the
+	 * error goes back, so that the sender fails the message at once. */
+	int (*deliver)(void *arg, const struct wire_data *d);
+	/* Sender: every packet of the message was acknowledged (res 0), the
+	 * receiver refused it (NACK: its error), or the channel was reset
+	 * (tpchan_reset's error). Called exactly once per submitted message. */
+	void (*complete)(void *arg, uint64_t cookie, int res);
+};
+
+struct tpchan_params {
+	uint64_t tx_token;             /* the peer's token: put in packets we send */
+	uint64_t rx_token;             /* ours: packets from the peer must carry it */
+	uint32_t mtu;                  /* UDP payload bytes per packet, header included */
+	uint32_t chunk_bytes;          /* default 32768 */
+	uint32_t npaths;               /* 1 .. PATHS_MAX */
+	uint32_t max_inflight_pkts;    /* sender scoreboard, power of two >= 1024 */
+	uint32_t rx_window_pkts;       /* receiver window, >= max_inflight_pkts */
+	uint64_t max_inflight_bytes;   /* flow control: cap on the CC window */
+	uint32_t max_msgs;             /* messages queued or in flight */
+	bool go_back_n;                /* recovery mode: false = SACK */
+	bool crc;                      /* send crc32c with every DATA packet */
+	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
+	uint32_t max_retx;             /* a packet resent this often fails its message (-ETIMEDOUT) */
+	uint64_t ack_delay_ns;         /* longest an ACK waits to be coalesced */
+	uint32_t ack_every;            /* ACK at least every this many DATA packets */
+	uint32_t dupthresh;            /* SACKed packets above a hole that make it lost */
+	uint64_t path_loss_hold_ns;
+	const struct cc_ops *cc;       /* NULL: cc_window_ops */
+	uint64_t seed;                 /* path choice randomness */
+	const struct tpchan_cb *cb;
+	void *cb_arg;
+};
+
+struct tpchan_msg {
+	uint64_t cookie;               /* returned in complete() */
+	uint8_t opcode;                /* enum uccl_opcode */
+	uint32_t dst_ep, dst_conn;
+	uint64_t rkey;                 /* PUT: remote key; SEND: tag */
+	uint64_t roff;                 /* PUT: remote offset */
+	uint64_t len;                  /* 0 allowed (SIGNAL): one packet, no payload */
+};
+
+struct tpchan_txpkt {
+	uint8_t *buf;                  /* caller's buffer of at least mtu bytes */
+	uint32_t len;                  /* set by tpchan_tx */
+	uint16_t path;                 /* set by tpchan_tx */
+};
+
+struct tpchan_stats {
+	uint64_t msgs_submitted, msgs_completed, msgs_failed;
+	uint64_t data_pkts_tx, data_bytes_tx, retx_pkts, retx_timeouts, fast_retx;
+	uint64_t acks_tx, nacks_tx, acks_rx, nacks_rx;
+	uint64_t data_pkts_rx, data_bytes_rx, dup_pkts_rx;
+	uint64_t drop_malformed, drop_version, drop_token, drop_crc, drop_window, drop_refused;
+	uint64_t inflight_pkts, inflight_bytes, queued_msgs;
+	uint64_t srtt_ns, rto_ns, cwnd_bytes;
+	uint32_t sack_holes;
+};
+
+struct tpchan *tpchan_new(const struct tpchan_params *p);   /* NULL on bad params */
+struct tpchan *tpchan_free(struct tpchan *c);                 /* accepts NULL */
+
+/* Queue a message. -EAGAIN when max_msgs are queued or in flight
+ * (backpressure: nothing is dropped), -EINVAL for a bad message. */
+int tpchan_submit(struct tpchan *c, const struct tpchan_msg *m);
+
+/* Build up to max packets to send now: ACKs/NACKs first, then lost packets,
+ * then new data as the window allows. Returns how many were built. */
+int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max);
+
+/* Feed one received packet. 0 if used, else a negative errno saying why it
+ * was dropped (counted in the stats): -EBADMSG, -EPROTO, -EACCES (token),
+ * -EILSEQ (crc), -ERANGE (outside the receive window). */
+int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns);
+
+/* When tpchan_tx should next be called even without new input (ACK delay,
+ * retransmission timer); UINT64_MAX if never. */
+uint64_t tpchan_next_deadline(const struct tpchan *c);
+/* true if tpchan_tx has something to send right now. */
+bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns);
+
+/* Fail every queued and in-flight message with err (peer gone). */
+void tpchan_reset(struct tpchan *c, int err);
+
+void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out);
+
+#endif

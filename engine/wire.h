@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wire: the host-to-host packet format (version 1), specified in
+ * docs/wire-protocol.md. Pure functions: wire_parse() is the one decoder of
+ * bytes that arrive from the network (it has a fuzz target); the writers
+ * build packets into caller buffers. All integers are little endian on the
+ * wire; the structs below are the decoded, host-order view, not the layout.
+ *
+ * Every packet starts with a 4-byte prefix: magic 0x55 ('U'), version, type,
+ * flags. A packet is bound to a channel by the 64-bit random token the
+ * receiver handed out; the caller compares it (wire_parse does not know
+ * tokens).
+ */
+#ifndef UCCL_ENGINE_WIRE_H
+#define UCCL_ENGINE_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC        0x55u
+#define WIRE_VERSION      1u
+#define WIRE_DATA_HDR_LEN 88u          /* bytes before the payload of a DATA packet */
+#define WIRE_ACK_HDR_LEN  32u          /* bytes before the SACK words of an ACK */
+#define WIRE_NACK_LEN     32u
+#define WIRE_SACK_WORDS_MAX 16u        /* 1024 packets past the cumulative point */
+#define WIRE_MAX_PAYLOAD  65000u       /* largest payload one DATA packet may carry */
+
+enum wire_type {
+	WIRE_DATA = 1,
+	WIRE_ACK  = 2,
+	WIRE_NACK = 3,                 /* a delivered packet was refused by the receiver */
+};
+
+/* flags of DATA */
+#define WIRE_F_CRC   0x01u             /* crc32c of the payload is valid */
+#define WIRE_F_RETX  0x02u             /* a retransmission */
+#define WIRE_F_ECT   0x04u             /* sender is ECN capable (informational) */
+/* flags of ACK */
+#define WIRE_F_ECE   0x01u             /* the acknowledged packet carried a CE mark */
+
+struct wire_data {
+	uint8_t  flags;
+	uint8_t  opcode;               /* enum uccl_opcode of the message */
+	uint16_t path;                 /* sender's path index */
+	uint32_t psn;                  /* channel packet sequence number */
+	uint64_t token;
+	uint32_t dst_ep;               /* endpoint id at the receiving daemon */
+	uint32_t dst_conn;             /* connection id at that endpoint */
+	uint64_t msg_id;               /* sender's message number on this channel */
+	uint64_t msg_len;              /* whole message length */
+	uint64_t msg_off;              /* offset of this payload in the message */
+	uint64_t rkey;                 /* PUT/GET: remote key; SEND: tag */
+	uint64_t roff;                 /* PUT: remote offset of the message start */
+	uint64_t tsval;                /* sender clock, echoed by the ACK */
+	uint32_t crc;                  /* crc32c(payload) when WIRE_F_CRC */
+	uint32_t payload_len;
+	const uint8_t *payload;        /* points into the parsed buffer */
+};
+
+struct wire_ack {
+	uint8_t  flags;
+	uint16_t path;                 /* path of the packet that triggered it */
+	uint64_t token;
+	uint32_t cum_psn;              /* every psn before this one has arrived */
+	uint64_t tsecr;                /* tsval of the packet that triggered it */
+	uint32_t sack_words;           /* 0 .. WIRE_SACK_WORDS_MAX */
+	/* bit i of word w set: psn cum_psn + 1 + 64*w + i has arrived */
+	uint64_t sack[WIRE_SACK_WORDS_MAX];
+};
+
+struct wire_nack {
+	uint8_t  flags;
+	uint64_t token;
+	uint32_t psn;                  /* the refused packet */
+	uint64_t msg_id;               /* its message */
+	int32_t  err;                  /* negative errno: why (-EACCES, -ERANGE, ...) */
+};
+
+struct wire_pkt {
+	enum wire_type type;
+	union {
+		struct wire_data data;
+		struct wire_ack ack;
+		struct wire_nack nack;
+	};
+};
+
+/* Decode len bytes. 0, or -EBADMSG (truncated, lengths inconsistent,
+ * reserved bits set), -EPROTO (bad magic, unknown version or type).
+ * Does not check tokens or the crc. */
+int wire_parse(const void *buf, size_t len, struct wire_pkt *out);
+
+/* Encode into buf (cap bytes). Return the packet length, or -ENOSPC.
+ * wire_write_data copies d->payload_len bytes from d->payload unless
+ * d->payload is NULL (then the caller fills buf + WIRE_DATA_HDR_LEN) and
+ * computes the crc when flags has WIRE_F_CRC and payload is given. */
+int wire_write_data(void *buf, size_t cap, const struct wire_data *d);
+int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a);
+int wire_write_nack(void *buf, size_t cap, const struct wire_nack *n);
+
+/* true if the payload's crc32c matches (always true without WIRE_F_CRC). */
+bool wire_crc_ok(const struct wire_data *d);
+
+#endif
