@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ep: endpoints and their connections. The daemon creates an endpoint's
- * shared region (rings and semaphores) and passes it with two eventfds; the
+ * shared region (rings and semaphores) and passes it with two pipe ends; the
  * client maps it, checks the header before trusting any offset in it, and
  * sets up its producer side of the submission ring and consumer side of the
  * completion ring. listen/connect/accept/close are plain control calls.
@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -153,6 +154,10 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 	uccl_ctl__reply__free_unpacked(rep, NULL);
 	ep->doorbell_fd = fds[1];
 	ep->notify_fd = fds[2];
+	/* our ends of the two pipes; non-blocking so that neither a full
+	 * doorbell nor an empty notify pipe can stall us */
+	fcntl(ep->doorbell_fd, F_SETFL, fcntl(ep->doorbell_fd, F_GETFL) | O_NONBLOCK);
+	fcntl(ep->notify_fd, F_SETFL, fcntl(ep->notify_fd, F_GETFL) | O_NONBLOCK);
 	r = ep_map(ctx, ep, fds[0], shm_size);
 	if (r < 0)
 		goto out_daemon_ep;

@@ -3,8 +3,8 @@
  * ops: the data path. Operations are written as 64-byte descriptors into the
  * endpoint's submission ring and results read from its completion ring, with
  * no system call unless one side sleeps: the daemon's engine when it set
- * NEED_WAKEUP on the submission ring (we ring its doorbell eventfd), or us
- * when we set it on the completion ring (it writes our notify eventfd).
+ * NEED_WAKEUP on the submission ring (we write its doorbell pipe), or us
+ * when we set it on the completion ring (it writes our notify pipe).
  * Waiting spins briefly first, because a wakeup costs more than a short spin
  * when the answer is a few microseconds away.
  */
@@ -30,8 +30,8 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* The daemon's engine sleeps on this eventfd; a failed write (counter
- * saturated) still leaves it readable, so errors need no handling. */
+/* The daemon's engine sleeps on this pipe; a failed write (pipe full)
+ * still leaves it readable, so errors need no handling. */
 static void ring_doorbell(struct uccl_ep *ep)
 {
 	uint64_t one = 1;
@@ -210,7 +210,7 @@ UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
 	 * held them back; the room we just made is work for it. */
 	if (ring_prod_space(&ep->sq) < ep->sq.entries && ring_prod_needs_wakeup(&ep->sq))
 		ring_doorbell(ep);
-	/* Awake again: stop the daemon writing the eventfd on every batch. */
+	/* Awake again: stop the daemon writing the notify pipe on every batch. */
 	if (ep->armed) {
 		ring_cons_disarm(&ep->cq);
 		ep->armed = false;
@@ -230,21 +230,29 @@ static bool past(int64_t deadline)
 }
 
 /* Before arming: clear a count the daemon may have left in the notify
- * eventfd since we last slept, so that only new events wake us. Costs a
+ * pipe since we last slept, so that only new events wake us. Costs a
  * system call only when such a count is possible. */
+static void notify_read(struct uccl_ep *ep)
+{
+	char buf[256];
+
+	/* our end is non-blocking: take all the wake-up bytes there are */
+	while (read(ep->notify_fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
+}
+
 static void notify_drain(struct uccl_ep *ep)
 {
 	struct pollfd p = { .fd = ep->notify_fd, .events = POLLIN };
-	uint64_t v;
 
 	if (!ep->notify_dirty)
 		return;
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
-		(void)!read(ep->notify_fd, &v, sizeof(v));
+		notify_read(ep);
 	ep->notify_dirty = false;
 }
 
-/* Set NEED_WAKEUP on the CQ; the daemon may write the eventfd from now on.
+/* Set NEED_WAKEUP on the CQ; the daemon may write the notify pipe from now on.
  * Returns CQ entries seen after the fence, or -EBADMSG. */
 static int notify_arm(struct uccl_ep *ep)
 {
@@ -263,14 +271,13 @@ static void notify_disarm(struct uccl_ep *ep)
 	ep->armed = false;
 }
 
-/* Sleep on the notify eventfd until it is written or the deadline passes
+/* Sleep on the notify pipe until it is written or the deadline passes
  * (-ETIMEDOUT); 0 on a wakeup or an interrupted sleep, the caller re-checks.
  * NEED_WAKEUP must be armed. */
 static int notify_sleep(struct uccl_ep *ep, int64_t deadline)
 {
 	struct pollfd p = { .fd = ep->notify_fd, .events = POLLIN };
 	int t = -1, r;
-	uint64_t v;
 
 	if (deadline >= 0) {
 		int64_t left = deadline - client_now_ns();
@@ -288,7 +295,7 @@ static int notify_sleep(struct uccl_ep *ep, int64_t deadline)
 	if (p.revents & POLLNVAL)
 		return -EBADF;
 	if (p.revents & POLLIN)
-		(void)!read(ep->notify_fd, &v, sizeof(v));
+		notify_read(ep);
 	return 0;
 }
 

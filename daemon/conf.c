@@ -47,6 +47,7 @@ struct opt {
 
 #define O(f) offsetof(struct conf, f)
 #define KiB (INT64_C(1) << 10)
+#define MiB (INT64_C(1) << 20)
 #define GiB (INT64_C(1) << 30)
 #define TiB (INT64_C(1) << 40)
 
@@ -77,6 +78,8 @@ static const struct opt opts[] = {
 	  "largest ring a client may ask for" },
 	{ "max_ctl_msg", OT_U32, OF_SIZE, O(max_ctl_msg), 0, 65536, 1024, 1048576,
 	  "largest control message in bytes" },
+	{ "max_op_bytes", OT_U64, OF_SIZE, O(max_op_bytes), 0, 64 * MiB, 4 * KiB, GiB,
+	  "longest single put, get, send or recv (the engine copies it in one go)" },
 	{ "ctl_timeout_ms", OT_U32, OF_RELOAD, O(ctl_timeout_ms), 0, 30000, 10, 600000,
 	  "longest a connect or accept may wait" },
 	{ "max_listen_backlog", OT_U32, OF_RELOAD, O(max_listen_backlog), 0, 64, 1, 4096,

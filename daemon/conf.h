@@ -37,6 +37,7 @@ struct conf {
 	uint32_t ring_depth;              /* default ring entries (power of two) */
 	uint32_t max_ring_depth;          /* largest a client may ask for */
 	uint32_t max_ctl_msg;             /* bytes */
+	uint64_t max_op_bytes;            /* longest single put/get/send/recv */
 	uint32_t ctl_timeout_ms;          /* longest a connect/accept may wait */
 	uint32_t max_listen_backlog;      /* queued connections per listener */
 

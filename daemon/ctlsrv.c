@@ -45,7 +45,8 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 		}
 		r = session_open(d, fd);
 		if (r < 0) {
-			log_warn("control socket: cannot open session: %s", strerror(-r));
+			log_warn("control socket: refusing connection: %s", r == -EUSERS ?
+				 "too many unattached connections from that uid" : strerror(-r));
 			close(fd);
 		}
 	}

@@ -57,11 +57,12 @@ static uint64_t now_ns(void)
 static void notify_client(void *arg, uint32_t ep_id)
 {
 	struct engthr *t = arg;
-	uint64_t one = 1;
+	char one = 1;
 
+	/* our end is non-blocking: a full pipe is still readable */
 	if (ep_id < t->max_endpoints && t->notify_fds[ep_id] >= 0) {
-		if (write(t->notify_fds[ep_id], &one, sizeof(one)) < 0) {
-			/* counter saturated: the client will see it anyway */
+		if (write(t->notify_fds[ep_id], &one, 1) < 0) {
+			/* EAGAIN: the client has wake-ups pending anyway */
 		}
 	}
 }
@@ -176,10 +177,12 @@ static void sleep_until_work(struct engthr *t)
 	if (engine_sleep_arm(t->eng) == 0 && cmdq_empty(t->in)) {
 		n = epoll_wait(t->epfd, evs, 64, -1);
 		for (int i = 0; i < n; i++) {
-			uint64_t v;
+			char buf[256];
 			int fd = evs[i].data.u32 == UINT32_MAX ? cmdq_fd(t->in)
 							       : t->doorbell_fds[evs[i].data.u32];
-			if (fd >= 0 && read(fd, &v, sizeof(v)) < 0) {
+			/* eventfd (commands) or a non-blocking doorbell pipe:
+			 * one read clears it or leaves it readable for next time */
+			if (fd >= 0 && read(fd, buf, sizeof(buf)) < 0) {
 				/* already drained */
 			}
 		}
@@ -258,6 +261,7 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		.max_endpoints = p->max_endpoints,
 		.max_mrs = p->max_mrs,
 		.poll_batch = p->poll_batch,
+		.max_op_bytes = p->max_op_bytes,
 		.mem = &mem_copy_ops,
 		.notify = notify_client,
 	};

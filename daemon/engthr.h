@@ -63,6 +63,7 @@ struct engthr_params {
 	uint32_t max_endpoints;
 	uint32_t max_mrs;
 	uint32_t poll_batch;
+	uint64_t max_op_bytes;
 	uint32_t idle_spin_us;
 	int cpu;                                      /* -1: no pinning */
 };

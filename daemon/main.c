@@ -235,6 +235,7 @@ int main(int argc, char **argv)
 		.max_endpoints = DAEMON_MAX_ENDPOINTS,
 		.max_mrs = 1u << 20,
 		.poll_batch = d->conf.engine_poll_batch,
+		.max_op_bytes = d->conf.max_op_bytes,
 		.idle_spin_us = d->conf.engine_idle_spin_us,
 		.cpu = d->conf.engine_cpu,
 	};

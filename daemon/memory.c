@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,20 +44,66 @@ void mem_unmap(void *base, uint64_t len)
 		munmap(base, len);
 }
 
-int mem_check_vaddr(pid_t pid, uint64_t addr, uint64_t len)
+/* Does /proc/pid/status still show uid as real, effective and saved uid?
+ * (the pid may have been reused, or the process exec'd something setuid) */
+static int same_owner(pid_t pid, uid_t uid)
 {
-	char b;
-	uint64_t ends[2] = { addr, addr + len - 1 };
+	char path[64], line[256];
+	unsigned long r, e, sv;
+	FILE *f;
+	int ok = 0;
 
-	if (len == 0 || addr + len < addr)
-		return -EINVAL;
-	for (int i = 0; i < 2; i++) {
-		struct iovec l = { .iov_base = &b, .iov_len = 1 };
-		struct iovec r = { .iov_base = (void *)(uintptr_t)ends[i], .iov_len = 1 };
-		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != 1)
-			return errno == EPERM ? -EPERM : -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %lu %lu %lu", &r, &e, &sv) == 3) {
+			ok = r == uid && e == uid && sv == uid;
+			break;
+		}
 	}
-	return 0;
+	fclose(f);
+	return ok;
+}
+
+int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len)
+{
+	char path[64], line[512];
+	uint64_t end = addr + len, covered = addr;
+	FILE *f;
+
+	if (len == 0 || end < addr)
+		return -EINVAL;
+	if (!same_owner(pid, uid))
+		return -EPERM;
+	/* Read the layout instead of touching the pages: a fault on a
+	 * FUSE-backed file could block this thread indefinitely. Only
+	 * anonymous, memfd and shm mappings that are readable and writable
+	 * qualify, and they must cover the range without a gap. */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -EPERM;
+	while (covered < end && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, inode;
+		char perms[8], name[256] = "";
+		unsigned long long off;
+		char dev[16];
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu %255s", &lo, &hi, perms, &off, dev, &inode,
+			   name) < 6)
+			continue;
+		if (hi <= covered || lo > covered)
+			continue;
+		if (perms[0] != 'r' || perms[1] != 'w')
+			break;
+		if (inode != 0 && strncmp(name, "/memfd:", 7) != 0 && strncmp(name, "/dev/shm/", 9) != 0)
+			break;
+		covered = hi;
+	}
+	fclose(f);
+	return covered >= end ? 0 : -EFAULT;
 }
 
 uint64_t mem_new_rkey(void)

@@ -18,8 +18,10 @@
 /* Map len bytes of memfd fd. -EINVAL if not a sealed memfd or too small. */
 int mem_map_memfd(int fd, uint64_t len, void **base);
 void mem_unmap(void *base, uint64_t len);
-/* Check that [addr, addr+len) of pid can be read (first and last byte). */
-int mem_check_vaddr(pid_t pid, uint64_t addr, uint64_t len);
+/* Check, without touching it, that [addr, addr+len) of pid is covered by
+ * read-write anonymous, memfd or shm mappings and that pid still runs as
+ * uid (real, effective, saved). -EPERM, -EFAULT or -EINVAL otherwise. */
+int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len);
 /* A random non-zero key. */
 uint64_t mem_new_rkey(void);
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,6 +30,13 @@
 
 static void read_cb(evutil_socket_t fd, short what, void *arg);
 static void closed_cb(evutil_socket_t fd, short what, void *arg);
+static void write_cb(evutil_socket_t fd, short what, void *arg);
+static void drop_out(struct session *s);
+
+/* An unattached connection holds a slot: it gets this long to attach, and
+ * one uid may hold only a few such slots. */
+#define ATTACH_DEADLINE_S 5
+#define MAX_UNATTACHED_PER_UID 4
 
 /* ---- reference counting and replies ---- */
 
@@ -44,8 +50,13 @@ static void session_destroy(struct session *s)
 	struct daemon *d = s->d;
 
 	ctlio_rx_fini(&s->rx);
+	drop_out(s);
 	if (s->park_timer)
 		event_free(s->park_timer);
+	if (s->ev_write)
+		event_free(s->ev_write);
+	if (s->attach_timer)
+		event_free(s->attach_timer);
 	if (s->ev_read)
 		event_free(s->ev_read);
 	if (s->ev_closed)
@@ -70,16 +81,86 @@ static void resume_reading(struct session *s)
 		event_add(s->ev_read, NULL);
 }
 
+static void drop_out(struct session *s)
+{
+	for (int i = 0; i < s->out_nfds; i++)
+		close(s->out_fds[i]);
+	s->out_nfds = 0;
+	free(s->out);
+	s->out = NULL;
+	s->out_len = s->out_off = 0;
+}
+
+/* Push the pending reply without blocking the main thread. 1: all sent;
+ * 0: the socket is full, EV_WRITE will continue; <0: the client is gone. */
+static int flush_out(struct session *s)
+{
+	while (s->out_off < s->out_len) {
+		union {
+			char b[CMSG_SPACE(sizeof(int) * CTLIO_MAX_FDS)];
+			struct cmsghdr align;
+		} cm;
+		struct iovec iov = { .iov_base = s->out + s->out_off, .iov_len = s->out_len - s->out_off };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		if (s->out_nfds) {
+			memset(&cm, 0, sizeof(cm));
+			mh.msg_control = cm.b;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)s->out_nfds);
+			struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)s->out_nfds);
+			memcpy(CMSG_DATA(c), s->out_fds, sizeof(int) * (size_t)s->out_nfds);
+		}
+		n = sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				event_add(s->ev_write, NULL);
+				return 0;
+			}
+			return -errno;
+		}
+		if (s->out_nfds) {   /* the fds went with the first byte */
+			for (int i = 0; i < s->out_nfds; i++)
+				close(s->out_fds[i]);
+			s->out_nfds = 0;
+		}
+		s->out_off += (size_t)n;
+	}
+	drop_out(s);
+	return 1;
+}
+
+static void write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	int r;
+
+	(void)fd;
+	(void)what;
+	session_ref(s);
+	r = flush_out(s);
+	if (r == 1)
+		resume_reading(s);
+	else if (r < 0)
+		session_close(s, NULL, false);
+	session_unref(s);
+}
+
+/* One request, one reply: until the reply left, nothing more is read from
+ * this client, so at most one reply per client waits in memory. */
 void session_reply(struct session *s, int status, const char *error, UcclCtl__Reply *body,
 		   const int *fds, int nfds)
 {
 	UcclCtl__Reply def = UCCL_CTL__REPLY__INIT;
 	UcclCtl__Reply *rep = body ? body : &def;
-	uint8_t *buf;
-	size_t len;
 	int r;
 
-	if (s->closing || !s->busy)
+	if (s->closing || !s->busy || s->out)
 		return;
 	rep->seq = s->seq;
 	rep->status = status;
@@ -88,16 +169,24 @@ void session_reply(struct session *s, int status, const char *error, UcclCtl__Re
 		s->d->stats.request_errors++;
 		log_debug("client %u: %s failed: %s", s->id, s->req_name, error ? error : "");
 	}
-	r = frame_pack_reply(rep, &buf, &len);
-	if (r == 0) {
-		/* replies are small; a client that does not read them for this
-		 * long is stuck or hostile */
-		r = ctlio_send(s->fd, buf, len, fds, nfds, 1000);
-		free(buf);
+	r = frame_pack_reply(rep, &s->out, &s->out_len);
+	if (r < 0) {
+		session_close(s, "cannot encode a reply", false);
+		return;
 	}
-	resume_reading(s);
-	if (r < 0)
-		session_close(s, r == -ETIMEDOUT ? "not reading replies" : NULL, false);
+	for (int i = 0; i < nfds && r == 0; i++) {
+		s->out_fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
+		if (s->out_fds[i] < 0)
+			r = -errno;
+		else
+			s->out_nfds++;
+	}
+	if (r == 0)
+		r = flush_out(s);
+	if (r == 1)
+		resume_reading(s);
+	else if (r < 0)
+		session_close(s, NULL, false);
 }
 
 void session_reply_err(struct session *s, int status, const char *fmt, ...)
@@ -171,6 +260,16 @@ static void check_creds(struct session *s)
 	}
 }
 
+static void attach_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (!s->attached && !s->busy)
+		session_close(s, "no attach request in time", false);
+}
+
 int session_open(struct daemon *d, int fd)
 {
 	struct ucred cred;
@@ -190,14 +289,29 @@ int session_open(struct daemon *d, int fd)
 	s->refs = 1;
 	s->id = ++d->next_client_id;
 	ctlio_rx_init(&s->rx, d->conf.max_ctl_msg);
+	uint32_t unattached = 0;
+	for (struct session *o = d->sessions; o; o = o->next)
+		unattached += !o->attached && o->uid == cred.uid;
+	if (unattached >= MAX_UNATTACHED_PER_UID) {
+		free(s);
+		return -EUSERS;
+	}
+	struct timeval tv = { .tv_sec = ATTACH_DEADLINE_S };
 	s->ev_read = event_new(d->base, fd, EV_READ | EV_PERSIST, read_cb, s);
 	s->ev_closed = event_new(d->base, fd, EV_CLOSED | EV_PERSIST, closed_cb, s);
-	if (!s->ev_read || !s->ev_closed || event_add(s->ev_read, NULL) < 0 ||
-	    event_add(s->ev_closed, NULL) < 0) {
+	s->ev_write = event_new(d->base, fd, EV_WRITE, write_cb, s);
+	s->attach_timer = evtimer_new(d->base, attach_timeout, s);
+	if (!s->ev_read || !s->ev_closed || !s->ev_write || !s->attach_timer ||
+	    event_add(s->ev_read, NULL) < 0 || event_add(s->ev_closed, NULL) < 0 ||
+	    evtimer_add(s->attach_timer, &tv) < 0) {
 		if (s->ev_read)
 			event_free(s->ev_read);
 		if (s->ev_closed)
 			event_free(s->ev_closed);
+		if (s->ev_write)
+			event_free(s->ev_write);
+		if (s->attach_timer)
+			event_free(s->attach_timer);
 		free(s);
 		return -ENOMEM;
 	}
@@ -230,6 +344,8 @@ void session_close(struct session *s, const char *reason, bool bad_input)
 		d->stats.bad_input++;
 	event_del(s->ev_read);
 	event_del(s->ev_closed);
+	event_del(s->ev_write);
+	event_del(s->attach_timer);
 	if (s->park_timer)
 		event_del(s->park_timer);
 	close(s->fd);
@@ -287,20 +403,34 @@ static void closed_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	bool quiet = !s->attached || s->observer;   /* ucclctl and probes */
 
+	session_ref(s);                /* close may drop the last reference */
 	if (!quiet)
 		s->d->stats.disconnects++;
 	session_close(s, NULL, false);
 	if (!quiet)
 		log_info("client %u (pid %d): disconnected; resources released", s->id, (int)s->pid);
+	session_unref(s);
 }
 
+static void read_frame(struct session *s, int fd);
+
+/* Handlers may close the session (a failed reply, a refused attach,
+ * detach): the reference held here keeps it alive until they return. */
 static void read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
+
+	(void)what;
+	session_ref(s);
+	read_frame(s, fd);
+	session_unref(s);
+}
+
+static void read_frame(struct session *s, int fd)
+{
 	UcclCtl__Request *req;
 	int r;
 
-	(void)what;
 	r = ctlio_rx_read(&s->rx, fd);
 	if (r == 0)
 		return;
@@ -378,9 +508,16 @@ static void handle_attach(struct session *s, UcclCtl__AttachReq *a)
 		return;
 	}
 	s->attached = true;
+	event_del(s->attach_timer);
 	s->observer = a->has_observer && a->observer;
-	if (a->name)
+	if (a->name) {
+		/* shown in logs and by ucclctl: printable ASCII only, so that a
+		 * name cannot forge log lines or terminal escapes */
 		snprintf(s->name, sizeof(s->name), "%s", a->name);
+		for (char *p = s->name; *p; p++)
+			if (*p < 0x20 || *p > 0x7e)
+				*p = '?';
+	}
 	s->attach_ms = daemon_now_ms();
 	if (s->observer)
 		d->n_observers++;
@@ -491,9 +628,19 @@ static void handle_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, i
 	} else {
 		m->kind = MR_REMOTE_VA;
 		m->addr = q->addr;
-		r = q->has_addr ? mem_check_vaddr(s->pid, q->addr, q->len) : -EINVAL;
+		/* process_vm_* run with the daemon's credentials: only a client
+		 * of the daemon's own user may name its memory this way, or a
+		 * root daemon would read and write for anyone */
+		if (s->uid != geteuid()) {
+			session_reply_err(s, -EPERM, "registering existing memory needs the client to run as "
+					  "the daemon's user (uid %u); use uccl_mem_alloc", (unsigned)geteuid());
+			free(m);
+			goto out_fds;
+		}
+		r = q->has_addr ? mem_check_vaddr(s->pid, s->uid, q->addr, q->len) : -EINVAL;
 		if (r < 0) {
-			session_reply_err(s, r, "cannot reach [0x%llx, +%llu) in pid %d: %s",
+			session_reply_err(s, r, "cannot register [0x%llx, +%llu) of pid %d: %s (needs read-write "
+					  "anonymous, memfd or shm memory)",
 					  (unsigned long long)q->addr, (unsigned long long)q->len,
 					  (int)s->pid, strerror(-r));
 			free(m);
@@ -584,6 +731,10 @@ static void free_ep(struct daemon *d, struct dep *ep)
 		close(ep->doorbell_fd);
 	if (ep->notify_fd >= 0)
 		close(ep->notify_fd);
+	if (ep->doorbell_peer >= 0)
+		close(ep->doorbell_peer);
+	if (ep->notify_peer >= 0)
+		close(ep->notify_peer);
 	if (d->eps[ep->id] == ep) {
 		d->eps[ep->id] = NULL;
 		d->n_eps--;
@@ -633,7 +784,7 @@ static void ep_add_done(struct engcmd *c)
 	} else {
 		UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
 		UcclCtl__EpCreateRep er = UCCL_CTL__EP_CREATE_REP__INIT;
-		int fds[3] = { ep->memfd, ep->doorbell_fd, ep->notify_fd };
+		int fds[3] = { ep->memfd, ep->doorbell_peer, ep->notify_peer };
 
 		ep->added = true;
 		ep->live = true;
@@ -642,9 +793,11 @@ static void ep_add_done(struct engcmd *c)
 		rep.body_case = UCCL_CTL__REPLY__BODY_EP_CREATE;
 		rep.ep_create = &er;
 		session_reply(s, 0, NULL, &rep, fds, 3);
-		/* the client has its own copy of the region fd now */
+		/* the reply holds its own copies; ours are not needed any more */
 		close(ep->memfd);
-		ep->memfd = -1;
+		close(ep->doorbell_peer);
+		close(ep->notify_peer);
+		ep->memfd = ep->doorbell_peer = ep->notify_peer = -1;
 	}
 	cmd_finish(c);
 }
@@ -681,9 +834,20 @@ static int ep_setup(struct dep *ep, uint32_t sq, uint32_t cq)
 	}
 	ep->region_len = len;
 	memcpy(ep->region, &ep->hdr, sizeof(ep->hdr));
-	ep->doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ep->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (ep->doorbell_fd < 0 || ep->notify_fd < 0)
+	/* Pipes, not eventfds: each end is its own open file description, so
+	 * a client cannot make the engine's ends blocking (an eventfd shared
+	 * through SCM_RIGHTS shares O_NONBLOCK, and a full counter would then
+	 * block the engine thread in write). */
+	int db[2], nt[2];
+	if (pipe2(db, O_CLOEXEC) < 0)
+		return -errno;
+	ep->doorbell_fd = db[0];
+	ep->doorbell_peer = db[1];
+	if (pipe2(nt, O_CLOEXEC) < 0)
+		return -errno;
+	ep->notify_peer = nt[0];
+	ep->notify_fd = nt[1];
+	if (fcntl(ep->doorbell_fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(ep->notify_fd, F_SETFL, O_NONBLOCK) < 0)
 		return -errno;
 	ep->conns = calloc(ep->max_conns, sizeof(*ep->conns));
 	ep->backlog = calloc(ep->backlog_cap, sizeof(*ep->backlog));
@@ -735,7 +899,7 @@ static void handle_ep_create(struct session *s, UcclCtl__EpCreateReq *q)
 	}
 	ep->id = id;
 	ep->s = s;
-	ep->memfd = ep->doorbell_fd = ep->notify_fd = -1;
+	ep->memfd = ep->doorbell_fd = ep->notify_fd = ep->doorbell_peer = ep->notify_peer = -1;
 	ep->max_conns = cf->max_conns_per_endpoint;
 	ep->backlog_cap = cf->max_listen_backlog;
 	d->eps[id] = ep;
@@ -775,9 +939,12 @@ static void mark_peers_reset(struct daemon *d, struct dep *ep)
 		if (dc->state == CONN_FREE)
 			continue;
 		peer = dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep] : NULL;
-		if (peer && peer != ep && peer->conns[dc->peer_conn].state == CONN_OPEN &&
-		    peer->conns[dc->peer_conn].peer_ep == ep->id)
-			peer->conns[dc->peer_conn].state = CONN_RESET;
+		if (peer && peer != ep && peer->conns[dc->peer_conn].peer_ep == ep->id) {
+			if (peer->conns[dc->peer_conn].state == CONN_OPEN)
+				peer->conns[dc->peer_conn].state = CONN_RESET;
+			/* ep's id may be reused: forget it */
+			peer->conns[dc->peer_conn].peer_ep = UINT32_MAX;
+		}
 	}
 }
 
@@ -883,6 +1050,7 @@ static void conn_add_done(struct engcmd *c)
 	struct dep *ep = d->eps[c->u.conn.ep_a];
 	struct dep *l = d->eps[c->u.conn.ep_b];
 
+	l->backlog_pending--;
 	if (c->result < 0) {
 		ep->conns[c->u.conn.conn_a].state = CONN_FREE;
 		ep->n_conns--;
@@ -914,7 +1082,7 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	struct engcmd *c;
 	uint32_t ca, cb;
 
-	if (l->backlog_n >= l->backlog_cap) {
+	if (l->backlog_n + l->backlog_pending >= l->backlog_cap) {
 		session_reply_err(s, -ECONNREFUSED, "listen backlog of '%s' is full (max_listen_backlog = %u)",
 				  l->name, l->backlog_cap);
 		return;
@@ -940,6 +1108,7 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	l->conns[cb] = (struct dconn){ .state = CONN_PENDING, .peer_ep = ep->id, .peer_conn = ca };
 	ep->n_conns++;
 	l->n_conns++;
+	l->backlog_pending++;
 	c->u.conn.ep_a = ep->id;
 	c->u.conn.conn_a = ca;
 	c->u.conn.ep_b = l->id;
@@ -970,13 +1139,22 @@ static void handle_listen(struct session *s, UcclCtl__ListenReq *q)
 	}
 	snprintf(ep->name, sizeof(ep->name), "%s", q->name);
 	session_reply(s, 0, NULL, NULL, NULL, 0);
-	/* connects that were waiting for this name */
-	for (struct session *o = d->sessions; o; o = o->next) {
-		if (o->park == PARK_CONNECT && strcmp(o->park_name, ep->name) == 0 && o->park_ep->live) {
+	if (!ep->live)
+		return;        /* the reply failed and closed us */
+	/* connects that were waiting for this name; a reply may close the
+	 * session it goes to, so hold it while stepping past it */
+	for (struct session *o = d->sessions, *next; o; o = next) {
+		session_ref(o);
+		if (o->park == PARK_CONNECT && strcmp(o->park_name, ep->name) == 0 && o->park_ep->live &&
+		    ep->live) {
 			event_del(o->park_timer);
 			o->park = PARK_NONE;
 			do_connect(o, o->park_ep, ep);
 		}
+		next = o->linked ? o->next : NULL;
+		if (!o->linked)
+			next = d->sessions;   /* o left the list: start over (parked ones are skipped now) */
+		session_unref(o);
 	}
 }
 
@@ -988,10 +1166,12 @@ static void park_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	s->park = PARK_NONE;
+	session_ref(s);
 	if (k == PARK_CONNECT)
 		session_reply_err(s, -ETIMEDOUT, "no endpoint listened on '%s' in time", s->park_name);
 	else if (k == PARK_ACCEPT)
 		session_reply_err(s, -ETIMEDOUT, "no connection arrived in time");
+	session_unref(s);
 }
 
 static void park(struct session *s, enum park_kind k, struct dep *ep, uint32_t timeout_ms)
@@ -1070,9 +1250,11 @@ static void conn_remove_done(struct engcmd *c)
 		struct dconn *dc = &ep->conns[c->u.conn_rm.conn];
 		struct dep *peer = dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep] : NULL;
 
-		if (peer && peer->conns[dc->peer_conn].state == CONN_OPEN &&
-		    peer->conns[dc->peer_conn].peer_ep == ep->id)
-			peer->conns[dc->peer_conn].state = CONN_RESET;
+		if (peer && peer->conns[dc->peer_conn].peer_ep == ep->id) {
+			if (peer->conns[dc->peer_conn].state == CONN_OPEN)
+				peer->conns[dc->peer_conn].state = CONN_RESET;
+			peer->conns[dc->peer_conn].peer_ep = UINT32_MAX;
+		}
 		if (c->result == 0) {
 			dc->state = CONN_FREE;
 			ep->n_conns--;

@@ -26,7 +26,7 @@ enum conn_state { CONN_FREE = 0, CONN_PENDING, CONN_OPEN, CONN_RESET, CONN_CLOSI
 
 struct dconn {
 	uint8_t state;
-	uint32_t peer_ep;
+	uint32_t peer_ep;              /* UINT32_MAX once the peer is gone */
 	uint32_t peer_conn;
 };
 
@@ -38,13 +38,16 @@ struct dep {
 	struct uccl_shm_hdr hdr;       /* private copy of the layout (engine uses it) */
 	void *region;
 	size_t region_len;
-	int memfd, doorbell_fd, notify_fd;
+	int memfd;
+	int doorbell_fd, notify_fd;    /* our pipe ends: read / write, non-blocking */
+	int doorbell_peer, notify_peer;/* the client's ends, closed once handed over */
 	uint32_t max_conns;
 	uint32_t n_conns;
 	struct dconn *conns;
 	char name[65];                 /* listen name, "" if none */
 	uint32_t *backlog;             /* queued conn ids waiting for accept */
 	uint32_t backlog_cap, backlog_head, backlog_n;
+	uint32_t backlog_pending;      /* connects whose CONN_ADD is still queued */
 	bool added;                    /* the engine has it */
 	bool live;                     /* added and not being destroyed */
 };
@@ -74,8 +77,12 @@ struct session {
 	bool attached, observer, closing, linked;
 	char name[65];
 	uint64_t attach_ms;
-	struct event *ev_read, *ev_closed;
+	struct event *ev_read, *ev_closed, *ev_write, *attach_timer;
 	struct ctlio_rx rx;
+	uint8_t *out;                  /* a reply the socket did not take yet */
+	size_t out_len, out_off;
+	int out_fds[CTLIO_MAX_FDS];    /* our dups, sent with its first byte */
+	int out_nfds;
 	int refs;                      /* 1 while open + one per command in flight */
 
 	bool busy;                     /* a request is being handled */

@@ -72,6 +72,7 @@ struct engine {
 	void *notify_arg;
 	uint32_t max_endpoints;
 	uint32_t poll_batch;
+	uint64_t max_op_bytes;
 	struct mr_table *mrs;
 	struct ep **eps;           /* by id */
 	struct ep **live;          /* served endpoints, dense */
@@ -439,6 +440,10 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		}
 		if (!mr_range_ok(m, s->loff, s->len)) {
 			res = -ERANGE;
+			goto fail;
+		}
+		if (s->len > e->max_op_bytes) {
+			res = -EMSGSIZE;
 			goto fail;
 		}
 	}
@@ -870,6 +875,7 @@ struct engine *engine_new(const struct engine_params *p)
 	e->notify_arg = p->notify_arg;
 	e->max_endpoints = p->max_endpoints;
 	e->poll_batch = p->poll_batch ? p->poll_batch : ENGINE_DEFAULT_BATCH;
+	e->max_op_bytes = p->max_op_bytes ? p->max_op_bytes : UINT64_MAX;
 	e->mrs = mr_table_new(p->max_mrs);
 	e->eps = calloc(p->max_endpoints, sizeof(*e->eps));
 	e->live = calloc(p->max_endpoints, sizeof(*e->live));

@@ -36,6 +36,8 @@ struct engine_params {
 	uint32_t max_endpoints;        /* ep ids are 0 .. max_endpoints-1 */
 	uint32_t max_mrs;              /* across all clients */
 	uint32_t poll_batch;           /* descriptors taken per endpoint per pass */
+	uint64_t max_op_bytes;         /* longest single operation (-EMSGSIZE); 0 = no cap.
+					* Copies run inline, so this bounds one op's stall. */
 	const struct engine_mem_ops *mem;
 	/* Called (at most once per endpoint per engine_poll) when an endpoint
 	 * whose client sleeps got completions or a semaphore increment. */

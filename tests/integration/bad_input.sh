@@ -9,5 +9,6 @@ expect "version mismatch logged with both versions" grep -q "protocol 99, daemon
 expect "request before attach logged" grep -q "request before attach" "$TMPD/daemon.log"
 expect "undecodable request logged" grep -qE "undecodable request|names no operation" "$TMPD/daemon.log"
 expect "unexpected fd logged" grep -q "file descriptor" "$TMPD/daemon.log"
+expect "attach deadline logged" grep -q "no attach request in time" "$TMPD/daemon.log"
 stop_daemon
 finish

@@ -9,6 +9,7 @@ UCCLCTL=$top_builddir/client/ucclctl
 ITEST=$top_builddir/tests/integration/itest_client
 # libtool wrappers run the uninstalled binaries with the right library path
 TMPD=$(mktemp -d /tmp/uccl-itest.XXXXXX)
+chmod 755 "$TMPD"   # tests run clients as other users too
 DAEMON_PID=
 FAILS=0
 BG_PIDS=

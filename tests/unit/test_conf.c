@@ -588,13 +588,14 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 19);
+	assert_int_equal(l.n, 20);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
 	assert_string_equal(l.text[7], "max_registered_bytes = 4G");
 	assert_string_equal(l.text[12], "max_ctl_msg = 64K");
-	assert_string_equal(l.text[18], "log_level = info");
+	assert_string_equal(l.text[13], "max_op_bytes = 64M");
+	assert_string_equal(l.text[19], "log_level = info");
 }
 
 static void test_dump_round_trip(void **state)
@@ -741,7 +742,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 19);
+	assert_int_equal(options, 20);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));

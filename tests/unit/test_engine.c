@@ -26,6 +26,7 @@
 #define MAX_CONNS 4
 #define SEMS      8
 #define BUF_LEN   4096
+#define MAX_OP    1024       /* engine's cap on one operation */
 
 #define CLIENT_A 1u
 #define CLIENT_B 2u
@@ -127,6 +128,7 @@ static struct fx *fx_new(uint32_t sq, uint32_t cq, uint32_t max_out)
 		.max_endpoints = 8,
 		.max_mrs = 16,
 		.poll_batch = 8,
+		.max_op_bytes = MAX_OP,
 		.mem = &mem_ops,
 		.notify = fx_notify,
 	};
@@ -905,6 +907,17 @@ static void test_corrupt_cq_index_stops_the_endpoint(void **state)
 	assert_int_equal(run1(f, 1, SQE(.opcode = UCCL_OP_NOP)).res, 0);
 }
 
+/* One operation may not hold the engine longer than max_op_bytes of copy. */
+static void test_operation_longer_than_the_cap_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	memset(f->buf_b, 0x5a, MAX_OP + 1);
+	assert_int_equal(run1(f, 0, PUT(.len = MAX_OP + 1)).res, -EMSGSIZE);
+	assert_int_equal(f->buf_b[0], 0x5a);            /* nothing copied */
+	assert_int_equal(run1(f, 0, PUT(.len = MAX_OP)).res, 0);
+}
+
 /* ---- wake-ups ---- */
 
 static void test_notify_only_when_the_client_asked(void **state)
@@ -1149,6 +1162,7 @@ int main(void)
 		T(test_corrupt_sq_index_stops_the_endpoint),
 		T(test_corrupt_cq_index_stops_the_endpoint),
 		T(test_notify_only_when_the_client_asked),
+		T(test_operation_longer_than_the_cap_is_refused),
 		T(test_sleep_arm_sets_need_wakeup_and_reports_work),
 		T(test_sleep_arm_ignores_descriptors_held_back_by_a_full_cq),
 		T(test_conn_add_rejects_bad_ids_and_busy_sides),
