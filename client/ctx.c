@@ -309,6 +309,12 @@ static int do_attach(struct uccl_ctx *ctx, const char *name)
 		r = -EPROTONOSUPPORT;
 	} else {
 		ctx->client_id = rep->attach->client_id;
+		/* SO_PEERCRED names whoever created the socket: systemd (pid 1)
+		 * under socket activation; the daemon says who it really is */
+		if (rep->attach->has_daemon_pid && rep->attach->daemon_pid > 0)
+			ctx->daemon_pid = (pid_t)rep->attach->daemon_pid;
+		else
+			ctx->daemon_pid = 0;
 	}
 	uccl_ctl__reply__free_unpacked(rep, NULL);
 	return r;

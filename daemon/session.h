@@ -119,4 +119,28 @@ void session_reply_err(struct session *s, int status, const char *fmt, ...)
 void session_ref(struct session *s);
 void session_unref(struct session *s);
 
+/* Internal to the daemon: engine commands tied to a session (they hold a
+ * reference), and the request handlers of sess_mem.c, sess_ep.c and
+ * sess_conn.c. */
+struct engcmd;
+enum engcmd_type;
+struct engcmd *session_cmd_new(struct session *s, enum engcmd_type type, void (*done)(struct engcmd *));
+void session_cmd_finish(struct engcmd *c);
+
+void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds);
+void sess_mem_dereg(struct session *s, UcclCtl__MemDeregReq *q);
+void sess_mem_release_done(struct engcmd *c);
+
+struct dep *sess_ep_find(struct session *s, uint32_t id);
+void sess_ep_create(struct session *s, UcclCtl__EpCreateReq *q);
+void sess_ep_destroy(struct session *s, UcclCtl__EpDestroyReq *q);
+void sess_ep_release_done(struct engcmd *c);
+/* The other sides of ep's connections become RESET and forget ep's id. */
+void sess_ep_reset_peers(struct daemon *d, struct dep *ep);
+
+void sess_conn_listen(struct session *s, UcclCtl__ListenReq *q);
+void sess_conn_connect(struct session *s, UcclCtl__ConnectReq *q);
+void sess_conn_accept(struct session *s, UcclCtl__AcceptReq *q);
+void sess_conn_close(struct session *s, UcclCtl__CloseReq *q);
+
 #endif
