@@ -125,7 +125,6 @@ static int parse_ack(const uint8_t *p, size_t len, struct wire_ack *a)
 	if (a->sack_words > WIRE_SACK_WORDS_MAX ||
 	    len - WIRE_ACK_HDR_LEN != (size_t)a->sack_words * 8)
 		return -EBADMSG;
-	memset(a->sack, 0, sizeof(a->sack));
 	for (uint32_t w = 0; w < a->sack_words; w++)
 		a->sack[w] = get64(p + WIRE_ACK_HDR_LEN + 8 * w);
 	return 0;
@@ -156,7 +155,7 @@ int wire_parse(const void *buf, size_t len, struct wire_pkt *out)
 		return -EBADMSG;
 	if (p[0] != WIRE_MAGIC || p[1] != WIRE_VERSION)
 		return -EPROTO;
-	memset(&pkt, 0, sizeof(pkt));
+	memset(&pkt, 0, sizeof(pkt));     /* ACK words past sack_words read as 0 */
 	switch (p[2]) {
 	case WIRE_DATA:
 		pkt.type = WIRE_DATA;

@@ -31,6 +31,7 @@ max_len_of() {
 	fuzz_ctl) echo 8192 ;;
 	fuzz_conf) echo 16384 ;;
 	fuzz_sqe) echo 4096 ;;
+	fuzz_wire) echo 66000 ;;
 	*) echo 4096 ;;
 	esac
 }
@@ -50,7 +51,7 @@ write_conf_dict() {
 	done
 }
 
-for name in fuzz_ctl fuzz_conf fuzz_sqe; do
+for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire; do
 	bin=$builddir/tests/fuzz/$name
 	[ -x "$bin" ] || continue
 	found=$((found + 1))
