@@ -98,7 +98,10 @@ int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len)
 			continue;
 		if (perms[0] != 'r' || perms[1] != 'w')
 			break;
-		if (inode != 0 && strncmp(name, "/memfd:", 7) != 0 && strncmp(name, "/dev/shm/", 9) != 0)
+		/* shared anonymous memory shows as "/dev/zero (deleted)", huge
+		 * pages as "/anon_hugepage": RAM too, no file system behind */
+		if (inode != 0 && strncmp(name, "/memfd:", 7) != 0 && strncmp(name, "/dev/shm/", 9) != 0 &&
+		    strcmp(name, "/dev/zero") != 0 && strcmp(name, "/anon_hugepage") != 0)
 			break;
 		covered = hi;
 	}

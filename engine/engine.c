@@ -166,6 +166,9 @@ static void count_err(struct engine *e, int res)
 	case -ECANCELED:
 		e->st.err_canceled++;
 		break;
+	case -EMSGSIZE:                /* over max_op_bytes; send/recv count their own */
+		e->st.err_msgsize++;
+		break;
 	default:
 		e->st.err_fault++;
 		break;

@@ -37,8 +37,9 @@ struct uccl_ring_ctl {
 	uint32_t pad0[UCCL_CACHELINE / 4 - 1];
 	uint32_t cons;                   /* written by the consumer only */
 	uint32_t pad1[UCCL_CACHELINE / 4 - 1];
-	/* UCCL_RING_NEED_WAKEUP: the consumer is about to sleep and wants an
-	 * eventfd write after the next publish. Written by the consumer. */
+	/* UCCL_RING_NEED_WAKEUP: the consumer is about to sleep and wants a
+	 * write to its wake-up pipe (SQ: the doorbell; CQ: the notify pipe)
+	 * after the next publish. Written by the consumer. */
 	uint32_t flags;
 	uint32_t pad2[UCCL_CACHELINE / 4 - 1];
 };

@@ -36,14 +36,17 @@ struct uccl_mr;                  /* a registered memory region */
 int uccl_attach(const char *socket_path, const char *name, struct uccl_ctx **ctx);
 /* Detach: destroys every endpoint and region of ctx. Accepts NULL. */
 void uccl_detach(struct uccl_ctx *ctx);
-/* The daemon's message for the last failed control call on ctx (never NULL). */
+/* The daemon's message for the last failed control call on ctx (never NULL).
+ * Another thread's failing call on ctx may replace it: read it right away. */
 const char *uccl_last_error(const struct uccl_ctx *ctx);
 /* Timeout for control calls in ms (default 10000, or $UCCL_TIMEOUT_MS). */
 int uccl_set_timeout(struct uccl_ctx *ctx, int timeout_ms);
 
 /* Memory. uccl_mem_alloc returns memory that the daemon maps too (memfd
  * backed, zero-copy). uccl_mem_reg registers existing memory, which the
- * daemon reaches with process_vm_readv/writev (one copy slower). */
+ * daemon reaches with process_vm_readv/writev (one copy slower); only a
+ * process running as the daemon's user may (-EPERM), and only read-write
+ * anonymous (private or shared), huge-page, memfd or /dev/shm memory qualifies (-EFAULT). */
 int uccl_mem_alloc(struct uccl_ctx *ctx, size_t len, struct uccl_mr **mr);
 int uccl_mem_reg(struct uccl_ctx *ctx, void *addr, size_t len, struct uccl_mr **mr);
 /* Frees/deregisters; operations still using the region complete with
@@ -62,7 +65,9 @@ struct uccl_ep_attr {
 };
 int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *attr, struct uccl_ep **ep);
 int uccl_ep_destroy(struct uccl_ep *ep);   /* accepts NULL */
-/* fd that becomes readable when completions or signals arrive, for poll(2). */
+/* fd (the read end of the endpoint's notify pipe) that becomes readable when
+ * completions or signals arrive on an armed endpoint, for poll(2). The
+ * library drains it; do not close it. */
 int uccl_ep_fd(const struct uccl_ep *ep);
 
 /* Connections, by endpoint name on this daemon. timeout_ms 0 = one try,
@@ -77,7 +82,8 @@ int uccl_close(struct uccl_ep *ep, uint32_t conn);
  * carries user_data. flags: UCCL_SQE_F_STRICT / UCCL_SQE_F_FENCE, plus
  * UCCL_F_MORE to stage without publishing (batch; the next call without it,
  * or uccl_submit, publishes). -EAGAIN when the ring is full: poll completions
- * and retry; nothing is lost. */
+ * and retry; nothing is lost. A put, get, send or recv longer than the
+ * daemon's max_op_bytes (default 64 MiB) completes with -EMSGSIZE. */
 #define UCCL_F_MORE 0x100u
 int uccl_put(struct uccl_ep *ep, uint32_t conn, const struct uccl_mr *src, uint64_t src_off,
 	     uint64_t rkey, uint64_t dst_off, uint64_t len, unsigned flags, uint64_t user_data);
@@ -99,7 +105,7 @@ int uccl_submit(struct uccl_ep *ep);
 
 /* Block until this endpoint's semaphore for conn reaches value (signals
  * received from the peer), or timeout_ms passes (-ETIMEDOUT; -1 = forever).
- * Spins briefly, then sleeps on the endpoint's eventfd. */
+ * Spins briefly, then sleeps on the endpoint's notify pipe. */
 int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int timeout_ms);
 /* Current value of the semaphore, without waiting. */
 uint64_t uccl_sem_value(const struct uccl_ep *ep, uint32_t conn);

@@ -478,6 +478,30 @@ static int mode_isolation(void)
 	TRY(b, uccl_put(eb, ba, mb, 0, key, 0, 64, 0, 8));
 	check(op_res(eb, &sb, 8) == 0 && memcmp(uccl_mr_addr(ma), uccl_mr_addr(mb), 64) == 0,
 	      "the right key does work");
+	/* existing memory: anonymous (also shared) qualifies; a file mapping
+	 * could stall the engine on a page fault (FUSE) and is refused */
+	{
+		struct uccl_mr *xm;
+		void *sh = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		check(sh != MAP_FAILED && uccl_mem_reg(a, sh, 65536, &xm) == 0 && uccl_mem_free(xm) == 0,
+		      "shared anonymous memory can be registered");
+		char tmpl[] = "/tmp/uccl-itest-map.XXXXXX";
+		int tfd = mkstemp(tmpl);
+		void *fm = MAP_FAILED;
+		if (tfd >= 0 && ftruncate(tfd, 65536) == 0)
+			fm = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+		r = fm == MAP_FAILED ? -999 : uccl_mem_reg(a, fm, 65536, &xm);
+		check(r == -EFAULT, "a regular file mapping is refused with -EFAULT (%s)", uccl_strerror(r));
+		if (fm != MAP_FAILED)
+			munmap(fm, 65536);
+		if (tfd >= 0) {
+			close(tfd);
+			unlink(tmpl);
+		}
+		if (sh != MAP_FAILED)
+			munmap(sh, 65536);
+	}
+
 	/* registering existing memory runs process_vm_* with the daemon's
 	 * rights: a client of another user must be refused */
 	if (geteuid() == 0) {

@@ -915,6 +915,7 @@ static void test_operation_longer_than_the_cap_is_refused(void **state)
 	memset(f->buf_b, 0x5a, MAX_OP + 1);
 	assert_int_equal(run1(f, 0, PUT(.len = MAX_OP + 1)).res, -EMSGSIZE);
 	assert_int_equal(f->buf_b[0], 0x5a);            /* nothing copied */
+	assert_int_equal(st(f)->err_msgsize, 1);
 	assert_int_equal(run1(f, 0, PUT(.len = MAX_OP)).res, 0);
 }
 
