@@ -39,8 +39,15 @@ bool sb_tx_full(const struct sb_tx *s);
 /* Record a new packet; returns its psn. Caller checked !sb_tx_full. */
 uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p);
 
+/* Start an empty scoreboard at another psn (a handshake's initial sequence
+ * number). -EBUSY unless it is empty. */
+int sb_tx_start_at(struct sb_tx *s, uint32_t psn);
+
 /* Apply an ACK. For every packet newly acknowledged (cumulatively or by
- * SACK) calls acked(arg, psn, pkt). Then marks holes lost (fast retransmit).
+ * SACK) calls acked(arg, psn, pkt). Then marks holes lost (fast retransmit:
+ * each hole once; a resent packet is lost again once dupthresh packets
+ * sent after its resend are acknowledged). SACK bits for psns never sent
+ * also give -EINVAL.
  * Returns the number of packets newly acknowledged, or -EINVAL if cum_psn
  * is beyond what was sent (a bogus ACK: ignored). */
 int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
@@ -69,6 +76,7 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 		 void *arg);
 
 struct sb_rx *sb_rx_new(uint32_t window);
+int sb_rx_start_at(struct sb_rx *s, uint32_t psn);       /* -EBUSY unless fresh */
 struct sb_rx *sb_rx_free(struct sb_rx *s);
 /* 1: new, deliver it; 0: duplicate; -ERANGE: beyond the window (drop,
  * the sender will retransmit). */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpchan_bench: control-path capacity of the transport channel on one core.
+ * Two channels joined by the in-memory wire (tests/unit/wirelink) move
+ * 32 KiB messages with no loss; read() and deliver() do nothing, so what is
+ * timed is the transport's own work: chunking, packet headers, scoreboards,
+ * ACKs, congestion control and path choice. Reports chunks per CPU second
+ * (process CPU time), median over the runs. Not a test.
+ *
+ *   tpchan_bench [MESSAGES (32768)] [RUNS (5)] [RATE_GBPS (0 = no
+ *   serialisation delay) ] [ACK_EVERY (8)]
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/tpchan.h"
+#include "tests/unit/wirelink.h"
+
+static uint64_t nmsgs, next, done;
+static struct tpchan *tx;
+
+static int nop_read(void *a, uint64_t c, uint64_t o, void *d, uint32_t l)
+{
+	(void)a; (void)c; (void)o; (void)d; (void)l;
+	return 0;
+}
+
+static int nop_deliver(void *a, const struct wire_data *d)
+{
+	(void)a; (void)d;
+	return 0;
+}
+
+static void complete(void *a, uint64_t c, int r)
+{
+	(void)a; (void)c;
+	if (r) {
+		fprintf(stderr, "tpchan_bench: message failed: %d\n", r);
+		exit(1);
+	}
+	done++;
+}
+
+static const struct tpchan_cb cb = { .read = nop_read, .deliver = nop_deliver, .complete = complete };
+
+static bool pump(void *arg)
+{
+	(void)arg;
+	while (next < nmsgs) {
+		struct tpchan_msg m = { .cookie = next, .opcode = 2, .dst_ep = 1, .len = 32768,
+					.roff = next * 32768 };
+		if (tpchan_submit(tx, &m) == -EAGAIN)
+			break;
+		next++;
+	}
+	return done == nmsgs;
+}
+
+static double cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t msgs = argc > 1 ? strtoull(argv[1], NULL, 0) : 32768;
+	int runs = argc > 2 ? atoi(argv[2]) : 5;
+	uint32_t rate = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
+	uint32_t ack_every = argc > 4 ? (uint32_t)atoi(argv[4]) : 8;
+	double rates[64];
+
+	if (msgs == 0 || runs < 1 || runs > 64) {
+		fprintf(stderr, "usage: tpchan_bench [MESSAGES] [RUNS 1..64] [RATE_GBPS] [ACK_EVERY]\n");
+		return 2;
+	}
+	for (int i = 0; i < runs; i++) {
+		struct tpchan_params p = {
+			.mtu = 9000, .chunk_bytes = 32768, .npaths = 16, .max_inflight_pkts = 4096,
+			.max_inflight_bytes = 16 << 20, .max_msgs = 1024, .ack_every = ack_every,
+			.ack_delay_ns = 10000, .cb = &cb, .tx_token = 1, .rx_token = 2,
+		};
+		struct wirelink_params lp = { .seed = 1, .mtu = 9000, .rate_gbps = rate, .delay_ns = 5000 };
+		struct tpchan *rx;
+		struct wirelink *l;
+		double t0, t1;
+
+		nmsgs = msgs;
+		next = done = 0;
+		tx = tpchan_new(&p);
+		p.tx_token = 2;
+		p.rx_token = 1;
+		p.seed = 5;
+		rx = tpchan_new(&p);
+		l = tx && rx ? wirelink_new(&lp, tx, rx, 1000) : NULL;
+		if (!l) {
+			fprintf(stderr, "tpchan_bench: setup failed\n");
+			return 1;
+		}
+		t0 = cpu_s();
+		int r = wirelink_run(l, pump, NULL, UINT64_MAX - 1);
+		t1 = cpu_s();
+		if (r < 0 || done != msgs) {
+			fprintf(stderr, "tpchan_bench: run %d did not finish (%d, %" PRIu64 "/%" PRIu64 ")\n", i, r,
+				done, msgs);
+			return 1;
+		}
+		rates[i] = (double)msgs / (t1 - t0);
+		fprintf(stderr, "run %d: %.2f M chunks/s (%.3f s CPU)\n", i + 1, rates[i] / 1e6, t1 - t0);
+		wirelink_free(l);
+		tpchan_free(tx);
+		tpchan_free(rx);
+	}
+	qsort(rates, (size_t)runs, sizeof(rates[0]), cmp_d);
+	printf("tpchan control path: median %.2f M chunks/s of 32 KiB (min %.2f, max %.2f, %d runs; "
+	       "MTU 9000, %s, ack every %u packets) = %.0f Gbit/s-equivalent\n",
+	       rates[runs / 2] / 1e6, rates[0] / 1e6, rates[runs - 1] / 1e6, runs,
+	       rate ? "serialised at the given rate" : "no serialisation delay", ack_every,
+	       rates[runs / 2] * 32768 * 8 / 1e9);
+	return 0;
+}

@@ -1,0 +1,726 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scoreboard: per-packet bookkeeping of a channel, sender and receiver side.
+ * The sender keeps one entry per unacknowledged psn in a ring indexed by
+ * psn, two bitmaps over the same ring (SACKed, lost-awaiting-resend) so that
+ * SACK application, hole search and the next lost packet cost a few word
+ * operations, and a list of in-network packets ordered by last transmission
+ * so that a timeout, or the detection of a lost resend, touches only the
+ * packets it declares lost. The receiver keeps a bitmap of arrivals past its
+ * cumulative point. Every psn comparison is serial arithmetic on u32 offsets
+ * from the oldest live psn.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "engine/scoreboard.h"
+
+#define NIL UINT32_MAX
+
+enum { ST_INFLIGHT = 0, ST_LOST = 1, ST_SACKED = 2 };
+
+struct sb_ent {
+	struct sb_pkt p;
+	uint64_t tseq;                 /* transmission number of the last (re)send */
+	uint32_t prev, next;           /* time list (slot numbers) while ST_INFLIGHT */
+	uint8_t st;
+};
+
+struct sb_tx {
+	uint32_t cap, mask, wmask;     /* ring slots; wmask over 64-bit words */
+	uint32_t dupthresh;
+	uint32_t una, nxt;             /* live psns are [una, nxt) */
+	uint32_t sacked, lost;         /* entries in ST_SACKED / ST_LOST */
+	uint32_t high_sack;            /* one past the highest SACKed psn, >= una */
+	uint32_t fr_scan;              /* psns below were judged by fast retransmit */
+	uint32_t lost_scan;            /* no ST_LOST entry below this psn */
+	uint64_t bytes;                /* payload of unacknowledged entries */
+	uint32_t head, tail;           /* time list, oldest transmission first */
+	uint32_t gbn_dups;             /* duplicate cumulative ACKs in a row */
+	uint32_t gbn_una;              /* una when Go-Back-N last went back */
+	bool gbn_went_back;
+	uint64_t tseq;                 /* transmissions so far */
+	/* the dupthresh highest tseqs of acknowledged packets sent once: the
+	 * lowest, top[top_head], is the newest transmission with dupthresh
+	 * delivered packets sent at or after it */
+	uint64_t *top;
+	uint32_t ntop, top_head;
+	uint64_t *sackmap, *lostmap;
+	struct sb_ent *e;
+};
+
+struct sb_rx {
+	uint32_t window;               /* psns [cum, cum + window) are accepted */
+	uint32_t mask, wmask;
+	uint32_t cum;                  /* first psn not yet received */
+	uint32_t high;                 /* one past the highest received psn */
+	uint32_t above;                /* received psns past cum */
+	uint64_t *map;
+};
+
+/* ---- ring bitmaps ---- */
+
+static bool bit_get(const uint64_t *m, uint32_t mask, uint32_t psn)
+{
+	uint32_t i = psn & mask;
+
+	return m[i >> 6] >> (i & 63) & 1;
+}
+
+static void bit_set(uint64_t *m, uint32_t mask, uint32_t psn)
+{
+	uint32_t i = psn & mask;
+
+	m[i >> 6] |= 1ull << (i & 63);
+}
+
+static void bit_clear(uint64_t *m, uint32_t mask, uint32_t psn)
+{
+	uint32_t i = psn & mask;
+
+	m[i >> 6] &= ~(1ull << (i & 63));
+}
+
+/* The 64 bits for psns [psn, psn + 64) of a ring bitmap (ring >= 64 bits). */
+static uint64_t bits64(const uint64_t *m, uint32_t mask, uint32_t wmask, uint32_t psn)
+{
+	uint32_t i = psn & mask, w = i >> 6, sh = i & 63;
+	uint64_t v = m[w] >> sh;
+
+	if (sh)
+		v |= m[(w + 1) & wmask] << (64 - sh);
+	return v;
+}
+
+/* Low n bits set, n in 0..64. */
+static uint64_t low_bits(uint32_t n)
+{
+	return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 64;
+
+	while (p < v && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+/* ---- sender ---- */
+
+static bool live(const struct sb_tx *s, uint32_t psn)
+{
+	return psn - s->una < s->nxt - s->una;
+}
+
+static void tl_append(struct sb_tx *s, uint32_t slot)
+{
+	struct sb_ent *x = &s->e[slot];
+
+	x->next = NIL;
+	x->prev = s->tail;
+	if (s->tail == NIL)
+		s->head = slot;
+	else
+		s->e[s->tail].next = slot;
+	s->tail = slot;
+}
+
+static void tl_remove(struct sb_tx *s, uint32_t slot)
+{
+	struct sb_ent *x = &s->e[slot];
+
+	if (x->prev == NIL)
+		s->head = x->next;
+	else
+		s->e[x->prev].next = x->next;
+	if (x->next == NIL)
+		s->tail = x->prev;
+	else
+		s->e[x->next].prev = x->prev;
+	x->prev = x->next = NIL;
+}
+
+struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
+{
+	struct sb_tx *s;
+
+	if (capacity < 1024 || capacity > (1u << 30) || (capacity & (capacity - 1)) || dupthresh < 1 ||
+	    dupthresh > capacity)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->e = calloc(capacity, sizeof(*s->e));
+	if (!s->e)
+		goto out_free;
+	s->sackmap = calloc(capacity / 64, sizeof(uint64_t));
+	if (!s->sackmap)
+		goto out_ents;
+	s->lostmap = calloc(capacity / 64, sizeof(uint64_t));
+	if (!s->lostmap)
+		goto out_sack;
+	s->top = calloc(dupthresh, sizeof(uint64_t));
+	if (!s->top)
+		goto out_lost;
+	s->cap = capacity;
+	s->mask = capacity - 1;
+	s->wmask = capacity / 64 - 1;
+	s->dupthresh = dupthresh;
+	s->head = s->tail = NIL;
+	return s;
+
+out_lost:
+	free(s->lostmap);
+out_sack:
+	free(s->sackmap);
+out_ents:
+	free(s->e);
+out_free:
+	free(s);
+	return NULL;
+}
+
+struct sb_tx *sb_tx_free(struct sb_tx *s)
+{
+	if (!s)
+		return NULL;
+	free(s->top);
+	free(s->lostmap);
+	free(s->sackmap);
+	free(s->e);
+	free(s);
+	return NULL;
+}
+
+int sb_tx_start_at(struct sb_tx *s, uint32_t psn)
+{
+	if (s->nxt != s->una)
+		return -EBUSY;
+	s->una = s->nxt = s->high_sack = s->fr_scan = s->lost_scan = psn;
+	s->gbn_went_back = false;
+	return 0;
+}
+
+bool sb_tx_full(const struct sb_tx *s)
+{
+	return s->nxt - s->una >= s->cap;
+}
+
+uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
+{
+	uint32_t psn = s->nxt, slot = psn & s->mask;
+	struct sb_ent *x = &s->e[slot];
+
+	if (sb_tx_full(s))
+		return psn;            /* caller bug: nothing recorded */
+	x->p = *p;
+	x->st = ST_INFLIGHT;
+	x->tseq = ++s->tseq;
+	tl_append(s, slot);
+	s->bytes += p->bytes;
+	s->nxt = psn + 1;
+	return psn;
+}
+
+/* Mark an unacknowledged entry lost: out of the time list, into the lost map. */
+static void mark_lost(struct sb_tx *s, uint32_t psn)
+{
+	uint32_t slot = psn & s->mask;
+
+	tl_remove(s, slot);
+	s->e[slot].st = ST_LOST;
+	bit_set(s->lostmap, s->mask, psn);
+	s->lost++;
+	if ((int32_t)(psn - s->lost_scan) < 0)
+		s->lost_scan = psn;
+}
+
+static uint32_t ring_next(uint32_t i, uint32_t k)
+{
+	return i + 1 == k ? 0 : i + 1;
+}
+
+/* Keep the dupthresh highest delivered tseqs in a sorted ring whose lowest
+ * is at top_head. Deliveries come mostly in transmission order, so the
+ * usual case replaces the lowest with a new highest in O(1). */
+static void top_add(struct sb_tx *s, uint64_t t)
+{
+	uint32_t k = s->dupthresh, i, j;
+
+	if (s->ntop < k) {                      /* filling: top_head is 0 */
+		for (i = s->ntop++; i > 0 && s->top[i - 1] > t; i--)
+			s->top[i] = s->top[i - 1];
+		s->top[i] = t;
+		return;
+	}
+	if (t <= s->top[s->top_head])
+		return;
+	i = s->top_head;
+	if (t > s->top[i ? i - 1 : k - 1]) {    /* above the highest */
+		s->top[i] = t;
+		s->top_head = ring_next(i, k);
+		return;
+	}
+	/* drop the lowest; slide those below t toward the head */
+	for (j = ring_next(i, k); s->top[j] < t; j = ring_next(j, k)) {
+		s->top[i] = s->top[j];
+		i = j;
+	}
+	s->top[i] = t;
+}
+
+/* An entry becomes acknowledged. The counters are settled before acked() runs,
+ * so that a callback reading sb_tx_lost_pending() sees this packet gone. */
+typedef void (*sb_cb)(void *arg, uint32_t psn, const struct sb_pkt *p);
+
+static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, sb_cb acked, void *arg)
+{
+	uint32_t slot = psn & s->mask;
+	struct sb_ent *x = &s->e[slot];
+
+	if (x->st == ST_LOST) {
+		bit_clear(s->lostmap, s->mask, psn);
+		s->lost--;
+	} else {
+		tl_remove(s, slot);
+	}
+	s->bytes -= x->p.bytes;
+	/* which copy of a resent packet arrived is unknown: only packets sent
+	 * once say when something was delivered */
+	if (x->p.retx == 0)
+		top_add(s, x->tseq);
+	if (sack) {
+		x->st = ST_SACKED;
+		bit_set(s->sackmap, s->mask, psn);
+		s->sacked++;
+	}
+	if (acked)
+		acked(arg, psn, &x->p);
+}
+
+/* Retire [una, cum): each entry not SACKed before is reported. */
+static int ack_cumulative(struct sb_tx *s, uint32_t cum, sb_cb acked, void *arg)
+{
+	int n = 0;
+
+	while (s->una != cum) {
+		uint32_t psn = s->una, slot = psn & s->mask;
+
+		s->una = psn + 1;
+		if (s->e[slot].st == ST_SACKED) {
+			bit_clear(s->sackmap, s->mask, psn);
+			s->sacked--;
+			continue;
+		}
+		ack_one(s, psn, false, acked, arg);
+		n++;
+	}
+	if ((int32_t)(s->high_sack - s->una) < 0)
+		s->high_sack = s->una;
+	if ((int32_t)(s->fr_scan - s->una) < 0)
+		s->fr_scan = s->una;
+	if ((int32_t)(s->lost_scan - s->una) < 0)
+		s->lost_scan = s->una;
+	return n;
+}
+
+/* The psn T such that exactly dupthresh SACKed entries lie in [T, high_sack),
+ * T itself SACKed; searched no lower than lo. Returns false if there are
+ * fewer than dupthresh SACKed entries in [lo, high_sack). */
+static bool find_threshold(const struct sb_tx *s, uint32_t lo, uint32_t *thr)
+{
+	uint32_t need = s->dupthresh, p = s->high_sack;
+
+	while (p != lo) {
+		uint32_t last = p - 1, i = last & s->mask, bit = i & 63;
+		uint32_t n = bit + 1;
+		uint64_t w;
+		uint32_t c;
+
+		if (n > p - lo)
+			n = p - lo;
+		w = s->sackmap[i >> 6] >> (bit + 1 - n) & low_bits(n);
+		c = (uint32_t)__builtin_popcountll(w);
+		if (c >= need) {
+			while (--need > 0)
+				w &= ~(1ull << (63 - __builtin_clzll(w)));
+			*thr = p - n + (uint32_t)(63 - __builtin_clzll(w));
+			return true;
+		}
+		need -= c;
+		p -= n;
+	}
+	return false;
+}
+
+/* Fast retransmit: an entry with at least dupthresh SACKed entries above it
+ * is lost, judged once per psn (fr_scan only moves up). A packet last sent
+ * after the threshold packet was sent is left to mark_overtaken() and the
+ * timer: its newest copy may still be on its way. */
+static void mark_holes(struct sb_tx *s)
+{
+	uint32_t thr;
+	uint64_t thr_tseq;
+
+	if (s->sacked < s->dupthresh || s->high_sack == s->fr_scan)
+		return;
+	if (!find_threshold(s, s->fr_scan, &thr))
+		return;
+	thr_tseq = s->e[thr & s->mask].tseq;
+	for (uint32_t psn = s->fr_scan; psn != thr; psn++) {
+		const struct sb_ent *x = &s->e[psn & s->mask];
+
+		if (x->st == ST_INFLIGHT && x->tseq < thr_tseq)
+			mark_lost(s, psn);
+	}
+	s->fr_scan = thr;
+}
+
+/* A packet still in the network with dupthresh delivered packets sent after
+ * it is lost, whatever its psn: this is what catches a lost resend, which
+ * fast retransmit judges only once. The time list is in transmission
+ * order, so the walk stops at the first packet that is not lost. */
+static void mark_overtaken(struct sb_tx *s)
+{
+	if (s->ntop < s->dupthresh)
+		return;
+	while (s->head != NIL && s->e[s->head].tseq < s->top[s->top_head]) {
+		uint32_t slot = s->head;
+
+		mark_lost(s, s->una + ((slot - s->una) & s->mask));
+	}
+}
+
+/* Reject SACK bits for psns that were never sent. Bit i of word w stands for
+ * psn cum + 1 + 64 w + i; psns >= nxt are bogus. */
+static bool sack_bogus(const struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint32_t words)
+{
+	uint64_t lim = (uint64_t)(uint32_t)(s->nxt - cum); /* bits below lim + ... */
+
+	/* positions 0 .. lim - 2 are valid (psn cum + 1 .. nxt - 1) */
+	for (uint32_t w = 0; w < words; w++) {
+		uint64_t first = 64ull * w;
+		uint64_t valid = lim >= 1 && lim - 1 > first ? lim - 1 - first : 0;
+
+		if (sack[w] & ~low_bits(valid > 64 ? 64 : (uint32_t)valid))
+			return true;
+	}
+	return false;
+}
+
+static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint32_t words,
+		      sb_cb acked, void *arg)
+{
+	int n = 0;
+
+	for (uint32_t w = 0; w < words; w++) {
+		uint32_t start = cum + 1 + 64 * w;
+		uint64_t x = sack[w];
+		uint32_t d;
+
+		if (!x)
+			continue;
+		/* keep the bits for live psns only: [una, nxt) */
+		d = s->una - start;
+		if ((int32_t)d > 0) {
+			if (d >= 64)
+				continue;
+			x &= ~low_bits(d);
+		}
+		d = s->nxt - start;
+		if ((int32_t)d <= 0)
+			break;
+		if (d < 64)
+			x &= low_bits(d);
+		x &= ~bits64(s->sackmap, s->mask, s->wmask, start);
+		while (x) {
+			uint32_t psn = start + (uint32_t)__builtin_ctzll(x);
+
+			x &= x - 1;
+			if ((int32_t)(psn + 1 - s->high_sack) > 0)
+				s->high_sack = psn + 1;
+			ack_one(s, psn, true, acked, arg);
+			n++;
+		}
+	}
+	return n;
+}
+
+int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
+	      void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
+{
+	uint32_t adv = cum_psn - s->una;
+	bool stale = (int32_t)adv < 0;
+	int n = 0;
+
+	if (!stale && adv > s->nxt - s->una)
+		return -EINVAL;
+	if (!sack)
+		words = 0;
+	if (words && sack_bogus(s, cum_psn, sack, words))
+		return -EINVAL;
+	if (!stale)
+		n += ack_cumulative(s, cum_psn, acked, arg);
+	n += apply_sack(s, cum_psn, sack, words, acked, arg);
+	mark_holes(s);
+	mark_overtaken(s);
+	return n;
+}
+
+int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
+		  void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
+{
+	uint32_t adv = cum_psn - s->una;
+
+	if ((int32_t)adv < 0)
+		return 0;              /* an old ACK overtaken by a newer one */
+	if (adv > s->nxt - s->una)
+		return -EINVAL;
+	if (adv > 0) {
+		s->gbn_dups = 0;
+		return ack_cumulative(s, cum_psn, acked, arg);
+	}
+	if (s->una == s->nxt)
+		return 0;
+	/* A duplicate: the receiver dropped something after una, so una is
+	 * missing; everything after it was dropped too. Go back once per
+	 * una: later duplicates are echoes of the packets already resent. */
+	if (++s->gbn_dups < s->dupthresh || (s->gbn_went_back && s->gbn_una == s->una))
+		return 0;
+	for (uint32_t psn = s->una; psn != s->nxt; psn++)
+		if (s->e[psn & s->mask].st == ST_INFLIGHT)
+			mark_lost(s, psn);
+	s->gbn_went_back = true;
+	s->gbn_una = s->una;
+	s->gbn_dups = 0;
+	return 0;
+}
+
+int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns)
+{
+	int n = 0;
+
+	while (s->head != NIL && s->e[s->head].p.sent_ns <= cutoff_ns) {
+		uint32_t slot = s->head;
+		/* recover the psn from the slot: the live psn with these low bits */
+		uint32_t psn = s->una + ((slot - s->una) & s->mask);
+
+		mark_lost(s, psn);
+		n++;
+	}
+	return n;
+}
+
+int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt)
+{
+	uint32_t p = s->lost_scan;
+
+	if (!s->lost)
+		return 0;
+	for (;;) {
+		uint32_t i = p & s->mask, sh = i & 63;
+		uint64_t w = s->lostmap[i >> 6] >> sh;
+
+		if (w) {
+			p += (uint32_t)__builtin_ctzll(w);
+			break;
+		}
+		p += 64 - sh;
+	}
+	s->lost_scan = p;
+	*psn = p;
+	*pkt = s->e[p & s->mask].p;
+	return 1;
+}
+
+void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t now_ns)
+{
+	uint32_t slot = psn & s->mask;
+	struct sb_ent *x = &s->e[slot];
+
+	if (!live(s, psn) || x->st == ST_SACKED)
+		return;
+	if (x->st == ST_LOST) {
+		bit_clear(s->lostmap, s->mask, psn);
+		s->lost--;
+		x->st = ST_INFLIGHT;
+	} else {
+		tl_remove(s, slot);
+	}
+	x->p.sent_ns = now_ns;
+	x->tseq = ++s->tseq;
+	x->p.path = path;
+	if (x->p.retx < UINT16_MAX)
+		x->p.retx++;
+	tl_append(s, slot);
+}
+
+uint32_t sb_tx_inflight(const struct sb_tx *s)
+{
+	return s->nxt - s->una - s->sacked;
+}
+
+uint64_t sb_tx_inflight_bytes(const struct sb_tx *s)
+{
+	return s->bytes;
+}
+
+uint32_t sb_tx_lost_pending(const struct sb_tx *s)
+{
+	return s->lost;
+}
+
+uint32_t sb_tx_holes(const struct sb_tx *s)
+{
+	return s->high_sack - s->una - s->sacked;
+}
+
+uint64_t sb_tx_oldest_sent(const struct sb_tx *s)
+{
+	return s->head == NIL ? UINT64_MAX : s->e[s->head].p.sent_ns;
+}
+
+void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const struct sb_pkt *p),
+		 void *arg)
+{
+	uint32_t una = s->una, nxt = s->nxt;
+
+	/* settle the state first: dropped() may look at the scoreboard */
+	for (uint32_t w = 0; w <= s->wmask; w++)
+		s->sackmap[w] = s->lostmap[w] = 0;
+	s->una = s->high_sack = s->fr_scan = s->lost_scan = nxt;
+	s->sacked = s->lost = 0;
+	s->bytes = 0;
+	s->head = s->tail = NIL;
+	s->gbn_dups = 0;
+	s->gbn_went_back = false;
+	for (uint32_t psn = una; psn != nxt; psn++) {
+		struct sb_ent *x = &s->e[psn & s->mask];
+		uint8_t st = x->st;
+
+		x->st = ST_INFLIGHT;
+		if (st != ST_SACKED && dropped)
+			dropped(arg, psn, &x->p);
+	}
+}
+
+/* ---- receiver ---- */
+
+struct sb_rx *sb_rx_new(uint32_t window)
+{
+	struct sb_rx *s;
+	uint32_t bits;
+
+	if (window < 1 || window > (1u << 30))
+		return NULL;
+	bits = pow2_at_least(window);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->map = calloc(bits / 64, sizeof(uint64_t));
+	if (!s->map) {
+		free(s);
+		return NULL;
+	}
+	s->window = window;
+	s->mask = bits - 1;
+	s->wmask = bits / 64 - 1;
+	return s;
+}
+
+struct sb_rx *sb_rx_free(struct sb_rx *s)
+{
+	if (!s)
+		return NULL;
+	free(s->map);
+	free(s);
+	return NULL;
+}
+
+int sb_rx_start_at(struct sb_rx *s, uint32_t psn)
+{
+	if (s->above)
+		return -EBUSY;
+	s->cum = s->high = psn;
+	return 0;
+}
+
+/* Move cum past the run of received psns that starts at it. */
+static void rx_advance(struct sb_rx *s)
+{
+	for (;;) {
+		uint32_t i = s->cum & s->mask, w = i >> 6, sh = i & 63;
+		uint64_t v = s->map[w] >> sh;
+		uint32_t run;
+
+		if (!(v & 1))
+			return;
+		run = ~v ? (uint32_t)__builtin_ctzll(~v) : 64;   /* <= 64 - sh */
+		s->map[w] &= ~(low_bits(run) << sh);
+		s->above -= run;
+		s->cum += run;
+	}
+}
+
+int sb_rx_accept(struct sb_rx *s, uint32_t psn)
+{
+	uint32_t d = psn - s->cum;
+
+	if ((int32_t)d < 0)
+		return 0;
+	if (d >= s->window)
+		return -ERANGE;
+	if (d == 0) {
+		s->cum = psn + 1;
+		rx_advance(s);
+	} else {
+		if (bit_get(s->map, s->mask, psn))
+			return 0;
+		bit_set(s->map, s->mask, psn);
+		s->above++;
+	}
+	if ((int32_t)(psn + 1 - s->high) > 0)
+		s->high = psn + 1;
+	if ((int32_t)(s->high - s->cum) < 0)
+		s->high = s->cum;
+	return 1;
+}
+
+uint32_t sb_rx_cum(const struct sb_rx *s)
+{
+	return s->cum;
+}
+
+uint32_t sb_rx_sack(const struct sb_rx *s, uint64_t *words, uint32_t max_words)
+{
+	uint32_t span, nw, last = 0;
+
+	if (!s->above || !max_words)
+		return 0;
+	span = s->high - s->cum - 1;           /* psns cum+1 .. high-1 */
+	nw = (span + 63) / 64;
+	if (nw > max_words)
+		nw = max_words;
+	for (uint32_t w = 0; w < nw; w++) {
+		uint32_t left = span - 64 * w;
+		uint64_t v = bits64(s->map, s->mask, s->wmask, s->cum + 1 + 64 * w);
+
+		if (left < 64)
+			v &= low_bits(left);  /* past high the ring may alias older psns */
+		words[w] = v;
+		if (v)
+			last = w + 1;
+	}
+	return last;
+}
+
+bool sb_rx_has_holes(const struct sb_rx *s)
+{
+	return s->above != 0;
+}

@@ -1,0 +1,1137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpchan: two channels joined by the in-memory wire, in virtual time. A
+ * 64 MiB message set crosses at 0%, 0.1%, 1% and 5% loss with reordering
+ * and duplication, and arrives byte for byte, every byte written once, every
+ * message completed once; SACK recovery resends far less than Go-Back-N;
+ * more than 1024 packets fly with a long, fat wire; ACKs are coalesced yet
+ * prompt around holes; forged and damaged packets are dropped and counted;
+ * a refusal at the receiver fails the message at the sender; a vanished
+ * peer fails everything with -ETIMEDOUT in bounded time; reset and free
+ * complete what is left; submit pushes back at max_msgs; and a run is the
+ * same run every time for the same seed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/tpchan.h"
+#include "engine/wire.h"
+#include "tests/unit/wirelink.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+#define TOKEN_A 0x1111222233334444ull  /* what a expects on packets to it */
+#define TOKEN_B 0x5555666677778888ull
+
+/* ---- the application on each end ---- */
+
+struct msgd {
+	uint64_t off, len;             /* in src and, as roff, in dst */
+	uint32_t ep;
+	int done, res;
+};
+
+struct world {
+	struct tpchan *a, *b;          /* a sends, b receives */
+	struct wirelink *link;
+	uint8_t *src, *dst;
+	uint64_t total;
+	struct msgd *msgs;
+	uint32_t nmsgs, next;
+	uint32_t completed, failed;
+	uint64_t delivered_bytes, delivered_pkts, bad_deliveries;
+	bool refuse;
+	uint32_t refuse_ep;
+	int refuse_err;
+	uint64_t peak_inflight;
+	int read_fail_at;              /* message index whose read() fails, or -1 */
+	uint64_t reads_after_done;     /* read() for a message already completed */
+	uint64_t last_complete_ns;
+};
+
+static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
+{
+	struct world *w = arg;
+	const struct msgd *m;
+
+	if (cookie >= w->nmsgs)
+		return -EFAULT;
+	m = &w->msgs[cookie];
+	if (m->done)
+		w->reads_after_done++;
+	if (off + len > m->len)
+		return -EFAULT;
+	if ((int)cookie == w->read_fail_at && off > 0)
+		return -EIO;
+	memcpy(dst, w->src + m->off + off, len);
+	return 0;
+}
+
+static void a_complete(void *arg, uint64_t cookie, int res)
+{
+	struct world *w = arg;
+	struct msgd *m = &w->msgs[cookie];
+
+	m->done++;
+	m->res = res;
+	if (w->link)
+		w->last_complete_ns = wirelink_now(w->link);
+	if (res == 0)
+		w->completed++;
+	else
+		w->failed++;
+}
+
+static int b_deliver(void *arg, const struct wire_data *d)
+{
+	struct world *w = arg;
+
+	if (w->refuse && d->dst_ep == w->refuse_ep)
+		return w->refuse_err;
+	if (d->roff > w->total || d->msg_len > w->total - d->roff ||
+	    d->msg_off + d->payload_len > d->msg_len || d->rkey != 0xabc) {
+		w->bad_deliveries++;
+		return -EINVAL;
+	}
+	memcpy(w->dst + d->roff + d->msg_off, d->payload, d->payload_len);
+	w->delivered_bytes += d->payload_len;
+	w->delivered_pkts++;
+	return 0;
+}
+
+/* a receives no data and b sends none */
+static int a_deliver(void *arg, const struct wire_data *d)
+{
+	fail_msg("a was handed DATA");
+	return -EINVAL;
+}
+
+static int b_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
+{
+	fail_msg("b was asked for data");
+	return -EINVAL;
+}
+
+static void b_complete(void *arg, uint64_t cookie, int res)
+{
+	fail_msg("b completed a message");
+}
+
+static const struct tpchan_cb a_cb = { .read = a_read, .deliver = a_deliver, .complete = a_complete };
+static const struct tpchan_cb b_cb = { .read = b_read, .deliver = b_deliver, .complete = b_complete };
+
+/* ---- set-up ---- */
+
+static struct tpchan_params chan_params(bool gbn)
+{
+	return (struct tpchan_params){
+		.mtu = 1500, .chunk_bytes = 32768, .npaths = 4,
+		.max_inflight_pkts = 4096, .rx_window_pkts = 4096,
+		.max_inflight_bytes = 4 << 20, .max_msgs = 256,
+		.go_back_n = gbn, .crc = true,
+		.rto_init_ns = 1 * MS, .rto_min_ns = 200 * US, .rto_max_ns = 20 * MS,
+		.max_retx = 10, .ack_delay_ns = 10 * US, .ack_every = 8, .dupthresh = 3,
+		.path_loss_hold_ns = 500 * US,
+	};
+}
+
+static struct wirelink_params link_params(uint32_t loss_ppm, uint64_t seed)
+{
+	return (struct wirelink_params){
+		.seed = seed, .mtu = 9000, .rate_gbps = 100, .delay_ns = 10 * US,
+		.path_skew_ns = 50, .loss_ppm = loss_ppm, .dup_ppm = 1000,
+		.reorder_ppm = 5000, .jitter_ns = 2 * US,
+	};
+}
+
+static uint8_t *g_src, *g_dst;
+static uint64_t g_cap;
+
+static void fill_random(uint8_t *p, uint64_t n, uint64_t seed)
+{
+	uint64_t x = seed | 1;
+
+	for (uint64_t i = 0; i < n; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, n - i < 8 ? n - i : 8);
+	}
+}
+
+/* n32k messages of 32 KiB, then the odd sizes (some empty). */
+static void world_init(struct world *w, uint32_t n32k, bool odd)
+{
+	static const uint64_t odd_sizes[] = { 0, 1, 7, 1411, 1412, 1413, 32767, 32769,
+					       65539, 100000, 0, 250001, 2824, 0 };
+	uint32_t nodd = odd ? sizeof(odd_sizes) / sizeof(odd_sizes[0]) : 0;
+	uint64_t off = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->nmsgs = n32k + nodd;
+	w->msgs = calloc(w->nmsgs, sizeof(*w->msgs));
+	assert_non_null(w->msgs);
+	for (uint32_t i = 0; i < w->nmsgs; i++) {
+		/* odd sizes spread through the set, not all at the end */
+		uint64_t len = 32768;
+
+		if (nodd && i % (w->nmsgs / nodd) == 0 && i / (w->nmsgs / nodd) < nodd)
+			len = odd_sizes[i / (w->nmsgs / nodd)];
+		w->msgs[i] = (struct msgd){ .off = off, .len = len, .ep = 1 + i % 3 };
+		off += len;
+	}
+	w->total = off;
+	assert_true(w->total <= g_cap);
+	w->src = g_src;
+	w->dst = g_dst;
+	fill_random(w->src, w->total, 0x1234 + n32k);
+	for (uint64_t i = 0; i < w->total; i++)   /* every byte differs from src */
+		w->dst[i] = (uint8_t)~w->src[i];
+	w->read_fail_at = -1;
+}
+
+static void world_chans(struct world *w, const struct tpchan_params *pa,
+			const struct tpchan_params *pb, const struct wirelink_params *lp)
+{
+	struct tpchan_params a = *pa, b = *pb;
+
+	a.tx_token = TOKEN_B;
+	a.rx_token = TOKEN_A;
+	a.cb = &a_cb;
+	a.cb_arg = w;
+	a.seed = 1;
+	b.tx_token = TOKEN_A;
+	b.rx_token = TOKEN_B;
+	b.cb = &b_cb;
+	b.cb_arg = w;
+	b.seed = 2;
+	w->a = tpchan_new(&a);
+	w->b = tpchan_new(&b);
+	assert_non_null(w->a);
+	assert_non_null(w->b);
+	w->link = wirelink_new(lp, w->a, w->b, 1000);
+	assert_non_null(w->link);
+}
+
+static void world_fini(struct world *w)
+{
+	wirelink_free(w->link);
+	tpchan_free(w->a);
+	tpchan_free(w->b);
+	free(w->msgs);
+}
+
+static struct tpchan_msg msg_of(const struct world *w, uint32_t i)
+{
+	return (struct tpchan_msg){
+		.cookie = i, .opcode = 2 /* PUT */, .dst_ep = w->msgs[i].ep, .dst_conn = 9,
+		.rkey = 0xabc, .roff = w->msgs[i].off, .len = w->msgs[i].len,
+	};
+}
+
+/* Called before every step: keeps the sender fed, samples the flight. */
+static bool pump(void *arg)
+{
+	struct world *w = arg;
+	struct tpchan_stats s;
+
+	while (w->next < w->nmsgs) {
+		struct tpchan_msg m = msg_of(w, w->next);
+		int r = tpchan_submit(w->a, &m);
+
+		if (r == -EAGAIN)
+			break;
+		assert_int_equal(r, 0);
+		w->next++;
+	}
+	tpchan_get_stats(w->a, &s);
+	if (s.inflight_pkts > w->peak_inflight)
+		w->peak_inflight = s.inflight_pkts;
+	return w->completed + w->failed == w->nmsgs;
+}
+
+/* Every message once, with 0; every byte in place, written once. */
+static void check_transfer(const struct world *w)
+{
+	for (uint32_t i = 0; i < w->nmsgs; i++) {
+		assert_int_equal(w->msgs[i].done, 1);
+		assert_int_equal(w->msgs[i].res, 0);
+	}
+	assert_int_equal(w->bad_deliveries, 0);
+	/* all bytes differ from the start, so a byte written twice would mean
+	 * one never written: equal sums and equal contents rule out both */
+	assert_int_equal(w->delivered_bytes, w->total);
+	assert_memory_equal(w->src, w->dst, w->total);
+}
+
+struct outcome {
+	struct tpchan_stats a, b;
+	struct wirelink_stats l;
+	uint64_t end_ns, peak_inflight;
+};
+
+static void transfer(uint32_t n32k, bool odd, uint32_t loss_ppm, bool gbn, uint64_t seed,
+		     struct outcome *o)
+{
+	struct world w;
+	struct tpchan_params pa = chan_params(gbn), pb = chan_params(gbn);
+	struct wirelink_params lp = link_params(loss_ppm, seed);
+
+	world_init(&w, n32k, odd);
+	world_chans(&w, &pa, &pb, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 30000 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &o->a);
+	tpchan_get_stats(w.b, &o->b);
+	wirelink_get_stats(w.link, &o->l);
+	o->end_ns = wirelink_now(w.link);
+	o->peak_inflight = w.peak_inflight;
+	/* accounting that must hold on any wire */
+	assert_int_equal(o->a.msgs_submitted, w.nmsgs);
+	assert_int_equal(o->a.msgs_completed, w.nmsgs);
+	assert_int_equal(o->a.msgs_failed, 0);
+	assert_int_equal(o->a.inflight_pkts, 0);
+	assert_int_equal(o->a.inflight_bytes, 0);
+	assert_int_equal(o->a.queued_msgs, 0);
+	assert_int_equal(o->b.data_bytes_rx, w.total);
+	assert_int_equal(o->a.data_pkts_tx, o->l.sent[0] - o->a.acks_tx - o->a.nacks_tx);
+	assert_int_equal(o->b.acks_tx + o->b.nacks_tx, o->l.sent[1]);
+	assert_int_equal(o->b.drop_token + o->b.drop_crc + o->b.drop_malformed, 0);
+	assert_int_equal(o->a.drop_malformed, 0);
+	assert_int_equal(o->a.acks_rx, o->l.delivered[1] - o->a.nacks_rx);
+	assert_true(o->b.data_pkts_rx + o->b.dup_pkts_rx + o->b.drop_window == o->l.delivered[0]);
+	world_fini(&w);
+}
+
+/* ---- the big transfers ---- */
+
+static void test_64mib_without_loss(void **state)
+{
+	struct outcome o;
+
+	transfer(2048, true, 0, false, 1, &o);
+	print_message("  0%%: %llu pkts, %llu retx (%llu fast, %llu rto), %llu acks, %llu dup rx, %.2f ms\n",
+		      (unsigned long long)o.a.data_pkts_tx, (unsigned long long)o.a.retx_pkts,
+		      (unsigned long long)o.a.fast_retx, (unsigned long long)o.a.retx_timeouts,
+		      (unsigned long long)o.b.acks_tx, (unsigned long long)o.b.dup_pkts_rx,
+		      (double)o.end_ns / MS);
+	assert_int_equal(o.a.retx_timeouts, 0);
+	/* coalesced: well under one ACK per DATA packet */
+	assert_true(o.b.acks_tx < o.b.data_pkts_rx / 4);
+	/* duplicates from the wire reach b and are suppressed */
+	assert_true(o.b.dup_pkts_rx > 0);
+	/* every duplicate at b is a wire duplicate or a needless resend */
+	assert_true(o.b.dup_pkts_rx <= o.l.dup[0] + o.a.retx_pkts);
+}
+
+static void test_64mib_at_0_1_percent_loss(void **state)
+{
+	struct outcome o;
+
+	transfer(2048, true, 1000, false, 2, &o);
+	print_message("0.1%%: %llu pkts, %llu retx (%llu fast, %llu rto), %.2f ms\n",
+		      (unsigned long long)o.a.data_pkts_tx, (unsigned long long)o.a.retx_pkts,
+		      (unsigned long long)o.a.fast_retx, (unsigned long long)o.a.retx_timeouts,
+		      (double)o.end_ns / MS);
+	assert_true(o.a.retx_pkts > 0);
+	assert_true(o.a.fast_retx > 0);
+}
+
+static void test_64mib_at_1_percent_loss(void **state)
+{
+	struct outcome o;
+
+	transfer(2048, true, 10000, false, 3, &o);
+	print_message("  1%%: %llu pkts, %llu retx (%llu fast, %llu rto), %.2f ms\n",
+		      (unsigned long long)o.a.data_pkts_tx, (unsigned long long)o.a.retx_pkts,
+		      (unsigned long long)o.a.fast_retx, (unsigned long long)o.a.retx_timeouts,
+		      (double)o.end_ns / MS);
+	/* selective: about one resend per loss, not a window per loss */
+	assert_true(o.a.retx_pkts < o.a.data_pkts_tx / 20);
+}
+
+static void test_64mib_at_5_percent_loss(void **state)
+{
+	struct outcome o;
+
+	transfer(2048, true, 50000, false, 4, &o);
+	print_message("  5%%: %llu pkts, %llu retx (%llu fast, %llu rto), %.2f ms\n",
+		      (unsigned long long)o.a.data_pkts_tx, (unsigned long long)o.a.retx_pkts,
+		      (unsigned long long)o.a.fast_retx, (unsigned long long)o.a.retx_timeouts,
+		      (double)o.end_ns / MS);
+	assert_true(o.a.retx_pkts < o.a.data_pkts_tx / 5);
+}
+
+static void test_sack_resends_far_less_than_go_back_n(void **state)
+{
+	struct outcome sack, gbn;
+
+	transfer(256, true, 10000, false, 5, &sack);
+	transfer(256, true, 10000, true, 5, &gbn);
+	print_message("1%% over 8 MiB: SACK %llu retx, GBN %llu retx (%llu dropped out of order)\n",
+		      (unsigned long long)sack.a.retx_pkts, (unsigned long long)gbn.a.retx_pkts,
+		      (unsigned long long)gbn.b.drop_window);
+	assert_true(sack.a.retx_pkts > 0);
+	assert_true(gbn.a.retx_pkts >= 3 * sack.a.retx_pkts);
+	/* the Go-Back-N receiver takes only the next psn and counts the rest */
+	assert_true(gbn.b.drop_window > 0);
+	assert_int_equal(sack.b.drop_window, 0);
+}
+
+/* A clean wire: one path, no loss, duplication or reordering. */
+static struct wirelink_params clean_link(void)
+{
+	return (struct wirelink_params){ .seed = 1, .mtu = 9000, .rate_gbps = 100,
+					 .delay_ns = 10 * US };
+}
+
+static void test_more_than_1024_packets_in_flight_on_a_long_fat_wire(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+
+	p.max_inflight_bytes = 16 << 20;
+	p.max_msgs = 512;
+	lp.delay_ns = 200 * US;                /* 100 Gbit/s x 400 us: ~3500 packets */
+	world_init(&w, 1024, false);
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 10000 * MS), 0);
+	check_transfer(&w);
+	print_message("peak in flight: %llu packets\n", (unsigned long long)w.peak_inflight);
+	assert_true(w.peak_inflight >= 1024);
+	world_fini(&w);
+}
+
+static bool all_done(void *arg)
+{
+	struct world *w = arg;
+
+	return w->completed + w->failed == w->nmsgs;
+}
+
+
+static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats b;
+	struct tpchan_msg m;
+
+	p.npaths = 1;
+	/* one short packet: the ACK waits for ack_delay_ns, then goes */
+	world_init(&w, 1, false);
+	w.msgs[0].len = 100;
+	w.total = 100;
+	world_chans(&w, &p, &p, &lp);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	/* 10 us there, 10 us coalescing, 10 us back, ~10 ns of serialisation */
+	assert_true(w.last_complete_ns - 1000 >= 30 * US);
+	assert_true(w.last_complete_ns - 1000 < 30 * US + 100);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.acks_tx, 1);
+	world_fini(&w);
+
+	/* ack_every packets in a row: acknowledged as the last one lands */
+	world_init(&w, 1, false);
+	w.msgs[0].len = 8 * 1412;
+	w.total = 8 * 1412;
+	world_chans(&w, &p, &p, &lp);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	assert_true(w.last_complete_ns - 1000 < 21 * US);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.acks_tx, 1);
+	check_transfer(&w);
+	world_fini(&w);
+}
+
+/* Drops the first transmission of one DATA psn from a. */
+struct dropper {
+	uint32_t psn;
+	int dropped;
+	int fillers;                   /* resends of that psn without payload */
+	int retx_seen;
+};
+
+static int64_t drop_once(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct dropper *d = arg;
+	struct wire_pkt w;
+
+	if (from != 0 || wire_parse(pkt, len, &w) < 0 || w.type != WIRE_DATA || w.data.psn != d->psn)
+		return 0;
+	if (w.data.flags & WIRE_F_RETX) {
+		d->retx_seen++;
+		if (w.data.payload_len == 0 && w.data.msg_len > 0)
+			d->fillers++;
+	}
+	if (d->dropped)
+		return 0;
+	d->dropped = 1;
+	return -1;
+}
+
+static void test_hole_is_acknowledged_at_once_and_fast_retransmitted(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct dropper d = { .psn = 2 };
+	struct tpchan_stats a;
+	struct tpchan_msg m;
+
+	p.npaths = 1;
+	world_init(&w, 1, false);
+	w.msgs[0].len = 12 * 1412;
+	w.total = 12 * 1412;
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, drop_once, &d);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(d.dropped, 1);
+	assert_int_equal(a.fast_retx, 1);
+	assert_int_equal(a.retx_pkts, 1);
+	assert_int_equal(a.retx_timeouts, 0);
+	/* far below the 1 ms initial RTO: recovered within about two RTTs */
+	assert_true(w.last_complete_ns - 1000 < 60 * US);
+	world_fini(&w);
+}
+
+/* ---- the hostile wire ---- */
+
+struct capture {
+	uint8_t data[9000], ack[9000];
+	uint32_t data_len, ack_len;
+};
+
+static int64_t capture_first(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct capture *c = arg;
+
+	if (from == 0 && !c->data_len && pkt[2] == WIRE_DATA) {
+		memcpy(c->data, pkt, len);
+		c->data_len = len;
+	}
+	if (from == 1 && !c->ack_len && pkt[2] == WIRE_ACK) {
+		memcpy(c->ack, pkt, len);
+		c->ack_len = len;
+	}
+	return 0;
+}
+
+static uint64_t drops(const struct tpchan_stats *s)
+{
+	return s->drop_malformed + s->drop_version + s->drop_token + s->drop_crc + s->drop_window +
+	       s->drop_refused;
+}
+
+static void test_forged_and_damaged_packets_are_dropped_and_counted(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 8);
+	struct capture cap = { 0 };
+	struct tpchan_stats a0, b0, a1, b1;
+	uint8_t buf[9000];
+	uint64_t x = 99, delivered;
+	struct wire_ack bogus = { .token = TOKEN_A, .cum_psn = 1000000 };
+	int n;
+
+	world_init(&w, 4, false);
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, capture_first, &cap);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	assert_true(cap.data_len > WIRE_DATA_HDR_LEN + 100 && cap.ack_len >= WIRE_ACK_HDR_LEN);
+	tpchan_get_stats(w.a, &a0);
+	tpchan_get_stats(w.b, &b0);
+	delivered = w.delivered_pkts;
+
+	/* wrong token, to each side */
+	memcpy(buf, cap.data, cap.data_len);
+	buf[16] ^= 1;
+	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EACCES);
+	memcpy(buf, cap.ack, cap.ack_len);
+	buf[8] ^= 0x80;
+	assert_int_equal(wirelink_inject(w.link, 0, buf, cap.ack_len), -EACCES);
+	/* truncated, and one byte too long */
+	assert_int_equal(wirelink_inject(w.link, 1, cap.data, cap.data_len - 1), -EBADMSG);
+	memcpy(buf, cap.data, cap.data_len);
+	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len + 1), -EBADMSG);
+	/* damaged payload: the crc says so */
+	memcpy(buf, cap.data, cap.data_len);
+	buf[cap.data_len - 1] ^= 0x40;
+	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EILSEQ);
+	/* unknown version */
+	memcpy(buf, cap.data, cap.data_len);
+	buf[1] = 2;
+	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EPROTO);
+	/* an ACK for psns never sent, with the right token */
+	n = wire_write_ack(buf, sizeof(buf), &bogus);
+	assert_true(n > 0);
+	assert_int_equal(wirelink_inject(w.link, 0, buf, (size_t)n), -EBADMSG);
+
+	tpchan_get_stats(w.a, &a1);
+	tpchan_get_stats(w.b, &b1);
+	assert_int_equal(b1.drop_token - b0.drop_token, 1);
+	assert_int_equal(a1.drop_token - a0.drop_token, 1);
+	assert_int_equal(b1.drop_malformed - b0.drop_malformed, 2);
+	assert_int_equal(b1.drop_crc - b0.drop_crc, 1);
+	assert_int_equal(b1.drop_version - b0.drop_version, 1);
+	assert_int_equal(a1.drop_malformed - a0.drop_malformed, 1);
+	assert_int_equal(a1.acks_rx, a0.acks_rx);
+
+	/* random bytes, some with a plausible prefix */
+	for (int i = 0; i < 3000; i++) {
+		uint32_t len;
+
+		for (int k = 0; k < 40; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(buf + 8 * k, &x, 8);
+		}
+		len = (uint32_t)(x % 320);
+		if (i % 2) {
+			buf[0] = WIRE_MAGIC;
+			buf[1] = WIRE_VERSION;
+			buf[2] = (uint8_t)(1 + i % 3);
+		}
+		assert_true(wirelink_inject(w.link, i % 4 ? 1 : 0, buf, len) < 0);
+	}
+	tpchan_get_stats(w.a, &a0);
+	tpchan_get_stats(w.b, &b0);
+	assert_int_equal(drops(&a0) + drops(&b0) - drops(&a1) - drops(&b1), 3000);
+
+	/* a replayed genuine packet is a duplicate: acknowledged, not delivered */
+	assert_int_equal(wirelink_inject(w.link, 1, cap.data, cap.data_len), 0);
+	tpchan_get_stats(w.b, &b1);
+	assert_int_equal(b1.dup_pkts_rx - b0.dup_pkts_rx, 1);
+
+	assert_int_equal(w.delivered_pkts, delivered);
+	assert_int_equal(w.bad_deliveries, 0);
+	assert_memory_equal(w.src, w.dst, w.total);
+	world_fini(&w);
+}
+
+/* ---- failures ---- */
+
+static void refusal_run(uint32_t loss_ppm, bool small_too)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(loss_ppm, 9);
+	struct tpchan_stats a, b;
+	uint32_t refused = 0;
+
+	world_init(&w, 40, false);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		if (i % 4 == 0)
+			w.msgs[i].ep = 7;
+		if (small_too && i % 2 == 0)
+			w.msgs[i].len = 100;     /* offsets stay apart: len <= 32 KiB */
+	}
+	w.refuse = true;
+	w.refuse_ep = 7;
+	w.refuse_err = -EACCES;
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 1000 * MS), 0);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		const struct msgd *m = &w.msgs[i];
+
+		assert_int_equal(m->done, 1);
+		if (m->ep == 7) {
+			assert_int_equal(m->res, -EACCES);
+			refused++;
+		} else {
+			assert_int_equal(m->res, 0);
+			assert_memory_equal(w.src + m->off, w.dst + m->off, m->len);
+		}
+	}
+	assert_int_equal(w.reads_after_done, 0);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(a.msgs_failed, refused);
+	assert_int_equal(a.msgs_completed, w.nmsgs - refused);
+	assert_true(a.nacks_rx >= refused);
+	assert_true(b.nacks_tx >= refused);
+	assert_true(b.drop_refused >= refused);
+	assert_int_equal(a.inflight_pkts, 0);
+	world_fini(&w);
+}
+
+static void test_refused_delivery_fails_the_message_at_the_sender(void **state)
+{
+	refusal_run(0, true);                  /* reordering and duplicates */
+	refusal_run(10000, false);             /* and 1% loss, many-packet messages */
+}
+
+/* Slows every NACK down by `delay` ns on its way back. */
+static int64_t slow_nacks(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	return from == 1 && len >= 3 && pkt[2] == WIRE_NACK ? *(const int64_t *)arg : 0;
+}
+
+static void test_nack_gets_ahead_of_the_ack_it_races(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false), pb;
+	struct wirelink_params lp = clean_link();
+	int64_t lag = 8 * US;                  /* less than ack_delay_ns (10 us) */
+	struct tpchan_msg m;
+
+	p.npaths = 1;
+	pb = p;
+	pb.ack_every = 1;                      /* b would acknowledge at once */
+	world_init(&w, 1, false);
+	w.msgs[0].len = 100;                   /* one packet: one ACK settles it */
+	w.msgs[0].ep = 7;
+	w.total = 100;
+	w.refuse = true;
+	w.refuse_ep = 7;
+	w.refuse_err = -EACCES;
+	world_chans(&w, &p, &pb, &lp);
+	wirelink_set_tap(w.link, slow_nacks, &lag);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	assert_int_equal(w.msgs[0].done, 1);
+	assert_int_equal(w.msgs[0].res, -EACCES);
+	world_fini(&w);
+}
+
+static void test_failed_message_is_never_read_again_and_resent_as_filler(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct dropper d = { .psn = 10 };
+	struct tpchan_stats a, b;
+	struct tpchan_msg m;
+
+	p.npaths = 1;
+	world_init(&w, 1, false);
+	w.msgs[0].len = 20 * 1412;
+	w.msgs[0].ep = 7;
+	w.total = w.msgs[0].len;
+	w.refuse = true;
+	w.refuse_ep = 7;
+	w.refuse_err = -EPERM;
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, drop_once, &d);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	/* run to the end: the slot is held until psn 10 is filled */
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 100 * MS), -ENODATA);
+	assert_int_equal(w.msgs[0].done, 1);
+	assert_int_equal(w.msgs[0].res, -EPERM);
+	assert_int_equal(d.retx_seen, 1);
+	assert_int_equal(d.fillers, 1);       /* the resend carried no bytes */
+	assert_int_equal(w.reads_after_done, 0);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.drop_refused, 19);  /* the filler was not delivered */
+	assert_int_equal(b.data_pkts_rx, 20);
+	assert_int_equal(a.inflight_pkts, 0);
+	assert_int_equal(a.msgs_failed, 1);
+	/* and the slot is free again: max_msgs messages fit */
+	for (uint32_t i = 0; i < p.max_msgs; i++)
+		assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(tpchan_submit(w.a, &m), -EAGAIN);
+	tpchan_reset(w.a, -ECONNABORTED);
+	world_fini(&w);
+}
+
+static void test_read_error_fails_only_that_message(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 10);
+	struct tpchan_stats a;
+
+	world_init(&w, 8, false);
+	w.read_fail_at = 3;                    /* its first packet goes, the second fails */
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		assert_int_equal(w.msgs[i].done, 1);
+		assert_int_equal(w.msgs[i].res, i == 3 ? -EIO : 0);
+	}
+	assert_int_equal(w.reads_after_done, 0);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.msgs_failed, 1);
+	assert_int_equal(a.msgs_completed, 7);
+	assert_int_equal(w.delivered_bytes, 7 * 32768 + 1412);
+	world_fini(&w);
+}
+
+static bool ten_completed(void *arg)
+{
+	struct world *w = arg;
+
+	pump(w);
+	return w->completed >= 10;
+}
+
+static void vanish_run(bool gbn)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(gbn);
+	struct wirelink_params lp = link_params(0, 11);
+	struct tpchan_stats a;
+	uint64_t t0;
+	uint32_t ok = 0;
+
+	p.rto_min_ns = 100 * US;
+	p.rto_max_ns = 2 * MS;
+	p.max_retx = 6;
+	lp.rate_gbps = 10;                     /* slow enough to be caught mid-flight */
+	world_init(&w, 64, false);
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, ten_completed, &w, 100 * MS), 0);
+	wirelink_set_loss(w.link, 0, 1000000);
+	wirelink_set_loss(w.link, 1, 1000000);
+	t0 = wirelink_now(w.link);
+	assert_int_equal(wirelink_run(w.link, pump, &w, t0 + 1000 * MS), 0);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		assert_int_equal(w.msgs[i].done, 1);
+		if (w.msgs[i].res == 0)
+			ok++;
+		else
+			assert_int_equal(w.msgs[i].res, -ETIMEDOUT);
+	}
+	assert_true(ok >= 10 && ok < w.nmsgs);
+	/* max_retx + 1 timeouts, each at most rto_max */
+	print_message("failed %u messages %.2f ms after the peer vanished\n", w.nmsgs - ok,
+		      (double)(w.last_complete_ns - t0) / MS);
+	assert_true(w.last_complete_ns - t0 <= (p.max_retx + 1) * p.rto_max_ns);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.msgs_failed, w.nmsgs - ok);
+	assert_true(a.retx_timeouts >= p.max_retx);
+	assert_int_equal(a.inflight_pkts, 0);
+	assert_int_equal(a.queued_msgs, 0);
+	world_fini(&w);
+}
+
+static void test_vanished_peer_fails_everything_with_etimedout(void **state)
+{
+	vanish_run(false);
+	vanish_run(true);
+}
+
+static void test_reset_fails_queued_and_inflight_once(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 12);
+	struct tpchan_stats a;
+	uint32_t ok = 0;
+
+	p.max_msgs = 100;
+	lp.rate_gbps = 10;
+	world_init(&w, 100, false);
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, ten_completed, &w, 100 * MS), 0);
+	tpchan_get_stats(w.a, &a);
+	assert_true(a.inflight_pkts > 0 && a.queued_msgs > 0);
+	tpchan_reset(w.a, -ENOTCONN);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		assert_int_equal(w.msgs[i].done, 1);
+		if (w.msgs[i].res == 0)
+			ok++;
+		else
+			assert_int_equal(w.msgs[i].res, -ENOTCONN);
+	}
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.msgs_failed, w.nmsgs - ok);
+	assert_int_equal(a.inflight_pkts, 0);
+	assert_int_equal(a.inflight_bytes, 0);
+	assert_int_equal(a.queued_msgs, 0);
+	/* what is still on the wire changes nothing */
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 1000 * MS), -ENODATA);
+	for (uint32_t i = 0; i < w.nmsgs; i++)
+		assert_int_equal(w.msgs[i].done, 1);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.drop_malformed, 0);
+	world_fini(&w);
+}
+
+static void test_free_cancels_what_is_left(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 13);
+	uint32_t cancelled = 0;
+
+	lp.rate_gbps = 10;
+	world_init(&w, 50, false);
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, ten_completed, &w, 100 * MS), 0);
+	w.a = tpchan_free(w.a);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		assert_int_equal(w.msgs[i].done, 1);
+		if (w.msgs[i].res) {
+			assert_int_equal(w.msgs[i].res, -ECANCELED);
+			cancelled++;
+		}
+	}
+	assert_true(cancelled > 0);
+	assert_null(tpchan_free(NULL));
+	wirelink_free(w.link);
+	w.link = NULL;
+	world_fini(&w);
+}
+
+static void test_submit_pushes_back_at_max_msgs(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 14);
+	struct tpchan_stats a;
+	struct tpchan_msg m;
+
+	p.max_msgs = 8;
+	world_init(&w, 12, false);
+	world_chans(&w, &p, &p, &lp);
+	for (uint32_t i = 0; i < 8; i++) {
+		m = msg_of(&w, i);
+		assert_int_equal(tpchan_submit(w.a, &m), 0);
+	}
+	m = msg_of(&w, 8);
+	assert_int_equal(tpchan_submit(w.a, &m), -EAGAIN);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.queued_msgs, 8);
+	assert_int_equal(a.msgs_submitted, 8);
+	w.next = 8;
+	while (w.completed == 0)
+		assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	w.next = 9;
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	/* bad messages */
+	m.len = 1ull << 40;
+	assert_int_equal(tpchan_submit(w.a, &m), -EINVAL);
+	assert_int_equal(tpchan_submit(w.a, NULL), -EINVAL);
+	world_fini(&w);
+}
+
+static void test_bad_parameters_are_refused(void **state)
+{
+	struct tpchan_params p = chan_params(false), q;
+	struct tpchan *c;
+
+	assert_null(tpchan_new(NULL));
+	p.cb = &a_cb;
+	q = p;
+	q.cb = NULL;
+	assert_null(tpchan_new(&q));
+	q = p;
+	q.mtu = WIRE_DATA_HDR_LEN;
+	assert_null(tpchan_new(&q));
+	q = p;
+	q.max_inflight_pkts = 1000;
+	assert_null(tpchan_new(&q));
+	q = p;
+	q.rx_window_pkts = 2048;
+	assert_null(tpchan_new(&q));
+	q = p;
+	q.npaths = 257;
+	assert_null(tpchan_new(&q));
+	q = p;
+	q.max_inflight_bytes = 1000;
+	assert_null(tpchan_new(&q));
+	q = p;
+	q.rto_min_ns = 5 * MS;
+	q.rto_max_ns = 1 * MS;
+	assert_null(tpchan_new(&q));
+	/* zeros take the defaults */
+	q = (struct tpchan_params){ .mtu = 9000, .cb = &a_cb };
+	c = tpchan_new(&q);
+	assert_non_null(c);
+	assert_true(tpchan_next_deadline(c) == UINT64_MAX);
+	assert_false(tpchan_tx_ready(c, UINT64_MAX - 1));
+	tpchan_free(c);
+}
+
+/* ---- both ways at once ---- */
+
+#define BIDI_MSGS 200
+
+struct peer {
+	struct tpchan *ch;
+	int side;
+	uint64_t rx[BIDI_MSGS];        /* bytes received per message of the other side */
+	int done[BIDI_MSGS], res[BIDI_MSGS];
+	uint32_t finished;
+	uint64_t bad;
+};
+
+static uint64_t bidi_len(uint32_t i)
+{
+	return (uint64_t)i * 997 % 70001;
+}
+
+static uint8_t pattern(int side, uint64_t msg, uint64_t off)
+{
+	return (uint8_t)(msg * 31 + off * 7 + (uint64_t)side * 101);
+}
+
+static int p_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
+{
+	struct peer *p = arg;
+
+	for (uint32_t k = 0; k < len; k++)
+		((uint8_t *)dst)[k] = pattern(p->side, cookie, off + k);
+	return 0;
+}
+
+static int p_deliver(void *arg, const struct wire_data *d)
+{
+	struct peer *p = arg;
+
+	if (d->rkey >= BIDI_MSGS || d->msg_len != bidi_len((uint32_t)d->rkey)) {
+		p->bad++;
+		return -EINVAL;
+	}
+	for (uint32_t k = 0; k < d->payload_len; k++)
+		if (d->payload[k] != pattern(!p->side, d->rkey, d->msg_off + k))
+			p->bad++;
+	p->rx[d->rkey] += d->payload_len;
+	return 0;
+}
+
+static void p_complete(void *arg, uint64_t cookie, int res)
+{
+	struct peer *p = arg;
+
+	p->done[cookie]++;
+	p->res[cookie] = res;
+	p->finished++;
+}
+
+static const struct tpchan_cb p_cb = { .read = p_read, .deliver = p_deliver, .complete = p_complete };
+
+static bool both_finished(void *arg)
+{
+	struct peer *p = arg;
+
+	return p[0].finished == BIDI_MSGS && p[1].finished == BIDI_MSGS;
+}
+
+static void test_both_directions_at_once(void **state)
+{
+	struct peer *p = calloc(2, sizeof(*p));
+	struct tpchan_params cp = chan_params(false);
+	struct wirelink_params lp = link_params(10000, 17);
+	struct wirelink *l;
+
+	for (int s = 0; s < 2; s++) {
+		struct tpchan_params q = cp;
+
+		q.tx_token = s ? TOKEN_A : TOKEN_B;
+		q.rx_token = s ? TOKEN_B : TOKEN_A;
+		q.cb = &p_cb;
+		q.cb_arg = &p[s];
+		q.seed = 20 + (uint64_t)s;
+		p[s].side = s;
+		p[s].ch = tpchan_new(&q);
+		assert_non_null(p[s].ch);
+	}
+	l = wirelink_new(&lp, p[0].ch, p[1].ch, 1000);
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < BIDI_MSGS; i++) {
+			struct tpchan_msg m = { .cookie = i, .opcode = 6, .dst_ep = 1, .rkey = i,
+						.len = bidi_len(i) };
+
+			assert_int_equal(tpchan_submit(p[s].ch, &m), 0);
+		}
+	assert_int_equal(wirelink_run(l, both_finished, p, 10000 * MS), 0);
+	for (int s = 0; s < 2; s++) {
+		struct tpchan_stats st;
+
+		assert_int_equal(p[s].bad, 0);
+		for (uint32_t i = 0; i < BIDI_MSGS; i++) {
+			assert_int_equal(p[s].done[i], 1);
+			assert_int_equal(p[s].res[i], 0);
+			assert_int_equal(p[!s].rx[i], bidi_len(i));   /* each byte once */
+		}
+		tpchan_get_stats(p[s].ch, &st);
+		assert_true(st.retx_pkts > 0);
+		assert_true(st.acks_tx > 0 && st.acks_rx > 0);
+	}
+	wirelink_free(l);
+	tpchan_free(p[0].ch);
+	tpchan_free(p[1].ch);
+	free(p);
+}
+
+static void test_same_seed_same_run(void **state)
+{
+	struct outcome x, y, z;
+
+	transfer(128, true, 10000, false, 15, &x);
+	transfer(128, true, 10000, false, 15, &y);
+	assert_memory_equal(&x.a, &y.a, sizeof(x.a));
+	assert_memory_equal(&x.b, &y.b, sizeof(x.b));
+	assert_memory_equal(&x.l, &y.l, sizeof(x.l));
+	assert_int_equal(x.end_ns, y.end_ns);
+	transfer(128, true, 10000, false, 16, &z);     /* and the seed matters */
+	assert_true(memcmp(&x.l, &z.l, sizeof(x.l)) != 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_64mib_without_loss),
+		cmocka_unit_test(test_64mib_at_0_1_percent_loss),
+		cmocka_unit_test(test_64mib_at_1_percent_loss),
+		cmocka_unit_test(test_64mib_at_5_percent_loss),
+		cmocka_unit_test(test_sack_resends_far_less_than_go_back_n),
+		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
+		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
+		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
+		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
+		cmocka_unit_test(test_refused_delivery_fails_the_message_at_the_sender),
+		cmocka_unit_test(test_nack_gets_ahead_of_the_ack_it_races),
+		cmocka_unit_test(test_failed_message_is_never_read_again_and_resent_as_filler),
+		cmocka_unit_test(test_read_error_fails_only_that_message),
+		cmocka_unit_test(test_vanished_peer_fails_everything_with_etimedout),
+		cmocka_unit_test(test_reset_fails_queued_and_inflight_once),
+		cmocka_unit_test(test_free_cancels_what_is_left),
+		cmocka_unit_test(test_submit_pushes_back_at_max_msgs),
+		cmocka_unit_test(test_bad_parameters_are_refused),
+		cmocka_unit_test(test_both_directions_at_once),
+		cmocka_unit_test(test_same_seed_same_run),
+	};
+	int r;
+
+	g_cap = 80ull << 20;
+	g_src = malloc(g_cap);
+	g_dst = malloc(g_cap);
+	if (!g_src || !g_dst)
+		return 1;
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	free(g_src);
+	free(g_dst);
+	return r;
+}
