@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nic: NIC backends behind one ops table (udp now; verbs and the simulated
+ * fabric later). A backend only moves packets: every decision (what to send,
+ * when, on which path, what to retransmit) stays in the engine. This is the
+ * one place under engine/ that makes system calls, and it stays thin.
+ *
+ * Paths: a path is one source port. A backend with npaths paths owns npaths
+ * send sockets bound to base_port .. base_port+npaths-1 (distinct 5-tuples,
+ * so ECMP spreads them) and receives on base_port; peers send to a peer's
+ * base_port from their own path sockets.
+ */
+#ifndef UCCL_ENGINE_NIC_NIC_H
+#define UCCL_ENGINE_NIC_NIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define NIC_MAX_PEERS 4096u
+
+struct nic_params {
+	const char *bind_addr;         /* numeric IPv4 or IPv6 address to bind ("127.0.0.1") */
+	uint16_t base_port;            /* receive port; path i sends from base_port + i;
+					* 0: let the kernel pick (then paths use ephemeral ports) */
+	uint32_t npaths;               /* 1 .. 256 */
+	uint32_t mtu;                  /* largest UDP payload sent or accepted (576 .. 9000) */
+	uint32_t rcvbuf, sndbuf;       /* socket buffers in bytes (SO_*BUFFORCE when allowed) */
+	bool gso;                      /* UDP_SEGMENT batching on send */
+	bool gro;                      /* UDP_GRO coalescing on receive */
+	uint32_t rx_batch;             /* datagrams per recvmmsg (1 .. 1024) */
+};
+
+struct nic_pkt {
+	uint8_t *buf;                  /* tx: packet bytes; rx: points into backend memory,
+					* valid until the next rx call */
+	uint32_t len;
+	uint16_t path;                 /* tx: path to send on; rx: not known (0) */
+	uint32_t peer;                 /* tx: destination; rx: source peer id, or
+					* NIC_PEER_UNKNOWN for an address not added */
+	uint8_t tos;                   /* rx: IP TOS byte if available (ECN), else 0 */
+};
+#define NIC_PEER_UNKNOWN UINT32_MAX
+
+struct nic_stats {
+	uint64_t tx_pkts, tx_bytes, tx_calls, tx_gso_calls, tx_eagain, tx_errors;
+	uint64_t rx_pkts, rx_bytes, rx_calls, rx_gro_segs, rx_truncated, rx_unknown_peer;
+};
+
+struct nic;
+
+struct nic_ops {
+	const char *name;
+	int (*open)(const struct nic_params *p, struct nic **out);
+	void (*close)(struct nic *n);                 /* accepts NULL */
+	/* The local receive address (after a base_port of 0 was resolved). */
+	int (*local_addr)(struct nic *n, struct sockaddr_storage *ss, socklen_t *len);
+	/* Register a peer's receive address; ids are small integers. */
+	int (*add_peer)(struct nic *n, const struct sockaddr *addr, socklen_t len, uint32_t *peer);
+	int (*remove_peer)(struct nic *n, uint32_t peer);
+	/* Send n packets. Returns how many were handed to the kernel (the
+	 * rest: try again later; -errno only if none could be sent for a
+	 * reason other than a full socket buffer). Consecutive packets to the
+	 * same peer on the same path may go out as one GSO send. */
+	int (*tx)(struct nic *n, const struct nic_pkt *pkts, int count);
+	/* Receive up to max packets without blocking; 0 if none. GRO
+	 * super-packets are split back into the sender's packets. */
+	int (*rx)(struct nic *n, struct nic_pkt *pkts, int max);
+	/* fds to wait on (readable = rx has work) while the engine sleeps. */
+	int (*wait_fds)(struct nic *n, int *fds, int max);
+	void (*get_stats)(struct nic *n, struct nic_stats *out);
+};
+
+extern const struct nic_ops nic_udp_ops;
+
+#endif
