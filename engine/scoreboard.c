@@ -31,14 +31,13 @@ struct sb_ent {
 };
 
 struct sb_tx {
-	uint32_t cap, mask, wmask;     /* ring slots; wmask over 64-bit words */
+	struct sb_tx_counts k;         /* una, nxt, cap, lost, bytes, oldest_sent_ns */
+	uint32_t mask, wmask;          /* ring slots; wmask over 64-bit words */
 	uint32_t dupthresh;
-	uint32_t una, nxt;             /* live psns are [una, nxt) */
-	uint32_t sacked, lost;         /* entries in ST_SACKED / ST_LOST */
+	uint32_t sacked;               /* entries in ST_SACKED (k.lost: in ST_LOST) */
 	uint32_t high_sack;            /* one past the highest SACKed psn, >= una */
 	uint32_t fr_scan;              /* psns below were judged by fast retransmit */
 	uint32_t lost_scan;            /* no ST_LOST entry below this psn */
-	uint64_t bytes;                /* payload of unacknowledged entries */
 	uint32_t head, tail;           /* time list, oldest transmission first */
 	uint32_t gbn_dups;             /* duplicate cumulative ACKs in a row */
 	uint32_t gbn_una;              /* una when Go-Back-N last went back */
@@ -115,19 +114,22 @@ static uint32_t pow2_at_least(uint32_t v)
 
 static bool live(const struct sb_tx *s, uint32_t psn)
 {
-	return psn - s->una < s->nxt - s->una;
+	return psn - s->k.una < s->k.nxt - s->k.una;
 }
 
+/* The time list's head is mirrored in k.oldest_sent_ns. */
 static void tl_append(struct sb_tx *s, uint32_t slot)
 {
 	struct sb_ent *x = &s->e[slot];
 
 	x->next = NIL;
 	x->prev = s->tail;
-	if (s->tail == NIL)
+	if (s->tail == NIL) {
 		s->head = slot;
-	else
+		s->k.oldest_sent_ns = x->p.sent_ns;
+	} else {
 		s->e[s->tail].next = slot;
+	}
 	s->tail = slot;
 }
 
@@ -135,10 +137,12 @@ static void tl_remove(struct sb_tx *s, uint32_t slot)
 {
 	struct sb_ent *x = &s->e[slot];
 
-	if (x->prev == NIL)
+	if (x->prev == NIL) {
 		s->head = x->next;
-	else
+		s->k.oldest_sent_ns = x->next == NIL ? UINT64_MAX : s->e[x->next].p.sent_ns;
+	} else {
 		s->e[x->prev].next = x->next;
+	}
 	if (x->next == NIL)
 		s->tail = x->prev;
 	else
@@ -168,7 +172,8 @@ struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
 	s->top = calloc(dupthresh, sizeof(uint64_t));
 	if (!s->top)
 		goto out_lost;
-	s->cap = capacity;
+	s->k.cap = capacity;
+	s->k.oldest_sent_ns = UINT64_MAX;
 	s->mask = capacity - 1;
 	s->wmask = capacity / 64 - 1;
 	s->dupthresh = dupthresh;
@@ -200,21 +205,21 @@ struct sb_tx *sb_tx_free(struct sb_tx *s)
 
 int sb_tx_start_at(struct sb_tx *s, uint32_t psn)
 {
-	if (s->nxt != s->una)
+	if (s->k.nxt != s->k.una)
 		return -EBUSY;
-	s->una = s->nxt = s->high_sack = s->fr_scan = s->lost_scan = psn;
+	s->k.una = s->k.nxt = s->high_sack = s->fr_scan = s->lost_scan = psn;
 	s->gbn_went_back = false;
 	return 0;
 }
 
 bool sb_tx_full(const struct sb_tx *s)
 {
-	return s->nxt - s->una >= s->cap;
+	return s->k.nxt - s->k.una >= s->k.cap;
 }
 
 uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 {
-	uint32_t psn = s->nxt, slot = psn & s->mask;
+	uint32_t psn = s->k.nxt, slot = psn & s->mask;
 	struct sb_ent *x = &s->e[slot];
 
 	if (sb_tx_full(s))
@@ -223,8 +228,8 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 	x->st = ST_INFLIGHT;
 	x->tseq = ++s->tseq;
 	tl_append(s, slot);
-	s->bytes += p->bytes;
-	s->nxt = psn + 1;
+	s->k.bytes += p->bytes;
+	s->k.nxt = psn + 1;
 	return psn;
 }
 
@@ -236,7 +241,7 @@ static void mark_lost(struct sb_tx *s, uint32_t psn)
 	tl_remove(s, slot);
 	s->e[slot].st = ST_LOST;
 	bit_set(s->lostmap, s->mask, psn);
-	s->lost++;
+	s->k.lost++;
 	if ((int32_t)(psn - s->lost_scan) < 0)
 		s->lost_scan = psn;
 }
@@ -286,11 +291,11 @@ static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, sb_cb acked, void 
 
 	if (x->st == ST_LOST) {
 		bit_clear(s->lostmap, s->mask, psn);
-		s->lost--;
+		s->k.lost--;
 	} else {
 		tl_remove(s, slot);
 	}
-	s->bytes -= x->p.bytes;
+	s->k.bytes -= x->p.bytes;
 	/* which copy of a resent packet arrived is unknown: only packets sent
 	 * once say when something was delivered */
 	if (x->p.retx == 0)
@@ -309,10 +314,10 @@ static int ack_cumulative(struct sb_tx *s, uint32_t cum, sb_cb acked, void *arg)
 {
 	int n = 0;
 
-	while (s->una != cum) {
-		uint32_t psn = s->una, slot = psn & s->mask;
+	while (s->k.una != cum) {
+		uint32_t psn = s->k.una, slot = psn & s->mask;
 
-		s->una = psn + 1;
+		s->k.una = psn + 1;
 		if (s->e[slot].st == ST_SACKED) {
 			bit_clear(s->sackmap, s->mask, psn);
 			s->sacked--;
@@ -321,12 +326,12 @@ static int ack_cumulative(struct sb_tx *s, uint32_t cum, sb_cb acked, void *arg)
 		ack_one(s, psn, false, acked, arg);
 		n++;
 	}
-	if ((int32_t)(s->high_sack - s->una) < 0)
-		s->high_sack = s->una;
-	if ((int32_t)(s->fr_scan - s->una) < 0)
-		s->fr_scan = s->una;
-	if ((int32_t)(s->lost_scan - s->una) < 0)
-		s->lost_scan = s->una;
+	if ((int32_t)(s->high_sack - s->k.una) < 0)
+		s->high_sack = s->k.una;
+	if ((int32_t)(s->fr_scan - s->k.una) < 0)
+		s->fr_scan = s->k.una;
+	if ((int32_t)(s->lost_scan - s->k.una) < 0)
+		s->lost_scan = s->k.una;
 	return n;
 }
 
@@ -393,7 +398,7 @@ static void mark_overtaken(struct sb_tx *s)
 	while (s->head != NIL && s->e[s->head].tseq < s->top[s->top_head]) {
 		uint32_t slot = s->head;
 
-		mark_lost(s, s->una + ((slot - s->una) & s->mask));
+		mark_lost(s, s->k.una + ((slot - s->k.una) & s->mask));
 	}
 }
 
@@ -401,7 +406,7 @@ static void mark_overtaken(struct sb_tx *s)
  * psn cum + 1 + 64 w + i; psns >= nxt are bogus. */
 static bool sack_bogus(const struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint32_t words)
 {
-	uint64_t lim = (uint64_t)(uint32_t)(s->nxt - cum); /* bits below lim + ... */
+	uint64_t lim = (uint64_t)(uint32_t)(s->k.nxt - cum); /* bits below lim + ... */
 
 	/* positions 0 .. lim - 2 are valid (psn cum + 1 .. nxt - 1) */
 	for (uint32_t w = 0; w < words; w++) {
@@ -427,13 +432,13 @@ static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint3
 		if (!x)
 			continue;
 		/* keep the bits for live psns only: [una, nxt) */
-		d = s->una - start;
+		d = s->k.una - start;
 		if ((int32_t)d > 0) {
 			if (d >= 64)
 				continue;
 			x &= ~low_bits(d);
 		}
-		d = s->nxt - start;
+		d = s->k.nxt - start;
 		if ((int32_t)d <= 0)
 			break;
 		if (d < 64)
@@ -455,11 +460,11 @@ static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint3
 int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
 	      void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
 {
-	uint32_t adv = cum_psn - s->una;
+	uint32_t adv = cum_psn - s->k.una;
 	bool stale = (int32_t)adv < 0;
 	int n = 0;
 
-	if (!stale && adv > s->nxt - s->una)
+	if (!stale && adv > s->k.nxt - s->k.una)
 		return -EINVAL;
 	if (!sack)
 		words = 0;
@@ -476,28 +481,28 @@ int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t 
 int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 		  void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
 {
-	uint32_t adv = cum_psn - s->una;
+	uint32_t adv = cum_psn - s->k.una;
 
 	if ((int32_t)adv < 0)
 		return 0;              /* an old ACK overtaken by a newer one */
-	if (adv > s->nxt - s->una)
+	if (adv > s->k.nxt - s->k.una)
 		return -EINVAL;
 	if (adv > 0) {
 		s->gbn_dups = 0;
 		return ack_cumulative(s, cum_psn, acked, arg);
 	}
-	if (s->una == s->nxt)
+	if (s->k.una == s->k.nxt)
 		return 0;
 	/* A duplicate: the receiver dropped something after una, so una is
 	 * missing; everything after it was dropped too. Go back once per
 	 * una: later duplicates are echoes of the packets already resent. */
-	if (++s->gbn_dups < s->dupthresh || (s->gbn_went_back && s->gbn_una == s->una))
+	if (++s->gbn_dups < s->dupthresh || (s->gbn_went_back && s->gbn_una == s->k.una))
 		return 0;
-	for (uint32_t psn = s->una; psn != s->nxt; psn++)
+	for (uint32_t psn = s->k.una; psn != s->k.nxt; psn++)
 		if (s->e[psn & s->mask].st == ST_INFLIGHT)
 			mark_lost(s, psn);
 	s->gbn_went_back = true;
-	s->gbn_una = s->una;
+	s->gbn_una = s->k.una;
 	s->gbn_dups = 0;
 	return 0;
 }
@@ -509,7 +514,7 @@ int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns)
 	while (s->head != NIL && s->e[s->head].p.sent_ns <= cutoff_ns) {
 		uint32_t slot = s->head;
 		/* recover the psn from the slot: the live psn with these low bits */
-		uint32_t psn = s->una + ((slot - s->una) & s->mask);
+		uint32_t psn = s->k.una + ((slot - s->k.una) & s->mask);
 
 		mark_lost(s, psn);
 		n++;
@@ -521,7 +526,7 @@ int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt)
 {
 	uint32_t p = s->lost_scan;
 
-	if (!s->lost)
+	if (!s->k.lost)
 		return 0;
 	for (;;) {
 		uint32_t i = p & s->mask, sh = i & 63;
@@ -548,7 +553,7 @@ void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t 
 		return;
 	if (x->st == ST_LOST) {
 		bit_clear(s->lostmap, s->mask, psn);
-		s->lost--;
+		s->k.lost--;
 		x->st = ST_INFLIGHT;
 	} else {
 		tl_remove(s, slot);
@@ -563,41 +568,47 @@ void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t 
 
 uint32_t sb_tx_inflight(const struct sb_tx *s)
 {
-	return s->nxt - s->una - s->sacked;
+	return s->k.nxt - s->k.una - s->sacked;
 }
 
 uint64_t sb_tx_inflight_bytes(const struct sb_tx *s)
 {
-	return s->bytes;
+	return s->k.bytes;
 }
 
 uint32_t sb_tx_lost_pending(const struct sb_tx *s)
 {
-	return s->lost;
+	return s->k.lost;
 }
 
 uint32_t sb_tx_holes(const struct sb_tx *s)
 {
-	return s->high_sack - s->una - s->sacked;
+	return s->high_sack - s->k.una - s->sacked;
 }
 
 uint64_t sb_tx_oldest_sent(const struct sb_tx *s)
 {
-	return s->head == NIL ? UINT64_MAX : s->e[s->head].p.sent_ns;
+	return s->k.oldest_sent_ns;
+}
+
+const struct sb_tx_counts *sb_tx_counts(const struct sb_tx *s)
+{
+	return &s->k;
 }
 
 void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const struct sb_pkt *p),
 		 void *arg)
 {
-	uint32_t una = s->una, nxt = s->nxt;
+	uint32_t una = s->k.una, nxt = s->k.nxt;
 
 	/* settle the state first: dropped() may look at the scoreboard */
 	for (uint32_t w = 0; w <= s->wmask; w++)
 		s->sackmap[w] = s->lostmap[w] = 0;
-	s->una = s->high_sack = s->fr_scan = s->lost_scan = nxt;
-	s->sacked = s->lost = 0;
-	s->bytes = 0;
+	s->k.una = s->high_sack = s->fr_scan = s->lost_scan = nxt;
+	s->sacked = s->k.lost = 0;
+	s->k.bytes = 0;
 	s->head = s->tail = NIL;
+	s->k.oldest_sent_ns = UINT64_MAX;
 	s->gbn_dups = 0;
 	s->gbn_went_back = false;
 	for (uint32_t psn = una; psn != nxt; psn++) {

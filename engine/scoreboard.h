@@ -32,6 +32,17 @@ struct sb_pkt {                    /* what the sender remembers of a packet */
 	uint16_t retx;                 /* retransmissions so far */
 };
 
+/* The sender's counters, kept current by every call that changes them, for
+ * an owner that reads them on every packet: sb_tx_counts() points at them
+ * for the scoreboard's life (read only). The accessors below read the same. */
+struct sb_tx_counts {
+	uint32_t una, nxt;             /* unacknowledged psns are [una, nxt) */
+	uint32_t cap;                  /* full when nxt - una == cap */
+	uint32_t lost;                 /* lost, not yet resent (sb_tx_lost_pending) */
+	uint64_t bytes;                /* payload unacknowledged (sb_tx_inflight_bytes) */
+	uint64_t oldest_sent_ns;       /* sb_tx_oldest_sent */
+};
+
 struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh);
 struct sb_tx *sb_tx_free(struct sb_tx *s);              /* accepts NULL */
 /* true when `capacity` packets are unacknowledged: send nothing new. */
@@ -71,6 +82,7 @@ uint32_t sb_tx_lost_pending(const struct sb_tx *s);    /* lost, not yet resent *
 uint32_t sb_tx_holes(const struct sb_tx *s);           /* unacked below the highest SACKed */
 /* sent_ns of the oldest unacknowledged packet, or UINT64_MAX. */
 uint64_t sb_tx_oldest_sent(const struct sb_tx *s);
+const struct sb_tx_counts *sb_tx_counts(const struct sb_tx *s);
 /* Drop everything (channel reset); calls dropped(arg, psn, pkt) for each. */
 void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const struct sb_pkt *p),
 		 void *arg);

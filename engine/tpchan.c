@@ -40,11 +40,20 @@
  *    tpchan_reset() with its err (a non-negative err becomes -ECONNRESET).
  *    Neither rewinds psns: after a reset the peer's receiver will not
  *    accept new data past its stalled window; replace the channel.
- *  - A refused packet is acknowledged (it arrived), and a NACK goes out
- *    twice: at once, and again just before the next ACK, which is held back
- *    for ack_delay_ns so that the NACK overtakes it even over a reordering
- *    network. A NACK lost twice, or overtaken anyway, leaves the sender
- *    believing the message succeeded: NACKs are not acknowledged.
+ *  - Refusals are reliable (docs/wire-protocol.md, "Refusals"). The
+ *    receiver numbers them (seq 1, 2, ...), keeps every record the sender
+ *    has not confirmed in a ring of NACK_RING, sends each at once and again
+ *    every RTO (doubling while nothing is confirmed, up to rto_max) until the
+ *    sender's nacks_seen covers it, and puts its count of refusals issued in
+ *    every ACK. A packet that arrives while the ring is full is dropped
+ *    unacknowledged (as if past the window) rather than lose a record. The
+ *    sender applies records in any order, counts in nacks_seen the prefix
+ *    1..n it has, reports it in every DATA and ACK (a SYNC ACK when nothing
+ *    else goes out after a NACK arrives), and completes a wholly acknowledged
+ *    message with 0 only once nacks_seen reaches the highest nacks_issued
+ *    any ACK reported; until then the message is held (FIFO). Every ACK that
+ *    acknowledges a refused packet was written after its record was issued,
+ *    so a refused message always meets its record before it could succeed.
  *  - Retransmissions replace bytes already counted in flight and are not
  *    held back by the window; new chunks start only when they fit.
  *  - Go-Back-N: the receiver's window is one packet; every packet it drops
@@ -61,9 +70,12 @@
  *    the window, and those turned away while NACK_RING is full; fast_retx
  *    packets declared lost from ACKs (SACK holes, Go-Back-N duplicates);
  *    retx_timeouts RTO expiries; retx_pkts resends for any reason; acks_rx
- *    ACKs applied (bogus ones count in drop_malformed); queued_msgs
- *    messages not yet wholly cut into packets; cwnd_bytes the CC window
- *    before the max_inflight_bytes cap.
+ *    ACKs applied, SYNC ones included (bogus ones, and packets with refusal
+ *    counters no honest peer sends, count in drop_malformed); nacks_tx
+ *    every NACK sent, nacks_retx those sent again; msgs_held completions
+ *    that had to wait for refusal records; nacks_pending records the peer
+ *    has not confirmed; queued_msgs messages not yet wholly cut into
+ *    packets; cwnd_bytes the CC window before the max_inflight_bytes cap.
  *  - Callbacks may call tpchan_submit() and tpchan_get_stats() on this
  *    channel, nothing else (not from tpchan_free: submit then says -ESHUTDOWN).
  */
@@ -91,9 +103,12 @@
 
 /* Initial congestion window, in chunks (capped by max_inflight_bytes). */
 #define INIT_WINDOW_CHUNKS 16u
-/* NACKs waiting to be sent; a packet that might need one more is dropped
- * unacknowledged (and resent by the peer) rather than lose a NACK. */
+/* Refusal records the peer has not confirmed; a packet that might need one
+ * more is dropped unacknowledged (and resent by the peer) rather than lose a
+ * record. A power of two: records are indexed by seq % NACK_RING. */
 #define NACK_RING 256u
+/* Resends of unconfirmed records back off up to rto << NACK_BACKOFF_MAX. */
+#define NACK_BACKOFF_MAX 16u
 
 enum { M_FREE, M_LIVE, M_DEAD };  /* DEAD: completed with an error, packets still out */
 
@@ -106,13 +121,17 @@ struct tmsg {
 	uint8_t opcode, state;
 	bool queued;                   /* on the send queue */
 	bool started;                  /* at least one packet pushed */
+	bool held;                     /* all acknowledged, waiting for refusals (held list) */
+	uint32_t ref_need;             /* held: complete once ref_seen reaches this */
 };
 
+/* A refusal we issued, kept until the peer confirms it. */
 struct nack_ent {
 	uint64_t msg_id;
+	uint64_t sent_ns;              /* last transmission, when sent */
 	uint32_t psn;
 	int32_t err;
-	uint8_t copies;                /* 2: none sent yet; 1: the one with the ACK left */
+	bool sent;
 };
 
 struct tpchan {
@@ -120,11 +139,14 @@ struct tpchan {
 	struct tpchan_cb cb;
 	uint32_t mss, sack_words;
 	struct sb_tx *tx;
+	const struct sb_tx_counts *txk; /* tx's counters, read on every call */
 	struct sb_rx *rx;
 	struct rtt rtt;
 	struct paths *paths;
 	const struct cc_ops *cc;
 	void *cc_st;
+	uint64_t win;                  /* CC window capped at max_inflight_bytes */
+	uint64_t deadline;             /* deadline_of(), as of the last change */
 
 	/* messages */
 	struct tmsg *m;
@@ -136,6 +158,13 @@ struct tpchan {
 	uint64_t chunk_end;
 	uint16_t chunk_path;
 	bool closing;
+
+	/* refusals of our DATA (we are the sender) */
+	uint32_t ref_seen;             /* every refusal 1..ref_seen has arrived */
+	uint32_t ref_issued_hi;        /* highest nacks_issued an ACK reported */
+	uint64_t ref_map[NACK_RING / 64]; /* refusals past ref_seen that arrived, by seq */
+	uint32_t held_head, held_tail; /* wholly acked messages waiting for refusals */
+	bool sync_owed;                /* a NACK arrived: tell the peer ref_seen */
 
 	uint32_t gbn_una;              /* Go-Back-N: the cumulative point, as acked */
 	uint32_t gbn_una_resends;      /* times the packet at gbn_una was resent there */
@@ -150,10 +179,15 @@ struct tpchan {
 	bool ack_pending, ack_now;
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
-	uint64_t ack_first_ns, ack_hold_until, ack_tsecr;
+	uint64_t ack_first_ns, ack_tsecr;
 	uint16_t ack_path;
+	/* refusals of the peer's DATA (we are the receiver): records
+	 * (ref_confirmed, ref_issued] are in nacks[seq % NACK_RING] */
+	uint32_t ref_issued;           /* refusals issued so far */
+	uint32_t ref_confirmed;        /* the peer's nacks_seen */
+	uint32_t ref_backoff;          /* resend rounds since the last confirmation */
+	uint64_t ref_due;              /* earliest time a record must go (again) */
 	struct nack_ent nacks[NACK_RING];
-	uint32_t nack_head, nack_n, nack_fresh;
 
 	struct tpchan_stats st;
 };
@@ -166,6 +200,14 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static void deadline_update(struct tpchan *c);
+
+/* The CC window changes only when the CC is told something: read it then. */
+static void cc_refresh(struct tpchan *c)
+{
+	c->win = min_u64(c->cc->window(c->cc_st), c->p.max_inflight_bytes);
 }
 
 /* ---- construction ---- */
@@ -240,6 +282,7 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	c->tx = sb_tx_new(c->p.max_inflight_pkts, c->p.dupthresh);
 	if (!c->tx)
 		goto out_free;
+	c->txk = sb_tx_counts(c->tx);
 	/* Go-Back-N receives in order only: a window of one packet */
 	c->rx = sb_rx_new(c->p.go_back_n ? 1 : c->p.rx_window_pkts);
 	if (!c->rx)
@@ -262,6 +305,8 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 		c->m[i].next = i + 1 < c->p.max_msgs ? i + 1 : NONE;
 	c->free_head = 0;
 	c->q_head = c->q_tail = c->cur = NONE;
+	c->held_head = c->held_tail = NONE;
+	c->ref_due = UINT64_MAX;
 	rtt_init(&c->rtt, c->p.rto_init_ns, c->p.rto_min_ns, c->p.rto_max_ns);
 	ccp = (struct cc_params){
 		.mss = c->mss,
@@ -272,6 +317,8 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 		.max_window = c->p.max_inflight_bytes,
 	};
 	c->cc->init(c->cc_st, &ccp);
+	cc_refresh(c);
+	deadline_update(c);
 	return c;
 
 out_msgs:
@@ -340,6 +387,40 @@ static void q_remove(struct tpchan *c, uint32_t i)
 		c->cur = NONE;
 }
 
+/* The held list: messages wholly acknowledged, in the order they were
+ * (so by nondecreasing ref_need), linked through prev/next like the send
+ * queue, which they have left. */
+static void held_append(struct tpchan *c, uint32_t i, uint32_t need)
+{
+	struct tmsg *m = &c->m[i];
+
+	m->prev = c->held_tail;
+	m->next = NONE;
+	if (c->held_tail == NONE)
+		c->held_head = i;
+	else
+		c->m[c->held_tail].next = i;
+	c->held_tail = i;
+	m->held = true;
+	m->ref_need = need;
+	c->st.msgs_held++;
+}
+
+static void held_remove(struct tpchan *c, uint32_t i)
+{
+	struct tmsg *m = &c->m[i];
+
+	if (m->prev == NONE)
+		c->held_head = m->next;
+	else
+		c->m[m->prev].next = m->next;
+	if (m->next == NONE)
+		c->held_tail = m->prev;
+	else
+		c->m[m->next].prev = m->prev;
+	m->held = false;
+}
+
 static void slot_free(struct tpchan *c, uint32_t i)
 {
 	struct tmsg *m = &c->m[i];
@@ -373,6 +454,7 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 	c->live++;
 	q_append(c, i);
 	c->st.msgs_submitted++;
+	deadline_update(c);
 	return 0;
 }
 
@@ -387,6 +469,8 @@ static void fail_msg(struct tpchan *c, uint32_t i, int err)
 		return;
 	if (m->queued)
 		q_remove(c, i);
+	if (m->held)
+		held_remove(c, i);
 	if (m->outstanding)
 		m->state = M_DEAD;
 	else
@@ -409,13 +493,16 @@ void tpchan_reset(struct tpchan *c, int err)
 			c->cookies[n++] = c->m[i].cookie;
 		if (c->m[i].queued)
 			q_remove(c, i);
+		c->m[i].held = false;
 		slot_free(c, i);
 	}
 	c->cur = NONE;
+	c->held_head = c->held_tail = NONE;
 	sb_tx_clear(c->tx, NULL, NULL);
 	c->gbn_una = c->next_psn;
 	c->gbn_una_resends = 0;
 	c->st.msgs_failed += n;
+	deadline_update(c);
 	for (uint32_t k = 0; k < n; k++)
 		c->cb.complete(c->p.cb_arg, c->cookies[k], err);
 }
@@ -451,6 +538,7 @@ static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
 		.dst_ep = m->dst_ep, .dst_conn = m->dst_conn, .msg_id = m->msg_id,
 		.msg_len = m->len, .msg_off = off, .rkey = m->rkey, .roff = m->roff,
 		.tsval = now, .payload_len = m->state == M_LIVE ? len : 0,
+		.nacks_seen = c->ref_seen,
 	};
 	int r;
 
@@ -462,16 +550,16 @@ static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
 	r = wire_write_data(out->buf, c->p.mtu, &d);
 	out->len = r > 0 ? (uint32_t)r : 0;
 	out->path = path;
+	c->sync_owed = false;
 	c->st.data_pkts_tx++;
 	c->st.data_bytes_tx += d.payload_len;
 }
 
 static bool window_admits(const struct tpchan *c, uint64_t bytes)
 {
-	uint64_t inflight = sb_tx_inflight_bytes(c->tx);
-	uint64_t win = min_u64(c->cc->window(c->cc_st), c->p.max_inflight_bytes);
+	uint64_t inflight = c->txk->bytes;
 
-	return inflight == 0 || sat_add(inflight, bytes) <= win;
+	return inflight == 0 || sat_add(inflight, bytes) <= c->win;
 }
 
 /* New data may go now: a chunk is half cut, or the next one fits. */
@@ -479,7 +567,7 @@ static bool can_send_new(const struct tpchan *c)
 {
 	const struct tmsg *m;
 
-	if (sb_tx_full(c->tx))
+	if (c->txk->nxt - c->txk->una >= c->txk->cap)
 		return false;
 	if (c->cur != NONE)
 		return true;
@@ -559,48 +647,74 @@ static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 	return n;
 }
 
-/* NACKs with `copies` copies left: 2 go out at once, 1 with the next ACK. */
-static int send_nacks(struct tpchan *c, struct tpchan_txpkt *out, int n, int max, uint8_t copies)
+/* How long a refusal record waits for its confirmation before it goes again. */
+static uint64_t ref_interval(const struct tpchan *c)
 {
-	for (uint32_t k = 0; k < c->nack_n && n < max; k++) {
-		struct nack_ent *e = &c->nacks[(c->nack_head + k) % NACK_RING];
-		struct wire_nack w = { .token = c->p.tx_token, .psn = e->psn, .msg_id = e->msg_id,
-				       .err = e->err };
+	uint64_t rto = c->rtt.rto_ns;         /* <= rto_max_ns */
+
+	if (rto > c->p.rto_max_ns >> c->ref_backoff)
+		return c->p.rto_max_ns;
+	return rto << c->ref_backoff;
+}
+
+/* Refusal records never sent, or not confirmed for an interval, in seq
+ * order. Sets ref_due to when the next one is due. */
+static int send_refusals(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+{
+	uint64_t ivl, due = UINT64_MAX;
+	bool resent = false;
+
+	if (c->ref_issued == c->ref_confirmed || now < c->ref_due)
+		return n;
+	ivl = ref_interval(c);
+	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++) {
+		struct nack_ent *e = &c->nacks[seq % NACK_RING];
+		struct wire_nack w;
 		int r;
 
-		if (e->copies != copies)
+		if (e->sent && now < sat_add(e->sent_ns, ivl)) {
+			due = min_u64(due, sat_add(e->sent_ns, ivl));
 			continue;
+		}
+		if (n == max) {
+			due = now;             /* out of room: the rest next call */
+			break;
+		}
+		w = (struct wire_nack){ .seq = seq, .token = c->p.tx_token, .psn = e->psn,
+					.msg_id = e->msg_id, .err = e->err };
 		r = wire_write_nack(out[n].buf, c->p.mtu, &w);
 		out[n].len = r > 0 ? (uint32_t)r : 0;
 		out[n].path = 0;
-		if (e->copies-- == 2)
-			c->nack_fresh--;
+		if (e->sent) {
+			resent = true;
+			c->st.nacks_retx++;
+		}
+		e->sent = true;
+		e->sent_ns = now;
+		due = min_u64(due, sat_add(now, ivl));
 		c->st.nacks_tx++;
 		n++;
 	}
-	while (c->nack_n && c->nacks[c->nack_head].copies == 0) {
-		c->nack_head = (c->nack_head + 1) % NACK_RING;
-		c->nack_n--;
-	}
+	if (resent && c->ref_backoff < NACK_BACKOFF_MAX)
+		c->ref_backoff++;
+	c->ref_due = due;
 	return n;
 }
 
 static bool ack_due(const struct tpchan *c, uint64_t now)
 {
-	return c->ack_pending && now >= c->ack_hold_until &&
+	return c->ack_pending &&
 	       (c->ack_now || c->ack_count >= c->p.ack_every ||
 		now - c->ack_first_ns >= c->p.ack_delay_ns);
 }
 
 static uint64_t ack_deadline(const struct tpchan *c)
 {
-	uint64_t t;
-
 	if (!c->ack_pending)
 		return UINT64_MAX;
-	t = c->ack_now || c->ack_count >= c->p.ack_every ? 0 :
-	    sat_add(c->ack_first_ns, c->p.ack_delay_ns);
-	return t > c->ack_hold_until ? t : c->ack_hold_until;
+	if (c->ack_now || c->ack_count >= c->p.ack_every)
+		return 0;
+	return sat_add(c->ack_first_ns, c->p.ack_delay_ns);
 }
 
 static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
@@ -609,18 +723,23 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 
 	if (!ack_due(c, now))
 		return n;
-	n = send_nacks(c, out, n, max, 1);
 	copies = c->dupacks_owed > 1 ? c->dupacks_owed : 1;
 	while (copies && n < max) {
-		struct wire_ack a = { .path = c->ack_path, .token = c->p.tx_token,
-				      .cum_psn = sb_rx_cum(c->rx), .tsecr = c->ack_tsecr };
+		struct wire_ack a;             /* the writer reads sack_words words only */
 		int r;
 
-		if (!c->p.go_back_n)
-			a.sack_words = sb_rx_sack(c->rx, a.sack, c->sack_words);
+		a.flags = 0;
+		a.path = c->ack_path;
+		a.token = c->p.tx_token;
+		a.cum_psn = sb_rx_cum(c->rx);
+		a.tsecr = c->ack_tsecr;
+		a.nacks_issued = c->ref_issued;
+		a.nacks_seen = c->ref_seen;
+		a.sack_words = c->p.go_back_n ? 0 : sb_rx_sack(c->rx, a.sack, c->sack_words);
 		r = wire_write_ack(out[n].buf, c->p.mtu, &a);
 		out[n].len = r > 0 ? (uint32_t)r : 0;
 		out[n].path = c->ack_path;
+		c->sync_owed = false;
 		c->st.acks_tx++;
 		copies--;
 		n++;
@@ -634,9 +753,28 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 	return n;
 }
 
+/* A NACK arrived and nothing since told the peer ref_seen: a SYNC ACK,
+ * which carries the refusal counters and acknowledges nothing. */
+static int send_sync(struct tpchan *c, struct tpchan_txpkt *out, int n, int max)
+{
+	struct wire_ack a;
+	int r;
+
+	if (!c->sync_owed || n >= max)
+		return n;
+	a = (struct wire_ack){ .flags = WIRE_F_SYNC, .token = c->p.tx_token,
+			       .nacks_issued = c->ref_issued, .nacks_seen = c->ref_seen };
+	r = wire_write_ack(out[n].buf, c->p.mtu, &a);
+	out[n].len = r > 0 ? (uint32_t)r : 0;
+	out[n].path = 0;
+	c->sync_owed = false;
+	c->st.acks_tx++;
+	return n + 1;
+}
+
 static void check_timer(struct tpchan *c, uint64_t now)
 {
-	uint64_t oldest = sb_tx_oldest_sent(c->tx), rto = rtt_rto(&c->rtt);
+	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
 
 	if (oldest == UINT64_MAX || now < oldest || now - oldest < rto)
 		return;
@@ -645,20 +783,65 @@ static void check_timer(struct tpchan *c, uint64_t now)
 	c->st.retx_timeouts++;
 	rtt_on_timeout(&c->rtt);
 	c->cc->on_loss(c->cc_st, now, true);
+	cc_refresh(c);
+}
+
+/* 0 when something can go now, else when something will (ACK delay, a
+ * refusal record's resend, the retransmission timer): exactly what
+ * tpchan_tx acts on. A function of the state alone, kept in c->deadline so
+ * that the engine's frequent questions (tpchan_next_deadline, and tpchan_tx
+ * with nothing due) cost a load. c->deadline is never later than
+ * deadline_of(c): every public call that changes the state ends with
+ * deadline_update(), except that DATA, the per-packet case, only brings it
+ * forward (tpchan_rx); an early value costs one tpchan_tx that sends
+ * nothing and sets it right. */
+static uint64_t deadline_of(const struct tpchan *c)
+{
+	uint64_t t, oldest;
+
+	if (c->sync_owed || c->txk->lost || can_send_new(c))
+		return 0;
+	t = ack_deadline(c);
+	if (c->ref_issued != c->ref_confirmed)
+		t = min_u64(t, c->ref_due);
+	oldest = c->txk->oldest_sent_ns;
+	if (oldest != UINT64_MAX)
+		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
+	return t;
+}
+
+static void deadline_update(struct tpchan *c)
+{
+	c->deadline = deadline_of(c);
+}
+
+uint64_t tpchan_next_deadline(const struct tpchan *c)
+{
+	return c->deadline;
+}
+
+/* tpchan_tx when something is due. Kept out of line so that the engine's
+ * many calls with nothing due cost a comparison, not this frame. */
+__attribute__((noinline))
+static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
+{
+	int n = 0;
+
+	check_timer(c, now_ns);
+	n = send_refusals(c, now_ns, out, n, max);
+	n = send_acks(c, now_ns, out, n, max);
+	n = send_lost(c, now_ns, out, n, max);
+	n = send_new(c, now_ns, out, n, max);
+	n = send_sync(c, out, n, max);
+	deadline_update(c);
+	return n;
 }
 
 int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
 {
-	int n = 0;
-
-	if (!out || max <= 0)
+	if (!out || max <= 0 || c->deadline > now_ns)
 		return 0;
-	check_timer(c, now_ns);
-	n = send_nacks(c, out, n, max, 2);
-	n = send_acks(c, now_ns, out, n, max);
-	n = send_lost(c, now_ns, out, n, max);
-	n = send_new(c, now_ns, out, n, max);
-	return n;
+	return tx_due(c, now_ns, out, max);
 }
 
 /* ---- receiving ---- */
@@ -680,23 +863,51 @@ static void ack_schedule(struct tpchan *c, const struct wire_data *d, uint64_t n
 		c->ack_now = true;
 }
 
-static void nack_queue(struct tpchan *c, const struct wire_data *d, int err, uint64_t now)
+/* The peer's nacks_seen: false if it claims more refusals than we issued. */
+static bool ref_seen_ok(const struct tpchan *c, uint32_t seen)
+{
+	uint32_t d = seen - c->ref_confirmed;
+
+	return (int32_t)d <= 0 || d <= c->ref_issued - c->ref_confirmed;
+}
+
+/* The peer has seen our refusals up to `seen` (checked): those records are
+ * settled. An older count changes nothing. */
+static void ref_confirm(struct tpchan *c, uint32_t seen)
+{
+	if ((int32_t)(seen - c->ref_confirmed) <= 0)
+		return;
+	c->ref_confirmed = seen;
+	c->ref_backoff = 0;
+}
+
+/* An ACK's nacks_issued: the peer cannot have more refusals of ours
+ * outstanding than its ring holds past what we have seen. */
+static bool ref_issued_ok(const struct tpchan *c, uint32_t issued)
+{
+	uint32_t d = issued - c->ref_seen;
+
+	return (int32_t)d <= 0 || d <= NACK_RING;
+}
+
+/* Issue a refusal record for a refused packet; it goes out at once. One
+ * unconfirmed record per message is enough: the sender fails the whole
+ * message on the first, and any ACK that covers a later refused packet of
+ * it reports a count that includes that first record. */
+static void ref_issue(struct tpchan *c, const struct wire_data *d, int err)
 {
 	struct nack_ent *e;
 
 	if (err < -4095)
 		err = -EIO;            /* not an errno the wire can carry */
-	/* the ACK that covers this psn waits, so that the NACK gets there first */
-	if (c->ack_hold_until < sat_add(now, c->p.ack_delay_ns))
-		c->ack_hold_until = sat_add(now, c->p.ack_delay_ns);
-	for (uint32_t k = 0; k < c->nack_n; k++)
-		if (c->nacks[(c->nack_head + k) % NACK_RING].msg_id == d->msg_id &&
-		    c->nacks[(c->nack_head + k) % NACK_RING].copies)
-			return;        /* one pending NACK per message is enough */
-	e = &c->nacks[(c->nack_head + c->nack_n) % NACK_RING];
-	*e = (struct nack_ent){ .msg_id = d->msg_id, .psn = d->psn, .err = err, .copies = 2 };
-	c->nack_n++;
-	c->nack_fresh++;
+	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++)
+		if (c->nacks[seq % NACK_RING].msg_id == d->msg_id)
+			return;
+	c->ref_issued++;
+	e = &c->nacks[c->ref_issued % NACK_RING];
+	*e = (struct nack_ent){ .msg_id = d->msg_id, .psn = d->psn, .err = err };
+	c->ref_due = 0;
+	c->deadline = 0;
 }
 
 static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
@@ -708,12 +919,18 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		c->st.drop_token++;
 		return -EACCES;
 	}
-	if (!wire_crc_ok(d)) {
+	if ((d->flags & WIRE_F_CRC) && !wire_crc_ok(d)) {
 		c->st.drop_crc++;
 		return -EILSEQ;
 	}
-	if (c->nack_n == NACK_RING) {
-		/* no room for the NACK this packet might need: not accepted,
+	/* any intact packet, even one dropped below, confirms refusals */
+	if (!ref_seen_ok(c, d->nacks_seen)) {
+		c->st.drop_malformed++;
+		return -EBADMSG;
+	}
+	ref_confirm(c, d->nacks_seen);
+	if (c->ref_issued - c->ref_confirmed == NACK_RING) {
+		/* no room for the record this packet might need: not accepted,
 		 * as if past the window; the peer resends it */
 		c->st.drop_window++;
 		ack_schedule(c, d, now, false, true);
@@ -745,7 +962,7 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		r = c->cb.deliver(c->p.cb_arg, d);
 		if (r < 0) {
 			c->st.drop_refused++;
-			nack_queue(c, d, r, now);
+			ref_issue(c, d, r);
 		}
 	}
 	/* a hole opened (psn past the highest) or closed (psn below it) */
@@ -758,7 +975,7 @@ static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 	struct tpchan *c = arg;
 	uint32_t i = (uint32_t)(p->cookie >> OFF_BITS);
 	struct tmsg *m = &c->m[i];
-	uint32_t lost = sb_tx_lost_pending(c->tx);
+	uint32_t lost = c->txk->lost;
 
 	/* the scoreboard settles its counters before calling: a drop in
 	 * lost_pending here is this packet, acknowledged before its resend */
@@ -776,6 +993,29 @@ static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 	} else if (!m->queued) {
 		uint64_t cookie = m->cookie;
 
+		/* the peer refused packets we have not heard of yet: one of
+		 * them may be this message's */
+		if ((int32_t)(c->ref_issued_hi - c->ref_seen) > 0) {
+			held_append(c, i, c->ref_issued_hi);
+			return;
+		}
+		slot_free(c, i);
+		c->st.msgs_completed++;
+		c->cb.complete(c->p.cb_arg, cookie, 0);
+	}
+}
+
+/* Complete the held messages whose refusals have all arrived. */
+static void release_held(struct tpchan *c)
+{
+	while (c->held_head != NONE) {
+		uint32_t i = c->held_head;
+		struct tmsg *m = &c->m[i];
+		uint64_t cookie = m->cookie;
+
+		if ((int32_t)(m->ref_need - c->ref_seen) > 0)
+			break;
+		held_remove(c, i);
 		slot_free(c, i);
 		c->st.msgs_completed++;
 		c->cb.complete(c->p.cb_arg, cookie, 0);
@@ -784,14 +1024,28 @@ static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 
 static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 {
-	uint32_t lost0, marked;
+	uint32_t lost0, marked, issued_hi0;
 	int r;
 
 	if (a->token != c->p.rx_token) {
 		c->st.drop_token++;
 		return -EACCES;
 	}
-	lost0 = c->lost_seen = sb_tx_lost_pending(c->tx);
+	if (!ref_issued_ok(c, a->nacks_issued) || !ref_seen_ok(c, a->nacks_seen)) {
+		c->st.drop_malformed++;
+		return -EBADMSG;
+	}
+	/* before the scoreboard: messages it completes must see the count
+	 * (ref_issued_hi never falls behind ref_seen) */
+	issued_hi0 = c->ref_issued_hi;
+	if ((int32_t)(a->nacks_issued - c->ref_issued_hi) > 0)
+		c->ref_issued_hi = a->nacks_issued;
+	if (a->flags & WIRE_F_SYNC) {
+		ref_confirm(c, a->nacks_seen);
+		c->st.acks_rx++;               /* counters only */
+		return 0;
+	}
+	lost0 = c->lost_seen = c->txk->lost;
 	c->lost_acked = 0;
 	c->acked_bytes = 0;
 	if (c->p.go_back_n)
@@ -799,14 +1053,17 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 	else
 		r = sb_tx_ack(c->tx, a->cum_psn, a->sack, a->sack_words, on_acked, c);
 	if (r < 0) {
+		c->ref_issued_hi = issued_hi0;
 		c->st.drop_malformed++;        /* acknowledges psns never sent */
 		return -EBADMSG;
 	}
+	ref_confirm(c, a->nacks_seen);
 	c->st.acks_rx++;
-	marked = sb_tx_lost_pending(c->tx) + c->lost_acked - lost0;
+	marked = c->txk->lost + c->lost_acked - lost0;
 	if (marked) {
 		c->st.fast_retx += marked;
 		c->cc->on_loss(c->cc_st, now, false);
+		cc_refresh(c);
 	}
 	if (r > 0) {
 		/* timestamps make the sample unambiguous even for resends; only
@@ -820,32 +1077,56 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 		}
 		c->cc->on_ack(c->cc_st, &(struct cc_ack){
 			.now_ns = now, .acked_bytes = c->acked_bytes, .rtt_ns = sample,
-			.inflight_bytes = sb_tx_inflight_bytes(c->tx),
+			.inflight_bytes = c->txk->bytes,
 			.ecn = (a->flags & WIRE_F_ECE) != 0,
 		});
+		cc_refresh(c);
 	}
 	return 0;
 }
 
+/* A refusal record: fail its message (if still live), note its seq, and
+ * owe the peer our count either way (it sends until it hears it). */
 static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 {
 	uint32_t i = (uint32_t)(n->msg_id & (MAX_MSGS_LIMIT - 1));
+	uint32_t d = n->seq - c->ref_seen, bit = n->seq % NACK_RING;
 	struct tmsg *m;
 
 	if (n->token != c->p.rx_token) {
 		c->st.drop_token++;
 		return -EACCES;
 	}
+	if (!ref_issued_ok(c, n->seq)) {
+		c->st.drop_malformed++;        /* past anything the peer can have issued */
+		return -EBADMSG;
+	}
 	c->st.nacks_rx++;
-	if (i >= c->p.max_msgs)
-		return 0;
-	m = &c->m[i];
-	/* only a message that has packets on the wire can have been refused;
-	 * a NACK for one already completed is late and means nothing */
-	if (m->state == M_LIVE && m->msg_id == n->msg_id && m->started)
-		fail_msg(c, i, n->err);
+	c->sync_owed = true;
+	if ((int32_t)d <= 0 || (c->ref_map[bit / 64] >> bit % 64 & 1))
+		return 0;                      /* seen before */
+	c->ref_map[bit / 64] |= 1ull << bit % 64;
+	if (i < c->p.max_msgs) {
+		m = &c->m[i];
+		/* only a message that has packets on the wire can have been
+		 * refused; a record for one already failed means nothing */
+		if (m->state == M_LIVE && m->msg_id == n->msg_id && m->started)
+			fail_msg(c, i, n->err);
+	}
+	for (;;) {
+		bit = (c->ref_seen + 1) % NACK_RING;
+		if (!(c->ref_map[bit / 64] >> bit % 64 & 1))
+			break;
+		c->ref_map[bit / 64] &= ~(1ull << bit % 64);
+		c->ref_seen++;
+	}
+	if ((int32_t)(c->ref_issued_hi - c->ref_seen) < 0)
+		c->ref_issued_hi = c->ref_seen;
+	release_held(c);
 	return 0;
 }
+
+/* ---- timing and stats ---- */
 
 int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns)
 {
@@ -863,29 +1144,24 @@ int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns)
 	}
 	switch (w.type) {
 	case WIRE_DATA:
-		return rx_data(c, &w.data, now_ns);
+		r = rx_data(c, &w.data, now_ns);
+		/* DATA brings only the ACK (and a new refusal record, which
+		 * zeroes the deadline itself) forward; what else it settles can
+		 * only leave the deadline early, which costs an idle tpchan_tx */
+		c->deadline = min_u64(c->deadline, ack_deadline(c));
+		return r;
 	case WIRE_ACK:
-		return rx_ack(c, &w.ack, now_ns);
+		r = rx_ack(c, &w.ack, now_ns);
+		break;
 	case WIRE_NACK:
-		return rx_nack(c, &w.nack);
+		r = rx_nack(c, &w.nack);
+		break;
+	default:
+		c->st.drop_version++;
+		return -EPROTO;
 	}
-	c->st.drop_version++;
-	return -EPROTO;
-}
-
-/* ---- timing and stats ---- */
-
-uint64_t tpchan_next_deadline(const struct tpchan *c)
-{
-	uint64_t t, oldest;
-
-	if (c->nack_fresh || sb_tx_lost_pending(c->tx) || can_send_new(c))
-		return 0;
-	t = ack_deadline(c);
-	oldest = sb_tx_oldest_sent(c->tx);
-	if (oldest != UINT64_MAX)
-		t = min_u64(t, sat_add(oldest, rtt_rto(&c->rtt)));
-	return t;
+	deadline_update(c);
+	return r;
 }
 
 bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns)
@@ -899,6 +1175,7 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 	out->inflight_pkts = sb_tx_inflight(c->tx);
 	out->inflight_bytes = sb_tx_inflight_bytes(c->tx);
 	out->queued_msgs = c->queued;
+	out->nacks_pending = c->ref_issued - c->ref_confirmed;
 	out->srtt_ns = c->rtt.srtt_ns;
 	out->rto_ns = rtt_rto(&c->rtt);
 	out->cwnd_bytes = c->cc->window(c->cc_st);

@@ -16,8 +16,11 @@
  * in flight and queued messages are bounded; tpchan_submit says -EAGAIN);
  * congestion control through struct cc_ops; path choice per chunk through
  * struct paths. It is reliable and unordered: a message completes when all
- * of its packets are acknowledged, in whatever order; ordering between
- * operations is the job of the layer above.
+ * of its packets are acknowledged, in whatever order, and every refusal the
+ * receiver issued before acknowledging them has arrived (refusals are
+ * numbered, counted in ACKs and resent until confirmed, so a refused message
+ * never completes as a success); ordering between operations is the job of
+ * the layer above.
  */
 #ifndef UCCL_ENGINE_TPCHAN_H
 #define UCCL_ENGINE_TPCHAN_H
@@ -39,12 +42,14 @@ struct tpchan_cb {
 	/* Receiver: a new (not duplicate) DATA packet with the right token and
 	 * a good crc. The layer above checks endpoint, key and bounds and
 	 * writes the payload at its final place. 0, or a negative errno: the
-	 * packet is still acknowledged (it arrived) and a NACK carrying the
-	 * error goes back, so that the sender fails the message at once. */
+	 * packet is still acknowledged (it arrived) and a refusal record (NACK)
+	 * carrying the error goes back, reliably: the sender's message then
+	 * completes with that error, never with 0. */
 	int (*deliver)(void *arg, const struct wire_data *d);
-	/* Sender: every packet of the message was acknowledged (res 0), the
-	 * receiver refused it (NACK: its error), or the channel was reset
-	 * (tpchan_reset's error). Called exactly once per submitted message. */
+	/* Sender: every packet of the message was acknowledged and no refusal
+	 * can be outstanding for it (res 0), the receiver refused it (NACK: its
+	 * error), or the channel was reset (tpchan_reset's error). Called
+	 * exactly once per submitted message. */
 	void (*complete)(void *arg, uint64_t cookie, int res);
 };
 
@@ -91,9 +96,12 @@ struct tpchan_stats {
 	uint64_t msgs_submitted, msgs_completed, msgs_failed;
 	uint64_t data_pkts_tx, data_bytes_tx, retx_pkts, retx_timeouts, fast_retx;
 	uint64_t acks_tx, nacks_tx, acks_rx, nacks_rx;
+	uint64_t nacks_retx;           /* refusal records sent again, unconfirmed */
+	uint64_t msgs_held;            /* completions that waited for refusal records */
 	uint64_t data_pkts_rx, data_bytes_rx, dup_pkts_rx;
 	uint64_t drop_malformed, drop_version, drop_token, drop_crc, drop_window, drop_refused;
 	uint64_t inflight_pkts, inflight_bytes, queued_msgs;
+	uint64_t nacks_pending;        /* refusal records the peer has not confirmed */
 	uint64_t srtt_ns, rto_ns, cwnd_bytes;
 	uint32_t sack_holes;
 };
@@ -105,8 +113,9 @@ struct tpchan *tpchan_free(struct tpchan *c);                 /* accepts NULL */
  * (backpressure: nothing is dropped), -EINVAL for a bad message. */
 int tpchan_submit(struct tpchan *c, const struct tpchan_msg *m);
 
-/* Build up to max packets to send now: ACKs/NACKs first, then lost packets,
- * then new data as the window allows. Returns how many were built. */
+/* Build up to max packets to send now: NACKs and ACKs first, then lost
+ * packets, then new data as the window allows (and a SYNC ACK if a NACK
+ * arrived and nothing else reports it). Returns how many were built. */
 int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max);
 
 /* Feed one received packet. 0 if used, else a negative errno saying why it
@@ -115,9 +124,12 @@ int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int m
 int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns);
 
 /* When tpchan_tx should next be called even without new input (ACK delay,
- * retransmission timer); UINT64_MAX if never. */
+ * retransmission timer, refusal resend); UINT64_MAX if never. O(1). After a
+ * DATA packet it may be early: tpchan_tx then sends nothing and sets it
+ * right. Never late. */
 uint64_t tpchan_next_deadline(const struct tpchan *c);
-/* true if tpchan_tx has something to send right now. */
+/* tpchan_next_deadline(c) <= now_ns: tpchan_tx has (or may have, see
+ * above) something to send right now. */
 bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns);
 
 /* Fail every queued and in-flight message with err (peer gone). */

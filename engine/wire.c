@@ -18,40 +18,40 @@
 #define WIRE_PREFIX_LEN 4u
 
 #define DATA_FLAGS (WIRE_F_CRC | WIRE_F_RETX | WIRE_F_ECT)
-#define ACK_FLAGS  WIRE_F_ECE
+#define ACK_FLAGS  (WIRE_F_ECE | WIRE_F_SYNC)
 #define NACK_FLAGS 0u
 
 /* NACK errors are Linux errnos, which all lie in 1..4095 */
 #define NACK_ERR_MIN (-4095)
 
-static uint16_t get16(const uint8_t *p)
+static inline uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static uint32_t get32(const uint8_t *p)
+static inline uint32_t get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t get64(const uint8_t *p)
+static inline uint64_t get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-static void put16(uint8_t *p, uint16_t v)
+static inline void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 }
 
-static void put32(uint8_t *p, uint32_t v)
+static inline void put32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> 8 * i);
 }
 
-static void put64(uint8_t *p, uint64_t v)
+static inline void put64(uint8_t *p, uint64_t v)
 {
 	put32(p, (uint32_t)v);
 	put32(p + 4, (uint32_t)(v >> 32));
@@ -76,106 +76,135 @@ static bool nack_err_ok(int32_t err)
 	return err < 0 && err >= NACK_ERR_MIN;
 }
 
-static int parse_data(const uint8_t *p, size_t len, struct wire_data *d)
+/* DATA: everything is checked before *out is touched. */
+static int parse_data(const uint8_t *p, size_t len, struct wire_pkt *out)
 {
+	struct wire_data *d = &out->data;
+	uint8_t flags;
+	uint32_t payload_len, crc;
+	uint64_t msg_len, msg_off;
+
 	if (len < WIRE_DATA_HDR_LEN)
 		return -EBADMSG;
-	d->flags = p[3];
+	flags = p[3];
+	payload_len = get32(p + 12);
+	msg_len = get64(p + 40);
+	msg_off = get64(p + 48);
+	crc = get32(p + 80);
+	if ((flags & ~DATA_FLAGS) != 0 || p[5] != 0)
+		return -EBADMSG;
+	/* without WIRE_F_CRC the crc field is reserved, so that it has one value */
+	if (!(flags & WIRE_F_CRC) && crc != 0)
+		return -EBADMSG;
+	if (payload_len > WIRE_MAX_PAYLOAD || len - WIRE_DATA_HDR_LEN != payload_len)
+		return -EBADMSG;
+	if (!data_range_ok(msg_len, msg_off, payload_len))
+		return -EBADMSG;
+
+	out->type = WIRE_DATA;
+	d->flags = flags;
 	d->opcode = p[4];
 	d->path = get16(p + 6);
 	d->psn = get32(p + 8);
-	d->payload_len = get32(p + 12);
+	d->payload_len = payload_len;
 	d->token = get64(p + 16);
 	d->dst_ep = get32(p + 24);
 	d->dst_conn = get32(p + 28);
 	d->msg_id = get64(p + 32);
-	d->msg_len = get64(p + 40);
-	d->msg_off = get64(p + 48);
+	d->msg_len = msg_len;
+	d->msg_off = msg_off;
 	d->rkey = get64(p + 56);
 	d->roff = get64(p + 64);
 	d->tsval = get64(p + 72);
-	d->crc = get32(p + 80);
+	d->crc = crc;
+	d->nacks_seen = get32(p + 84);
 	d->payload = p + WIRE_DATA_HDR_LEN;   /* at the end of buf when empty */
-
-	if ((d->flags & ~DATA_FLAGS) != 0 || p[5] != 0 || get32(p + 84) != 0)
-		return -EBADMSG;
-	/* without WIRE_F_CRC the crc field is reserved, so that it has one value */
-	if (!(d->flags & WIRE_F_CRC) && d->crc != 0)
-		return -EBADMSG;
-	if (d->payload_len > WIRE_MAX_PAYLOAD || len - WIRE_DATA_HDR_LEN != d->payload_len)
-		return -EBADMSG;
-	if (!data_range_ok(d->msg_len, d->msg_off, d->payload_len))
-		return -EBADMSG;
 	return 0;
 }
 
-static int parse_ack(const uint8_t *p, size_t len, struct wire_ack *a)
+/* A SYNC ACK carries the refusal counters and nothing else. */
+static bool ack_sync_ok(uint8_t flags, uint16_t path, uint32_t words, uint32_t cum, uint64_t tsecr)
 {
+	return !(flags & WIRE_F_SYNC) ||
+	       (flags == WIRE_F_SYNC && path == 0 && words == 0 && cum == 0 && tsecr == 0);
+}
+
+static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
+{
+	struct wire_ack *a = &out->ack;
+	uint8_t flags;
+	uint16_t path;
+	uint32_t words, cum;
+	uint64_t tsecr;
+
 	if (len < WIRE_ACK_HDR_LEN)
 		return -EBADMSG;
-	a->flags = p[3];
-	a->path = get16(p + 4);
-	a->sack_words = get16(p + 6);
-	a->token = get64(p + 8);
-	a->cum_psn = get32(p + 16);
-	a->tsecr = get64(p + 24);
+	flags = p[3];
+	path = get16(p + 4);
+	words = get16(p + 6);
+	cum = get32(p + 16);
+	tsecr = get64(p + 24);
+	if ((flags & ~ACK_FLAGS) != 0 || get32(p + 36) != 0)
+		return -EBADMSG;
+	if (words > WIRE_SACK_WORDS_MAX || len - WIRE_ACK_HDR_LEN != (size_t)words * 8)
+		return -EBADMSG;
+	if (!ack_sync_ok(flags, path, words, cum, tsecr))
+		return -EBADMSG;
 
-	if ((a->flags & ~ACK_FLAGS) != 0 || get32(p + 20) != 0)
-		return -EBADMSG;
-	if (a->sack_words > WIRE_SACK_WORDS_MAX ||
-	    len - WIRE_ACK_HDR_LEN != (size_t)a->sack_words * 8)
-		return -EBADMSG;
-	for (uint32_t w = 0; w < a->sack_words; w++)
+	out->type = WIRE_ACK;
+	a->flags = flags;
+	a->path = path;
+	a->sack_words = words;
+	a->token = get64(p + 8);
+	a->cum_psn = cum;
+	a->nacks_issued = get32(p + 20);
+	a->tsecr = tsecr;
+	a->nacks_seen = get32(p + 32);
+	for (uint32_t w = 0; w < words; w++)
 		a->sack[w] = get64(p + WIRE_ACK_HDR_LEN + 8 * w);
 	return 0;
 }
 
-static int parse_nack(const uint8_t *p, size_t len, struct wire_nack *n)
+static int parse_nack(const uint8_t *p, size_t len, struct wire_pkt *out)
 {
+	struct wire_nack *n = &out->nack;
+	int32_t err;
+
 	if (len != WIRE_NACK_LEN)
 		return -EBADMSG;
+	err = (int32_t)get32(p + 20);
+	if ((p[3] & ~NACK_FLAGS) != 0 || !nack_err_ok(err))
+		return -EBADMSG;
+
+	out->type = WIRE_NACK;
 	n->flags = p[3];
+	n->seq = get32(p + 4);
 	n->token = get64(p + 8);
 	n->psn = get32(p + 16);
-	n->err = (int32_t)get32(p + 20);
+	n->err = err;
 	n->msg_id = get64(p + 24);
-
-	if ((n->flags & ~NACK_FLAGS) != 0 || get32(p + 4) != 0 || !nack_err_ok(n->err))
-		return -EBADMSG;
 	return 0;
 }
 
 int wire_parse(const void *buf, size_t len, struct wire_pkt *out)
 {
 	const uint8_t *p = buf;
-	struct wire_pkt pkt;
-	int r;
 
 	if (len < WIRE_PREFIX_LEN)
 		return -EBADMSG;
 	if (p[0] != WIRE_MAGIC || p[1] != WIRE_VERSION)
 		return -EPROTO;
-	memset(&pkt, 0, sizeof(pkt));     /* ACK words past sack_words read as 0 */
+	/* each parser checks everything before it writes *out */
 	switch (p[2]) {
 	case WIRE_DATA:
-		pkt.type = WIRE_DATA;
-		r = parse_data(p, len, &pkt.data);
-		break;
+		return parse_data(p, len, out);
 	case WIRE_ACK:
-		pkt.type = WIRE_ACK;
-		r = parse_ack(p, len, &pkt.ack);
-		break;
+		return parse_ack(p, len, out);
 	case WIRE_NACK:
-		pkt.type = WIRE_NACK;
-		r = parse_nack(p, len, &pkt.nack);
-		break;
+		return parse_nack(p, len, out);
 	default:
 		return -EPROTO;
 	}
-	if (r < 0)
-		return r;
-	*out = pkt;                      /* output written only on success */
-	return 0;
 }
 
 int wire_write_data(void *buf, size_t cap, const struct wire_data *d)
@@ -215,7 +244,7 @@ int wire_write_data(void *buf, size_t cap, const struct wire_data *d)
 	put64(p + 64, d->roff);
 	put64(p + 72, d->tsval);
 	put32(p + 80, crc);
-	put32(p + 84, 0);
+	put32(p + 84, d->nacks_seen);
 	return (int)len;
 }
 
@@ -224,7 +253,8 @@ int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a)
 	uint8_t *p = buf;
 	size_t len;
 
-	if ((a->flags & ~ACK_FLAGS) != 0 || a->sack_words > WIRE_SACK_WORDS_MAX)
+	if ((a->flags & ~ACK_FLAGS) != 0 || a->sack_words > WIRE_SACK_WORDS_MAX ||
+	    !ack_sync_ok(a->flags, a->path, a->sack_words, a->cum_psn, a->tsecr))
 		return -EINVAL;
 	len = WIRE_ACK_HDR_LEN + (size_t)a->sack_words * 8;
 	if (cap < len)
@@ -235,8 +265,10 @@ int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a)
 	put16(p + 6, (uint16_t)a->sack_words);
 	put64(p + 8, a->token);
 	put32(p + 16, a->cum_psn);
-	put32(p + 20, 0);
+	put32(p + 20, a->nacks_issued);
 	put64(p + 24, a->tsecr);
+	put32(p + 32, a->nacks_seen);
+	put32(p + 36, 0);
 	for (uint32_t w = 0; w < a->sack_words; w++)
 		put64(p + WIRE_ACK_HDR_LEN + 8 * w, a->sack[w]);
 	return (int)len;
@@ -252,7 +284,7 @@ int wire_write_nack(void *buf, size_t cap, const struct wire_nack *n)
 		return -ENOSPC;
 
 	put_prefix(p, WIRE_NACK, n->flags);
-	put32(p + 4, 0);
+	put32(p + 4, n->seq);
 	put64(p + 8, n->token);
 	put32(p + 16, n->psn);
 	put32(p + 20, (uint32_t)n->err);

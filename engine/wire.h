@@ -9,7 +9,9 @@
  * Every packet starts with a 4-byte prefix: magic 0x55 ('U'), version, type,
  * flags. A packet is bound to a channel by the 64-bit random token the
  * receiver handed out; the caller compares it (wire_parse does not know
- * tokens).
+ * tokens). Refusals (NACKs) are numbered, and DATA and ACKs carry refusal
+ * counters, so that they can be made reliable (the "Refusals" section of
+ * the spec); the codec only carries the numbers.
  */
 #ifndef UCCL_ENGINE_WIRE_H
 #define UCCL_ENGINE_WIRE_H
@@ -21,7 +23,7 @@
 #define WIRE_MAGIC        0x55u
 #define WIRE_VERSION      1u
 #define WIRE_DATA_HDR_LEN 88u          /* bytes before the payload of a DATA packet */
-#define WIRE_ACK_HDR_LEN  32u          /* bytes before the SACK words of an ACK */
+#define WIRE_ACK_HDR_LEN  40u          /* bytes before the SACK words of an ACK */
 #define WIRE_NACK_LEN     32u
 #define WIRE_SACK_WORDS_MAX 16u        /* 1024 packets past the cumulative point */
 #define WIRE_MAX_PAYLOAD  65000u       /* largest payload one DATA packet may carry */
@@ -38,6 +40,7 @@ enum wire_type {
 #define WIRE_F_ECT   0x04u             /* sender is ECN capable (informational) */
 /* flags of ACK */
 #define WIRE_F_ECE   0x01u             /* the acknowledged packet carried a CE mark */
+#define WIRE_F_SYNC  0x02u             /* carries only the refusal counters: acknowledges no DATA */
 
 struct wire_data {
 	uint8_t  flags;
@@ -54,6 +57,7 @@ struct wire_data {
 	uint64_t roff;                 /* PUT: remote offset of the message start */
 	uint64_t tsval;                /* sender clock, echoed by the ACK */
 	uint32_t crc;                  /* crc32c(payload) when WIRE_F_CRC */
+	uint32_t nacks_seen;           /* refusals of this direction's DATA the sender has seen */
 	uint32_t payload_len;
 	const uint8_t *payload;        /* points into the parsed buffer */
 };
@@ -63,14 +67,18 @@ struct wire_ack {
 	uint16_t path;                 /* path of the packet that triggered it */
 	uint64_t token;
 	uint32_t cum_psn;              /* every psn before this one has arrived */
+	uint32_t nacks_issued;         /* refusals the ACK's sender issued for DATA it received */
+	uint32_t nacks_seen;           /* refusals of the ACK's sender's own DATA it has seen */
 	uint64_t tsecr;                /* tsval of the packet that triggered it */
 	uint32_t sack_words;           /* 0 .. WIRE_SACK_WORDS_MAX */
-	/* bit i of word w set: psn cum_psn + 1 + 64*w + i has arrived */
+	/* bit i of word w set: psn cum_psn + 1 + 64*w + i has arrived; only
+	 * the first sack_words words are decoded, the rest are not written */
 	uint64_t sack[WIRE_SACK_WORDS_MAX];
 };
 
 struct wire_nack {
 	uint8_t  flags;
+	uint32_t seq;                  /* refusal number, 1, 2, ... per channel direction */
 	uint64_t token;
 	uint32_t psn;                  /* the refused packet */
 	uint64_t msg_id;               /* its message */
@@ -88,7 +96,8 @@ struct wire_pkt {
 
 /* Decode len bytes. 0, or -EBADMSG (truncated, lengths inconsistent,
  * reserved bits set), -EPROTO (bad magic, unknown version or type).
- * Does not check tokens or the crc. */
+ * Does not check tokens or the crc. Writes *out only on success, and then
+ * only the member of its type (of an ACK's sack, only sack_words words). */
 int wire_parse(const void *buf, size_t len, struct wire_pkt *out);
 
 /* Encode into buf (cap bytes). Return the packet length, or -ENOSPC.

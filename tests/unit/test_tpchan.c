@@ -6,10 +6,13 @@
  * message completed once; SACK recovery resends far less than Go-Back-N;
  * more than 1024 packets fly with a long, fat wire; ACKs are coalesced yet
  * prompt around holes; forged and damaged packets are dropped and counted;
- * a refusal at the receiver fails the message at the sender; a vanished
- * peer fails everything with -ETIMEDOUT in bounded time; reset and free
- * complete what is left; submit pushes back at max_msgs; and a run is the
- * same run every time for the same seed.
+ * a refusal at the receiver fails the message at the sender, and a refused
+ * message never completes as a success whatever the wire loses, reorders or
+ * duplicates (NACKs lost for a while, the refusal ring full, both
+ * directions refusing at once); a vanished peer fails everything with
+ * -ETIMEDOUT in bounded time; reset and free complete what is left; submit
+ * pushes back at max_msgs; and a run is the same run every time for the
+ * same seed.
  */
 #include "config.h"
 
@@ -54,6 +57,8 @@ struct world {
 	bool refuse;
 	uint32_t refuse_ep;
 	int refuse_err;
+	uint32_t range_ep;             /* b refuses bytes past range_end of these (-ERANGE) */
+	uint64_t range_end;
 	uint64_t peak_inflight;
 	int read_fail_at;              /* message index whose read() fails, or -1 */
 	uint64_t reads_after_done;     /* read() for a message already completed */
@@ -99,6 +104,8 @@ static int b_deliver(void *arg, const struct wire_data *d)
 
 	if (w->refuse && d->dst_ep == w->refuse_ep)
 		return w->refuse_err;
+	if (w->range_ep && d->dst_ep == w->range_ep && d->msg_off + d->payload_len > w->range_end)
+		return -ERANGE;
 	if (d->roff > w->total || d->msg_len > w->total - d->roff ||
 	    d->msg_off + d->payload_len > d->msg_len || d->rkey != 0xabc) {
 		w->bad_deliveries++;
@@ -633,6 +640,59 @@ static void test_forged_and_damaged_packets_are_dropped_and_counted(void **state
 	world_fini(&w);
 }
 
+/* Refusal counters that no honest peer can send are dropped as malformed:
+ * a NACK numbered past what the peer's ring allows, an ACK reporting more
+ * refusals than that, DATA or an ACK claiming to have seen refusals never
+ * issued. A SYNC ACK with honest counters is taken. */
+static void test_forged_refusal_counters_are_dropped(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 8);
+	struct capture cap = { 0 };
+	struct tpchan_stats a0, b0, a1, b1;
+	uint8_t buf[9000];
+	struct wire_nack nk = { .token = TOKEN_A, .seq = 257, .psn = 1, .msg_id = 1, .err = -EIO };
+	struct wire_ack ack = { .token = TOKEN_A, .nacks_issued = 257 };
+	struct wire_ack sync = { .flags = WIRE_F_SYNC, .token = TOKEN_A };
+	int n;
+
+	world_init(&w, 4, false);
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, capture_first, &cap);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a0);
+	tpchan_get_stats(w.b, &b0);
+
+	n = wire_write_nack(buf, sizeof(buf), &nk);
+	assert_int_equal(wirelink_inject(w.link, 0, buf, (size_t)n), -EBADMSG);
+	/* an old cumulative point, harmless in itself: the count is not */
+	n = wire_write_ack(buf, sizeof(buf), &ack);
+	assert_int_equal(wirelink_inject(w.link, 0, buf, (size_t)n), -EBADMSG);
+	/* b issued no refusals: nobody can have seen one */
+	memcpy(buf, cap.data, cap.data_len);
+	buf[84] = 1;
+	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EBADMSG);
+	sync.token = TOKEN_B;
+	sync.nacks_seen = 1;
+	n = wire_write_ack(buf, sizeof(buf), &sync);
+	assert_int_equal(wirelink_inject(w.link, 1, buf, (size_t)n), -EBADMSG);
+	sync.nacks_seen = 0;
+	n = wire_write_ack(buf, sizeof(buf), &sync);
+	assert_int_equal(wirelink_inject(w.link, 1, buf, (size_t)n), 0);
+
+	tpchan_get_stats(w.a, &a1);
+	tpchan_get_stats(w.b, &b1);
+	assert_int_equal(a1.drop_malformed - a0.drop_malformed, 2);
+	assert_int_equal(b1.drop_malformed - b0.drop_malformed, 2);
+	assert_int_equal(a1.nacks_rx, a0.nacks_rx);
+	assert_int_equal(a1.acks_rx, a0.acks_rx);
+	assert_int_equal(b1.acks_rx - b0.acks_rx, 1);
+	assert_int_equal(b1.dup_pkts_rx, b0.dup_pkts_rx);
+	world_fini(&w);
+}
+
 /* ---- failures ---- */
 
 static void refusal_run(uint32_t loss_ppm, bool small_too)
@@ -691,17 +751,20 @@ static int64_t slow_nacks(void *arg, int from, const uint8_t *pkt, uint32_t len)
 	return from == 1 && len >= 3 && pkt[2] == WIRE_NACK ? *(const int64_t *)arg : 0;
 }
 
-static void test_nack_gets_ahead_of_the_ack_it_races(void **state)
+/* The ACK goes at once and the NACK arrives 50 us after it: the sender
+ * sees every packet acknowledged first, and still fails the message. */
+static void test_an_ack_that_overtakes_the_nack_does_not_complete_the_message(void **state)
 {
 	struct world w;
 	struct tpchan_params p = chan_params(false), pb;
 	struct wirelink_params lp = clean_link();
-	int64_t lag = 8 * US;                  /* less than ack_delay_ns (10 us) */
+	int64_t lag = 50 * US;
+	struct tpchan_stats a, b;
 	struct tpchan_msg m;
 
 	p.npaths = 1;
 	pb = p;
-	pb.ack_every = 1;                      /* b would acknowledge at once */
+	pb.ack_every = 1;                      /* b acknowledges at once */
 	world_init(&w, 1, false);
 	w.msgs[0].len = 100;                   /* one packet: one ACK settles it */
 	w.msgs[0].ep = 7;
@@ -716,6 +779,254 @@ static void test_nack_gets_ahead_of_the_ack_it_races(void **state)
 	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
 	assert_int_equal(w.msgs[0].done, 1);
 	assert_int_equal(w.msgs[0].res, -EACCES);
+	/* 10 us there, 10 us back, 50 us of NACK lag */
+	assert_true(w.last_complete_ns - 1000 >= 70 * US);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.msgs_completed, 0);
+	assert_int_equal(a.msgs_failed, 1);
+	/* and the wire goes quiet: a confirmed the record, b stopped sending it */
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 100 * MS), -ENODATA);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.nacks_pending, 0);
+	assert_int_equal(b.nacks_tx, 1);
+	world_fini(&w);
+}
+
+/* A wire that is hard on refusals: much reordering (ACKs overtake NACKs),
+ * duplicates, and loss in both directions. */
+static struct wirelink_params rough_link(uint32_t loss_ppm, uint64_t seed)
+{
+	struct wirelink_params lp = link_params(loss_ppm, seed);
+
+	lp.reorder_ppm = 200000;
+	lp.jitter_ns = 30 * US;
+	lp.dup_ppm = 20000;
+	return lp;
+}
+
+/* Every refused message completed once with the refusal's error (those
+ * refused only past range_end too: some of their packets were delivered),
+ * every other once with 0 and its bytes in place. */
+static uint32_t check_refusals(const struct world *w, uint32_t refused_ep, int err)
+{
+	uint32_t refused = 0;
+
+	for (uint32_t i = 0; i < w->nmsgs; i++) {
+		const struct msgd *m = &w->msgs[i];
+
+		assert_int_equal(m->done, 1);
+		if (m->ep == refused_ep) {
+			assert_int_equal(m->res, err);
+			refused++;
+		} else if (w->range_ep && m->ep == w->range_ep && m->len > w->range_end) {
+			assert_int_equal(m->res, -ERANGE);
+			refused++;
+		} else {
+			assert_int_equal(m->res, 0);
+			assert_memory_equal(w->src + m->off, w->dst + m->off, m->len);
+		}
+	}
+	assert_int_equal(w->reads_after_done, 0);
+	assert_int_equal(w->bad_deliveries, 0);
+	return refused;
+}
+
+struct refusal_totals {
+	uint64_t runs, refused, held, nacks_tx, nacks_retx;
+};
+
+/* 120 messages, half of them one packet long; a third refused whole, and
+ * the long ones of another third refused past their first 20000 bytes; run
+ * to the end, then on until the wire is idle: no record may stay
+ * unconfirmed. */
+static void refusals_on(struct wirelink_params lp, bool gbn, struct refusal_totals *t)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(gbn);
+	struct tpchan_stats a, b;
+	uint32_t refused;
+
+	world_init(&w, 120, false);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		if (i % 3 == 0)
+			w.msgs[i].ep = 7;
+		if (i % 3 == 1)
+			w.msgs[i].ep = 8;
+		if (i % 2 == 0)
+			w.msgs[i].len = 1 + i * 11;       /* one packet; offsets stay apart */
+	}
+	w.refuse = true;
+	w.refuse_ep = 7;
+	w.refuse_err = -EACCES;
+	w.range_ep = 8;
+	w.range_end = 20000;
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 10000 * MS), 0);
+	refused = check_refusals(&w, 7, -EACCES);
+	assert_int_equal(refused, 40 + 20);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, wirelink_now(w.link) + 10000 * MS), -ENODATA);
+	check_refusals(&w, 7, -EACCES);        /* nothing completed twice */
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(a.msgs_failed, refused);
+	assert_int_equal(a.msgs_completed, w.nmsgs - refused);
+	assert_int_equal(a.inflight_pkts, 0);
+	assert_int_equal(b.nacks_pending, 0);
+	assert_true(b.nacks_tx >= refused);
+	assert_int_equal(a.drop_malformed + b.drop_malformed, 0);
+	t->runs++;
+	t->refused += refused;
+	t->held += a.msgs_held;
+	t->nacks_tx += b.nacks_tx;
+	t->nacks_retx += b.nacks_retx;
+	world_fini(&w);
+}
+
+static void refusals_at(uint32_t loss_ppm, bool gbn)
+{
+	struct refusal_totals t = { 0 };
+
+	for (uint64_t seed = 1; seed <= 6; seed++)
+		refusals_on(rough_link(loss_ppm, 100 + seed), gbn, &t);
+	print_message("%5.1f%% loss%s: %llu runs, %llu refused, %llu completions held, "
+		      "%llu NACKs sent (%llu again)\n", loss_ppm / 1e4, gbn ? " (GBN)" : "",
+		      (unsigned long long)t.runs, (unsigned long long)t.refused,
+		      (unsigned long long)t.held, (unsigned long long)t.nacks_tx,
+		      (unsigned long long)t.nacks_retx);
+	if (loss_ppm)
+		assert_true(t.nacks_retx > 0);    /* lost records were sent again */
+}
+
+static void test_refusals_never_complete_as_success_without_loss(void **state)
+{
+	refusals_at(0, false);
+}
+
+static void test_refusals_never_complete_as_success_at_1_percent_loss(void **state)
+{
+	refusals_at(10000, false);
+	refusals_at(10000, true);
+}
+
+static void test_refusals_never_complete_as_success_at_5_percent_loss(void **state)
+{
+	refusals_at(50000, false);
+}
+
+/* Drops every NACK (b to a) and every SYNC ACK (a to b) until `until`. */
+struct nack_gate {
+	struct wirelink *link;
+	uint64_t until;
+	uint64_t nacks_dropped, syncs_dropped;
+	uint64_t refused_done_in_blackout;
+	const struct world *w;
+};
+
+static int64_t gate_nacks(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct nack_gate *g = arg;
+	struct wire_pkt wp;
+
+	if (wirelink_now(g->link) >= g->until || wire_parse(pkt, len, &wp) < 0)
+		return 0;
+	if (from == 1 && wp.type == WIRE_NACK) {
+		g->nacks_dropped++;
+		return -1;
+	}
+	if (from == 0 && wp.type == WIRE_ACK && (wp.ack.flags & WIRE_F_SYNC)) {
+		g->syncs_dropped++;
+		return -1;
+	}
+	return 0;
+}
+
+static bool pump_watching_gate(void *arg)
+{
+	struct nack_gate *g = arg;
+	struct world *w = (struct world *)g->w;
+
+	if (wirelink_now(g->link) < g->until)
+		for (uint32_t i = 0; i < w->nmsgs; i++)
+			if (w->msgs[i].done && w->msgs[i].ep == 7)
+				g->refused_done_in_blackout++;
+	return pump(w);
+}
+
+/* For 3 ms every NACK is lost, and every confirmation: no refused message
+ * may complete meanwhile (with 0 or at all), completions wait, and once the
+ * wire lets NACKs through again everything settles. */
+static void test_refusals_survive_a_wire_that_drops_every_nack_for_a_while(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 21);
+	struct nack_gate g = { .until = 1000 + 3 * MS, .w = &w };
+	struct tpchan_stats a, b;
+
+	world_init(&w, 64, false);
+	for (uint32_t i = 0; i < w.nmsgs; i++)
+		if (i % 4 == 1)
+			w.msgs[i].ep = 7;
+	w.refuse = true;
+	w.refuse_ep = 7;
+	w.refuse_err = -ENOENT;
+	world_chans(&w, &p, &p, &lp);
+	g.link = w.link;
+	wirelink_set_tap(w.link, gate_nacks, &g);
+	assert_int_equal(wirelink_run(w.link, pump_watching_gate, &g, 1000 * MS), 0);
+	assert_int_equal(check_refusals(&w, 7, -ENOENT), 16);
+	assert_int_equal(g.refused_done_in_blackout, 0);
+	assert_true(g.nacks_dropped > 16);     /* first copies and resends */
+	assert_true(w.last_complete_ns > g.until);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, wirelink_now(w.link) + 1000 * MS), -ENODATA);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	print_message("NACK blackout: %llu NACKs and %llu SYNCs dropped, %llu completions held, "
+		      "%llu records resent\n", (unsigned long long)g.nacks_dropped,
+		      (unsigned long long)g.syncs_dropped, (unsigned long long)a.msgs_held,
+		      (unsigned long long)b.nacks_retx);
+	assert_true(a.msgs_held > 0);
+	assert_true(b.nacks_retx > 0);
+	assert_int_equal(b.nacks_pending, 0);
+	assert_int_equal(a.msgs_failed, 16);
+	assert_int_equal(a.msgs_completed, 48);
+	world_fini(&w);
+}
+
+/* More refusals outstanding than the receiver can keep records of: it turns
+ * DATA away (unacknowledged, so resent) until the sender confirms. */
+static void test_a_full_refusal_ring_turns_data_away_until_confirmed(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(0, 22);
+	struct nack_gate g = { .until = 1000 + 2 * MS, .w = &w };
+	struct tpchan_stats a, b;
+
+	p.max_msgs = 512;
+	world_init(&w, 400, false);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {
+		w.msgs[i].len = 100;               /* one packet each */
+		if (i % 4 != 3)
+			w.msgs[i].ep = 7;          /* 300 refusals: more than the ring */
+	}
+	w.refuse = true;
+	w.refuse_ep = 7;
+	w.refuse_err = -EACCES;
+	world_chans(&w, &p, &p, &lp);
+	g.link = w.link;
+	wirelink_set_tap(w.link, gate_nacks, &g);
+	assert_int_equal(wirelink_run(w.link, pump_watching_gate, &g, 1000 * MS), 0);
+	assert_int_equal(check_refusals(&w, 7, -EACCES), 300);
+	assert_int_equal(g.refused_done_in_blackout, 0);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, wirelink_now(w.link) + 1000 * MS), -ENODATA);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_true(b.drop_window > 0);        /* turned away while full */
+	assert_int_equal(b.drop_refused, 300); /* each refused packet once */
+	assert_int_equal(b.nacks_pending, 0);
+	assert_int_equal(a.msgs_failed, 300);
+	assert_int_equal(a.msgs_completed, 100);
 	world_fini(&w);
 }
 
@@ -984,7 +1295,13 @@ struct peer {
 	int done[BIDI_MSGS], res[BIDI_MSGS];
 	uint32_t finished;
 	uint64_t bad;
+	bool refuse;                   /* refuse the other side's messages i % 5 == 2 */
 };
+
+static bool bidi_refused(uint64_t i)
+{
+	return i % 5 == 2;
+}
 
 static uint64_t bidi_len(uint32_t i)
 {
@@ -1013,6 +1330,8 @@ static int p_deliver(void *arg, const struct wire_data *d)
 		p->bad++;
 		return -EINVAL;
 	}
+	if (p->refuse && bidi_refused(d->rkey))
+		return -EPERM;
 	for (uint32_t k = 0; k < d->payload_len; k++)
 		if (d->payload[k] != pattern(!p->side, d->rkey, d->msg_off + k))
 			p->bad++;
@@ -1038,11 +1357,11 @@ static bool both_finished(void *arg)
 	return p[0].finished == BIDI_MSGS && p[1].finished == BIDI_MSGS;
 }
 
-static void test_both_directions_at_once(void **state)
+static void bidi_run(bool refuse, uint32_t loss_ppm, uint64_t seed)
 {
 	struct peer *p = calloc(2, sizeof(*p));
 	struct tpchan_params cp = chan_params(false);
-	struct wirelink_params lp = link_params(10000, 17);
+	struct wirelink_params lp = refuse ? rough_link(loss_ppm, seed) : link_params(loss_ppm, seed);
 	struct wirelink *l;
 
 	for (int s = 0; s < 2; s++) {
@@ -1054,6 +1373,7 @@ static void test_both_directions_at_once(void **state)
 		q.cb_arg = &p[s];
 		q.seed = 20 + (uint64_t)s;
 		p[s].side = s;
+		p[s].refuse = refuse;
 		p[s].ch = tpchan_new(&q);
 		assert_non_null(p[s].ch);
 	}
@@ -1071,18 +1391,49 @@ static void test_both_directions_at_once(void **state)
 
 		assert_int_equal(p[s].bad, 0);
 		for (uint32_t i = 0; i < BIDI_MSGS; i++) {
+			/* an empty message carries no packet to refuse */
+			bool refused = refuse && bidi_refused(i) && bidi_len(i) > 0;
+
 			assert_int_equal(p[s].done[i], 1);
-			assert_int_equal(p[s].res[i], 0);
-			assert_int_equal(p[!s].rx[i], bidi_len(i));   /* each byte once */
+			assert_int_equal(p[s].res[i], refused ? -EPERM : 0);
+			if (!refused)
+				assert_int_equal(p[!s].rx[i], bidi_len(i));   /* each byte once */
 		}
 		tpchan_get_stats(p[s].ch, &st);
 		assert_true(st.retx_pkts > 0);
 		assert_true(st.acks_tx > 0 && st.acks_rx > 0);
 	}
+	/* and both sides settle: every record confirmed */
+	assert_int_equal(wirelink_run(l, NULL, NULL, wirelink_now(l) + 10000 * MS), -ENODATA);
+	for (int s = 0; s < 2; s++) {
+		struct tpchan_stats st;
+
+		tpchan_get_stats(p[s].ch, &st);
+		assert_int_equal(st.nacks_pending, 0);
+		assert_int_equal(st.drop_malformed, 0);
+		if (refuse)
+			print_message("side %d: %llu refused, %llu held, %llu NACKs (%llu again)\n", s,
+				      (unsigned long long)st.msgs_failed,
+				      (unsigned long long)st.msgs_held,
+				      (unsigned long long)st.nacks_tx, (unsigned long long)st.nacks_retx);
+	}
 	wirelink_free(l);
 	tpchan_free(p[0].ch);
 	tpchan_free(p[1].ch);
 	free(p);
+}
+
+static void test_both_directions_at_once(void **state)
+{
+	bidi_run(false, 10000, 17);
+}
+
+/* Each side refuses some of the other's messages: counters ride in DATA and
+ * ACKs both ways. */
+static void test_refusals_both_directions_at_once(void **state)
+{
+	bidi_run(true, 10000, 18);
+	bidi_run(true, 50000, 19);
 }
 
 static void test_same_seed_same_run(void **state)
@@ -1111,8 +1462,14 @@ int main(void)
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
+		cmocka_unit_test(test_forged_refusal_counters_are_dropped),
 		cmocka_unit_test(test_refused_delivery_fails_the_message_at_the_sender),
-		cmocka_unit_test(test_nack_gets_ahead_of_the_ack_it_races),
+		cmocka_unit_test(test_an_ack_that_overtakes_the_nack_does_not_complete_the_message),
+		cmocka_unit_test(test_refusals_never_complete_as_success_without_loss),
+		cmocka_unit_test(test_refusals_never_complete_as_success_at_1_percent_loss),
+		cmocka_unit_test(test_refusals_never_complete_as_success_at_5_percent_loss),
+		cmocka_unit_test(test_refusals_survive_a_wire_that_drops_every_nack_for_a_while),
+		cmocka_unit_test(test_a_full_refusal_ring_turns_data_away_until_confirmed),
 		cmocka_unit_test(test_failed_message_is_never_read_again_and_resent_as_filler),
 		cmocka_unit_test(test_read_error_fails_only_that_message),
 		cmocka_unit_test(test_vanished_peer_fails_everything_with_etimedout),
@@ -1121,6 +1478,7 @@ int main(void)
 		cmocka_unit_test(test_submit_pushes_back_at_max_msgs),
 		cmocka_unit_test(test_bad_parameters_are_refused),
 		cmocka_unit_test(test_both_directions_at_once),
+		cmocka_unit_test(test_refusals_both_directions_at_once),
 		cmocka_unit_test(test_same_seed_same_run),
 	};
 	int r;

@@ -53,6 +53,7 @@ static struct wire_data sample_data(void)
 		.rkey = 0x4142434445464748ull,
 		.roff = 0x5152535455565758ull,
 		.tsval = 0x6162636465666768ull,
+		.nacks_seen = 0x71727374u,
 		.payload_len = 100,
 		.payload = payload,
 	};
@@ -65,6 +66,8 @@ static struct wire_ack sample_ack(uint32_t words)
 		.path = 0xbeef,
 		.token = 0x0102030405060708ull,
 		.cum_psn = 0xfffffff0u,
+		.nacks_issued = 0x71727374u,
+		.nacks_seen = 0x81828384u,
 		.tsecr = 0x6162636465666768ull,
 		.sack_words = words,
 	};
@@ -77,6 +80,7 @@ static struct wire_ack sample_ack(uint32_t words)
 static struct wire_nack sample_nack(void)
 {
 	return (struct wire_nack){
+		.seq = 0x91929394u,
 		.token = 0x0102030405060708ull,
 		.psn = 77,
 		.msg_id = 0x3132333435363738ull,
@@ -157,6 +161,7 @@ static void test_data_round_trip_with_payload_and_crc(void **state)
 	assert_int_equal(pkt.data.rkey, d.rkey);
 	assert_int_equal(pkt.data.roff, d.roff);
 	assert_int_equal(pkt.data.tsval, d.tsval);
+	assert_int_equal(pkt.data.nacks_seen, d.nacks_seen);
 	assert_int_equal(pkt.data.payload_len, 100);
 	assert_int_equal(pkt.data.crc, crc32c(0, payload, 100));
 	assert_memory_equal(pkt.data.payload, payload, 100);
@@ -246,7 +251,7 @@ static void test_data_layout_matches_the_spec(void **state)
 	assert_le(buf + 64, d.roff, 8);
 	assert_le(buf + 72, d.tsval, 8);
 	assert_le(buf + 80, crc, 4);
-	assert_le(buf + 84, 0, 4);
+	assert_le(buf + 84, d.nacks_seen, 4);
 	assert_memory_equal(buf + 88, payload, 100);
 }
 
@@ -303,11 +308,91 @@ static void test_ack_round_trip_with_0_1_and_16_sack_words(void **state)
 		assert_int_equal(pkt.ack.path, a.path);
 		assert_int_equal(pkt.ack.token, a.token);
 		assert_int_equal(pkt.ack.cum_psn, a.cum_psn);
+		assert_int_equal(pkt.ack.nacks_issued, a.nacks_issued);
+		assert_int_equal(pkt.ack.nacks_seen, a.nacks_seen);
 		assert_int_equal(pkt.ack.tsecr, a.tsecr);
 		assert_int_equal(pkt.ack.sack_words, words[k]);
-		/* the words past sack_words are zero, not left over */
-		assert_memory_equal(pkt.ack.sack, a.sack, sizeof(a.sack));
+		if (words[k])
+			assert_memory_equal(pkt.ack.sack, a.sack, 8 * words[k]);
 	}
+}
+
+/* Only the announced SACK words are decoded; the rest of the array is left
+ * as it was (nobody reads past sack_words). */
+static void test_ack_decodes_only_the_announced_sack_words(void **state)
+{
+	struct wire_ack a = sample_ack(2);
+	struct wire_pkt pkt;
+	size_t len = write_ack(&a);
+
+	memset(&pkt, 0xa5, sizeof(pkt));
+	assert_int_equal(wire_parse(buf, len, &pkt), 0);
+	assert_memory_equal(pkt.ack.sack, a.sack, 16);
+	for (uint32_t w = 2; w < WIRE_SACK_WORDS_MAX; w++)
+		assert_true(pkt.ack.sack[w] == 0xa5a5a5a5a5a5a5a5ull);
+}
+
+/* A SYNC ACK carries the refusal counters and nothing else. */
+static void test_sync_ack_round_trip(void **state)
+{
+	struct wire_ack a = { .flags = WIRE_F_SYNC, .token = 0x0102030405060708ull,
+			      .nacks_issued = 7, .nacks_seen = 0xffffffffu };
+	struct wire_pkt pkt;
+	size_t len = write_ack(&a);
+
+	assert_int_equal(len, WIRE_ACK_HDR_LEN);
+	assert_int_equal(buf[3], WIRE_F_SYNC);
+	assert_le(buf + 20, 7, 4);
+	assert_le(buf + 32, 0xffffffffu, 4);
+	assert_int_equal(wire_parse(buf, len, &pkt), 0);
+	assert_int_equal(pkt.type, WIRE_ACK);
+	assert_int_equal(pkt.ack.flags, WIRE_F_SYNC);
+	assert_int_equal(pkt.ack.token, a.token);
+	assert_int_equal(pkt.ack.nacks_issued, 7);
+	assert_int_equal(pkt.ack.nacks_seen, 0xffffffffu);
+	assert_int_equal(pkt.ack.cum_psn, 0);
+	assert_int_equal(pkt.ack.tsecr, 0);
+	assert_int_equal(pkt.ack.path, 0);
+	assert_int_equal(pkt.ack.sack_words, 0);
+}
+
+/* ...so a SYNC ACK with a path, a cumulative point, an echo, SACK words or
+ * ECE is malformed, and the writer will not build one. */
+static void test_sync_ack_with_acknowledgement_fields_is_malformed(void **state)
+{
+	struct wire_ack a = { .flags = WIRE_F_SYNC, .token = 1, .nacks_issued = 2 };
+	struct wire_ack b;
+	size_t len = write_ack(&a);
+	static const size_t offs[] = { 4, 5, 16, 19, 24, 31 };
+
+	for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+		len = write_ack(&a);
+		buf[offs[k]] = 1;
+		assert_int_equal(parse(len), -EBADMSG);
+	}
+	len = write_ack(&a);
+	buf[3] |= WIRE_F_ECE;
+	assert_int_equal(parse(len), -EBADMSG);
+	len = write_ack(&a);
+	buf[6] = 1;                            /* one SACK word, and its bytes */
+	memset(buf + len, 0, 8);
+	assert_int_equal(parse(len + 8), -EBADMSG);
+
+	b = a;
+	b.path = 1;
+	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
+	b = a;
+	b.cum_psn = 1;
+	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
+	b = a;
+	b.tsecr = 1;
+	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
+	b = a;
+	b.sack_words = 1;
+	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
+	b = a;
+	b.flags |= WIRE_F_ECE;
+	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
 }
 
 static void test_ack_layout_matches_the_spec(void **state)
@@ -324,10 +409,12 @@ static void test_ack_layout_matches_the_spec(void **state)
 	assert_le(buf + 6, 2, 2);
 	assert_le(buf + 8, a.token, 8);
 	assert_le(buf + 16, a.cum_psn, 4);
-	assert_le(buf + 20, 0, 4);
+	assert_le(buf + 20, a.nacks_issued, 4);
 	assert_le(buf + 24, a.tsecr, 8);
-	assert_le(buf + 32, a.sack[0], 8);
-	assert_le(buf + 40, a.sack[1], 8);
+	assert_le(buf + 32, a.nacks_seen, 4);
+	assert_le(buf + 36, 0, 4);
+	assert_le(buf + 40, a.sack[0], 8);
+	assert_le(buf + 48, a.sack[1], 8);
 }
 
 static void test_nack_round_trip(void **state)
@@ -345,6 +432,7 @@ static void test_nack_round_trip(void **state)
 		assert_int_equal(wire_parse(buf, len, &pkt), 0);
 		assert_int_equal(pkt.type, WIRE_NACK);
 		assert_int_equal(pkt.nack.flags, 0);
+		assert_int_equal(pkt.nack.seq, nk.seq);
 		assert_int_equal(pkt.nack.token, nk.token);
 		assert_int_equal(pkt.nack.psn, nk.psn);
 		assert_int_equal(pkt.nack.msg_id, nk.msg_id);
@@ -362,7 +450,7 @@ static void test_nack_layout_matches_the_spec(void **state)
 	assert_int_equal(buf[1], 1);
 	assert_int_equal(buf[2], WIRE_NACK);
 	assert_int_equal(buf[3], 0);
-	assert_le(buf + 4, 0, 4);
+	assert_le(buf + 4, nk.seq, 4);
 	assert_le(buf + 8, nk.token, 8);
 	assert_le(buf + 16, nk.psn, 4);
 	assert_le(buf + 20, (uint32_t)-EACCES, 4);
@@ -520,25 +608,17 @@ static void test_reserved_bytes_must_be_zero(void **state)
 {
 	struct wire_data d = sample_data();
 	struct wire_ack a = sample_ack(1);
-	struct wire_nack nk = sample_nack();
-	static const size_t data_rsvd[] = { 5, 84, 85, 86, 87 };
 	size_t len;
 
-	for (size_t k = 0; k < sizeof(data_rsvd) / sizeof(data_rsvd[0]); k++) {
-		len = write_data(&d);
-		buf[data_rsvd[k]] = 0x01;
-		assert_int_equal(parse(len), -EBADMSG);
-	}
-	for (size_t off = 20; off < 24; off++) {
+	len = write_data(&d);
+	buf[5] = 0x01;
+	assert_int_equal(parse(len), -EBADMSG);
+	for (size_t off = 36; off < 40; off++) {
 		len = write_ack(&a);
 		buf[off] = 0x80;
 		assert_int_equal(parse(len), -EBADMSG);
 	}
-	for (size_t off = 4; off < 8; off++) {
-		len = write_nack(&nk);
-		buf[off] = 0x01;
-		assert_int_equal(parse(len), -EBADMSG);
-	}
+	/* a NACK has no reserved bytes left, only its flags */
 }
 
 /* Without WIRE_F_CRC the crc field means nothing and must be zero. */
@@ -754,6 +834,9 @@ int main(void)
 		cmocka_unit_test_setup(test_data_writer_accepts_a_payload_built_in_place, setup),
 		cmocka_unit_test_setup(test_ack_round_trip_with_0_1_and_16_sack_words, setup),
 		cmocka_unit_test_setup(test_ack_layout_matches_the_spec, setup),
+		cmocka_unit_test_setup(test_ack_decodes_only_the_announced_sack_words, setup),
+		cmocka_unit_test_setup(test_sync_ack_round_trip, setup),
+		cmocka_unit_test_setup(test_sync_ack_with_acknowledgement_fields_is_malformed, setup),
 		cmocka_unit_test_setup(test_nack_round_trip, setup),
 		cmocka_unit_test_setup(test_nack_layout_matches_the_spec, setup),
 		cmocka_unit_test_setup(test_parse_writes_nothing_on_failure, setup),
