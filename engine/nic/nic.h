@@ -23,7 +23,9 @@
 struct nic_params {
 	const char *bind_addr;         /* numeric IPv4 or IPv6 address to bind ("127.0.0.1") */
 	uint16_t base_port;            /* receive port; path i sends from base_port + i;
-					* 0: let the kernel pick (then paths use ephemeral ports) */
+					* 0: the kernel picks base_port, paths take the ports
+					* after it (peers map a source port to a peer by that
+					* range, so all daemons use the same npaths) */
 	uint32_t npaths;               /* 1 .. 256 */
 	uint32_t mtu;                  /* largest UDP payload sent or accepted (576 .. 9000) */
 	uint32_t rcvbuf, sndbuf;       /* socket buffers in bytes (SO_*BUFFORCE when allowed) */
