@@ -2,9 +2,10 @@
 /*
  * ucclctl: look inside a running ucclsvcd. Attaches to the control socket as
  * an observer (no rings, no memory), asks one question (status, clients,
- * endpoints, registered memory or counters) and prints the answer as text or
- * JSON. Everything but status needs the daemon's admin role; the daemon
- * decides and ucclctl prints its reason.
+ * endpoints, registered memory, counters, peer daemons, or a lookup at a
+ * peer) and prints the answer as text or JSON. Everything but status and
+ * peers needs the daemon's admin role; the daemon decides and ucclctl
+ * prints its reason.
  */
 #include "config.h"
 
@@ -48,6 +49,8 @@ struct cmd {
 	UcclCtl__Request__BodyCase req;
 	UcclCtl__Reply__BodyCase rep;
 	int (*print)(const UcclCtl__Reply *r, bool json);
+	int nargs;                       /* words after the command */
+	const char *args;                /* their names, for usage errors */
 };
 
 static int64_t now_ms(void)
@@ -450,13 +453,223 @@ static int print_stats(const UcclCtl__Reply *r, bool json)
 	return finish_table(t, e ? -ENOMEM : 0);
 }
 
+static const char *peer_state_name(UcclCtl__PeerState st)
+{
+	switch (st) {
+	case UCCL_CTL__PEER_STATE__PEER_CONNECTING: return "connecting";
+	case UCCL_CTL__PEER_STATE__PEER_UP: return "up";
+	case UCCL_CTL__PEER_STATE__PEER_DOWN: return "down";
+	default: return "unknown";
+	}
+}
+
+static void fmt_rtt(char *buf, size_t len, const UcclCtl__PeerInfo *p)
+{
+	if (!p->has_rtt_us)
+		snprintf(buf, len, "-");
+	else if (p->rtt_us < 10000)
+		snprintf(buf, len, "%" PRIu32 "us", p->rtt_us);
+	else
+		snprintf(buf, len, "%" PRIu32 ".%01" PRIu32 "ms", p->rtt_us / 1000,
+			 p->rtt_us % 1000 / 100);
+}
+
+/* Tokens are secrets of the data path: only whether each is held is shown.
+ * tx: the peer's token, which we put in what we send; rx: ours, which it
+ * puts in what it sends. */
+static const char *tokens_text(const UcclCtl__PeerInfo *p)
+{
+	if (p->tx_token_set && p->rx_token_set)
+		return "tx,rx";
+	if (p->tx_token_set)
+		return "tx";
+	if (p->rx_token_set)
+		return "rx";
+	return "-";
+}
+
+static void json_peer(struct json *j, const UcclCtl__PeerInfo *p)
+{
+	bool ann = p->host_name != NULL;
+
+	json_obj_begin(j);
+	json_kv_str(j, "name", p->name);
+	json_kv_str(j, "address", p->address);
+	json_kv_str(j, "state", peer_state_name(p->state));
+	json_kv_u64(j, "since_ms", p->since_ms);
+	json_kv_bool(j, "dials", p->dials);
+	json_key(j, "rtt_us");
+	if (p->has_rtt_us)
+		json_u64(j, p->rtt_us);
+	else
+		json_null(j);
+	json_kv_bool(j, "tx_token_set", p->tx_token_set);
+	json_kv_bool(j, "rx_token_set", p->rx_token_set);
+	json_kv_str(j, "host_name", p->host_name);
+	json_kv_str(j, "data_address", p->data_address);
+	json_key(j, "data_port");
+	if (ann && p->has_data_port)
+		json_u64(j, p->data_port);
+	else
+		json_null(j);
+	json_key(j, "data_paths");
+	if (ann && p->has_data_paths)
+		json_u64(j, p->data_paths);
+	else
+		json_null(j);
+	json_key(j, "mtu");
+	if (ann && p->has_mtu)
+		json_u64(j, p->mtu);
+	else
+		json_null(j);
+	json_kv_u64(j, "reconnects", p->reconnects);
+	json_kv_str(j, "last_error", opt_name(p->last_error));
+	json_obj_end(j);
+}
+
+static int print_peers(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "NAME", TABLE_LEFT }, { "ADDRESS", TABLE_LEFT }, { "STATE", TABLE_LEFT },
+		{ "SINCE", TABLE_RIGHT }, { "DIR", TABLE_LEFT }, { "RTT", TABLE_RIGHT },
+		{ "TOKENS", TABLE_LEFT }, { "HOST", TABLE_LEFT }, { "DATA", TABLE_LEFT },
+		{ "PATHS", TABLE_RIGHT }, { "MTU", TABLE_RIGHT }, { "RECONN", TABLE_RIGHT },
+		{ "LAST ERROR", TABLE_LEFT },
+	};
+	const UcclCtl__PeersRep *rep = r->peers;
+	struct table *t;
+	int e = 0;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_kv_bool(&j, "enabled", rep->enabled);
+		json_kv_str(&j, "host_name", rep->host_name);
+		json_kv_str(&j, "listen", rep->listen);
+		json_key(&j, "peers");
+		json_arr_begin(&j);
+		for (size_t i = 0; i < rep->n_peers; i++)
+			json_peer(&j, rep->peers[i]);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	if (!rep->enabled) {
+		printf("peering is off (no peer_listen in uccl.conf)\n");
+		return ferror(stdout) ? -EIO : 0;
+	}
+	{
+		char *host = table_sanitize(opt_str(rep->host_name));
+		char *listen = table_sanitize(opt_str(rep->listen));
+
+		if (!host || !listen) {
+			free(host);
+			free(listen);
+			return -ENOMEM;
+		}
+		printf("this daemon: %s, listening on %s\n", host, listen);
+		free(host);
+		free(listen);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_peers && e == 0; i++) {
+		const UcclCtl__PeerInfo *p = rep->peers[i];
+		char since[32], rtt[32];
+		bool ann = p->host_name != NULL;
+
+		table_fmt_ms(since, sizeof(since), p->since_ms);
+		fmt_rtt(rtt, sizeof(rtt), p);
+		e |= table_add(t, "%s", p->name);
+		e |= table_add(t, "%s", p->address);
+		e |= table_add(t, "%s", peer_state_name(p->state));
+		e |= table_add(t, "%s", since);
+		e |= table_add(t, "%s", p->dials ? "out" : "in");
+		e |= table_add(t, "%s", rtt);
+		e |= table_add(t, "%s", tokens_text(p));
+		e |= table_add(t, "%s", opt_str(p->host_name));
+		if (ann && p->data_address && p->data_port)
+			e |= table_add(t, "%s%s%s:%" PRIu32, strchr(p->data_address, ':') ? "[" : "",
+				       p->data_address, strchr(p->data_address, ':') ? "]" : "",
+				       p->data_port);
+		else if (ann && p->data_address)
+			e |= table_add(t, "%s (no port)", p->data_address);
+		else
+			e |= table_add(t, "-");
+		if (ann)
+			e |= table_add(t, "%" PRIu32, p->data_paths);
+		else
+			e |= table_add(t, "-");
+		if (ann)
+			e |= table_add(t, "%" PRIu32, p->mtu);
+		else
+			e |= table_add(t, "-");
+		e |= table_add(t, "%" PRIu32, p->reconnects);
+		e |= table_add(t, "%s", opt_str(p->last_error));
+	}
+	return finish_table(t, e ? -ENOMEM : 0);
+}
+
+/* The lookup's words, for its output. */
+static const char *lookup_peer, *lookup_name;
+
+static int print_lookup(const UcclCtl__Reply *r, bool json)
+{
+	const UcclCtl__PeerLookup *lk = r->peers->lookup;
+	char *peer, *name;
+
+	if (!lk)
+		return -EPROTO;
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "lookup");
+		json_obj_begin(&j);
+		json_kv_str(&j, "peer", lookup_peer);
+		json_kv_str(&j, "name", lookup_name);
+		json_kv_bool(&j, "found", lk->found);
+		json_key(&j, "ep_id");
+		if (lk->found && lk->has_ep_id)
+			json_u64(&j, lk->ep_id);
+		else
+			json_null(&j);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	peer = table_sanitize(lookup_peer);
+	name = table_sanitize(lookup_name);
+	if (!peer || !name) {
+		free(peer);
+		free(name);
+		return -ENOMEM;
+	}
+	if (lk->found)
+		printf("%s: '%s' is endpoint %" PRIu32 "\n", peer, name, lk->ep_id);
+	else
+		printf("%s: nothing listens under '%s'\n", peer, name);
+	free(peer);
+	free(name);
+	return ferror(stdout) ? -EIO : 0;
+}
+
 static const struct cmd cmds[] = {
-	{ "status", UCCL_CTL__REQUEST__BODY_STATUS, UCCL_CTL__REPLY__BODY_STATUS_REP, print_status },
-	{ "clients", UCCL_CTL__REQUEST__BODY_CLIENTS, UCCL_CTL__REPLY__BODY_CLIENTS, print_clients },
+	{ "status", UCCL_CTL__REQUEST__BODY_STATUS, UCCL_CTL__REPLY__BODY_STATUS_REP, print_status,
+	  0, "" },
+	{ "clients", UCCL_CTL__REQUEST__BODY_CLIENTS, UCCL_CTL__REPLY__BODY_CLIENTS, print_clients,
+	  0, "" },
 	{ "endpoints", UCCL_CTL__REQUEST__BODY_ENDPOINTS, UCCL_CTL__REPLY__BODY_ENDPOINTS,
-	  print_endpoints },
-	{ "mrs", UCCL_CTL__REQUEST__BODY_MRS, UCCL_CTL__REPLY__BODY_MRS, print_mrs },
-	{ "stats", UCCL_CTL__REQUEST__BODY_STATS, UCCL_CTL__REPLY__BODY_STATS, print_stats },
+	  print_endpoints, 0, "" },
+	{ "mrs", UCCL_CTL__REQUEST__BODY_MRS, UCCL_CTL__REPLY__BODY_MRS, print_mrs, 0, "" },
+	{ "stats", UCCL_CTL__REQUEST__BODY_STATS, UCCL_CTL__REPLY__BODY_STATS, print_stats, 0, "" },
+	{ "peers", UCCL_CTL__REQUEST__BODY_PEERS, UCCL_CTL__REPLY__BODY_PEERS, print_peers, 0, "" },
+	{ "lookup", UCCL_CTL__REQUEST__BODY_PEERS, UCCL_CTL__REPLY__BODY_PEERS, print_lookup, 2,
+	  "PEER NAME" },
 };
 
 /* Say why an exchange with the daemon failed, in the user's terms. */
@@ -513,6 +726,7 @@ static int run(const struct opts *o, const struct cmd *c)
 	UcclCtl__EndpointsReq q_endpoints = UCCL_CTL__ENDPOINTS_REQ__INIT;
 	UcclCtl__MrsReq q_mrs = UCCL_CTL__MRS_REQ__INIT;
 	UcclCtl__StatsReq q_stats = UCCL_CTL__STATS_REQ__INIT;
+	UcclCtl__PeersReq q_peers = UCCL_CTL__PEERS_REQ__INIT;
 	UcclCtl__Reply *rep = NULL;
 	int fd = -1, r, ret = EXIT_FAIL;
 
@@ -559,6 +773,11 @@ static int run(const struct opts *o, const struct cmd *c)
 	case UCCL_CTL__REQUEST__BODY_ENDPOINTS: req.endpoints = &q_endpoints; break;
 	case UCCL_CTL__REQUEST__BODY_MRS: req.mrs = &q_mrs; break;
 	case UCCL_CTL__REQUEST__BODY_STATS: req.stats = &q_stats; break;
+	case UCCL_CTL__REQUEST__BODY_PEERS:
+		q_peers.lookup_peer = (char *)lookup_peer;
+		q_peers.lookup_name = (char *)lookup_name;
+		req.peers = &q_peers;
+		break;
 	default: abort();
 	}
 	r = exchange(fd, &req, deadline, &rep);
@@ -602,6 +821,9 @@ static void usage(FILE *f)
 		"  endpoints   endpoints and their operation counters (admin)\n"
 		"  mrs         registered memory regions (admin)\n"
 		"  stats       the daemon's counters (admin)\n"
+		"  peers       peer daemons: state, RTT, announced data plane\n"
+		"  lookup PEER NAME\n"
+		"              ask PEER's daemon whether an endpoint listens under NAME (admin)\n"
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH   control socket (default: $UCCL_SOCKET, else %s)\n"
@@ -667,17 +889,26 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (optind + 1 < argc) {
-		fprintf(stderr, "ucclctl: one command at a time (extra: '%s')\n", argv[optind + 1]);
-		return EXIT_USAGE;
-	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[optind], cmds[i].name) == 0)
 			c = &cmds[i];
 	if (!c) {
 		fprintf(stderr, "ucclctl: unknown command '%s' (status, clients, endpoints, mrs, "
-			"stats)\n", argv[optind]);
+			"stats, peers, lookup)\n", argv[optind]);
 		return EXIT_USAGE;
+	}
+	if (argc - optind - 1 < c->nargs) {
+		fprintf(stderr, "ucclctl: usage: ucclctl %s %s\n", c->name, c->args);
+		return EXIT_USAGE;
+	}
+	if (argc - optind - 1 > c->nargs) {
+		fprintf(stderr, "ucclctl: one command at a time (extra: '%s')\n",
+			argv[optind + 1 + c->nargs]);
+		return EXIT_USAGE;
+	}
+	if (c->nargs == 2) {
+		lookup_peer = argv[optind + 1];
+		lookup_name = argv[optind + 2];
 	}
 	if (!o.socket) {
 		const char *env = getenv("UCCL_SOCKET");

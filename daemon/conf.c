@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -28,12 +30,19 @@
 #define CONF_ID_MAX   4294967294u    /* (uid_t)-1 means "no id" to the kernel */
 #define CONF_NAME_MAX 32             /* longest user/group name we look up */
 
-enum opt_type { OT_BOOL, OT_U32, OT_U64, OT_I32, OT_I64, OT_LOGLEVEL, OT_UIDS, OT_GIDS };
+enum opt_type {
+	OT_BOOL, OT_U32, OT_U64, OT_I32, OT_I64, OT_LOGLEVEL, OT_UIDS, OT_GIDS,
+	OT_LISTEN,      /* address:port, or none */
+	OT_ADDR,        /* numeric address, or auto */
+	OT_HOSTNAME,    /* a peer name, or auto */
+	OT_PEERS,       /* name=address:port,... or none */
+};
 
 #define OF_RELOAD 0x1u  /* SIGHUP may change it */
 #define OF_SIZE   0x2u  /* takes K/M/G/T (x1024) suffixes; dumped with one */
 #define OF_POW2   0x4u  /* must be a power of two */
 #define OF_GROUP  0x8u  /* a group name is accepted in place of a number */
+#define OF_APPEND 0x10u /* may be given on several lines; the entries add up */
 
 struct opt {
 	const char *name;
@@ -92,9 +101,26 @@ static const struct opt opts[] = {
 	  "CPU the engine thread is pinned to; -1: no pinning" },
 	{ "log_level", OT_LOGLEVEL, OF_RELOAD, O(log_level), 0, LOG_LVL_INFO, LOG_LVL_ERROR,
 	  LOG_LVL_DEBUG, "error, warn, info or debug" },
+	{ "peer_listen", OT_LISTEN, 0, O(peer_listen), 0, 0, 0, 0,
+	  "address:port of the TCP listener for peer daemons; none: peering off" },
+	{ "peers", OT_PEERS, OF_RELOAD | OF_APPEND, O(peers), O(n_peers), 0, 0, CONF_MAX_PEERS,
+	  "peer daemons, name=address:port, comma-separated; none" },
+	{ "host_name", OT_HOSTNAME, 0, O(host_name), 0, 0, 0, 0,
+	  "this daemon's name towards its peers; auto: gethostname()" },
+	{ "data_address", OT_ADDR, 0, O(data_address), 0, 0, 0, 0,
+	  "numeric address announced for the UDP data plane; auto: the peer_listen address" },
+	{ "data_port", OT_U32, 0, O(data_port), 0, 0, 0, 65535,
+	  "base UDP port announced for the data plane; 0: not set yet" },
+	{ "data_paths", OT_U32, 0, O(data_paths), 0, 64, 1, 256,
+	  "data-plane paths (UDP ports from data_port on) announced" },
+	{ "mtu", OT_U32, 0, O(mtu), 0, 1500, 576, 9000, "data-plane MTU announced" },
+	{ "peer_timeout_ms", OT_U32, OF_RELOAD, O(peer_timeout_ms), 0, 3000, 200, 60000,
+	  "a peer silent this long is declared down" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static int scan_u64(const char **sp, uint64_t *v);
 
 static const char *const level_names[] = {
 	[LOG_LVL_ERROR] = "error",
@@ -144,7 +170,11 @@ static void set_int(struct conf *c, const struct opt *o, int64_t v)
 	case OT_I64: *(int64_t *)p = v; break;
 	case OT_LOGLEVEL: *(enum conf_log_level *)p = (enum conf_log_level)v; break;
 	case OT_UIDS:
-	case OT_GIDS: *list_count(c, o) = 0; break;
+	case OT_GIDS:
+	case OT_PEERS: *list_count(c, o) = 0; break;
+	case OT_LISTEN:
+	case OT_ADDR: memset(p, 0, sizeof(struct conf_addr)); break;
+	case OT_HOSTNAME: *(char *)p = '\0'; break;
 	}
 }
 
@@ -170,8 +200,126 @@ static void copy_value(struct conf *dst, const struct conf *src, const struct op
 		*list_count(dst, o) = *clist_count(src, o);
 		sz = sizeof(uint32_t) * CONF_MAX_IDS;
 		break;
+	case OT_PEERS:
+		*list_count(dst, o) = *clist_count(src, o);
+		sz = sizeof(struct conf_peer) * CONF_MAX_PEERS;
+		break;
+	case OT_LISTEN:
+	case OT_ADDR: sz = sizeof(struct conf_addr); break;
+	case OT_HOSTNAME: sz = CONF_PEER_NAME_MAX + 1; break;
 	}
 	memcpy(field(dst, o), cfield(src, o), sz);
+}
+
+/* ---- addresses and names ------------------------------------------------ */
+
+void conf_addr_fmt(const struct conf_addr *a, bool with_port, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (!a->family || !inet_ntop(a->family, a->addr, host, sizeof(host))) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	if (!with_port)
+		snprintf(buf, len, "%s", host);
+	else if (a->family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", host, (unsigned)a->port);
+	else
+		snprintf(buf, len, "%s:%u", host, (unsigned)a->port);
+}
+
+bool conf_addr_is_any(const struct conf_addr *a)
+{
+	static const uint8_t zero[16];
+
+	return a->family && memcmp(a->addr, zero, a->family == AF_INET6 ? 16 : 4) == 0;
+}
+
+bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b)
+{
+	return a->family && a->family == b->family &&
+	       memcmp(a->addr, b->addr, a->family == AF_INET6 ? 16 : 4) == 0;
+}
+
+bool conf_peer_name_valid(const char *s)
+{
+	size_t n = strnlen(s, CONF_PEER_NAME_MAX + 1);
+
+	if (n == 0 || n > CONF_PEER_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') && !(ch >= '0' && ch <= '9') &&
+		    ch != '.' && ch != '_' && ch != '-')
+			return false;
+	}
+	return true;
+}
+
+/* A numeric address, "[v6]" allowed; no port. 0 or -EINVAL. */
+static int scan_addr(const char *s, struct conf_addr *a)
+{
+	char buf[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(s);
+
+	memset(a, 0, sizeof(*a));
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, a->addr) == 1) {
+		a->family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, buf, a->addr) == 1) {
+		a->family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* "a.b.c.d:port" or "[v6]:port", port 1..65535. 0, -EINVAL (syntax) or
+ * -ERANGE (port). */
+static int scan_addr_port(const char *s, struct conf_addr *a)
+{
+	char host[INET6_ADDRSTRLEN + 4];
+	const char *colon, *p;
+	uint64_t port;
+	size_t n;
+	int r;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		colon = close + 1;
+	} else {
+		colon = strchr(s, ':');
+		if (!colon || strchr(colon + 1, ':'))
+			return -EINVAL;   /* a bare IPv6 address needs brackets */
+	}
+	n = (size_t)(colon - s);
+	if (n == 0 || n >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (scan_addr(host, a) < 0 || (s[0] == '[' && a->family != AF_INET6))
+		return -EINVAL;
+	p = colon + 1;
+	r = scan_u64(&p, &port);
+	if (r == -EINVAL || *p)
+		return -EINVAL;
+	if (r < 0 || port == 0 || port > 65535)
+		return -ERANGE;
+	a->port = (uint16_t)port;
+	return 0;
 }
 
 /* Sizes print with the largest suffix that divides them exactly, so a dump
@@ -191,6 +339,28 @@ static void fmt_u64(char *buf, size_t len, uint64_t v, bool size)
 		}
 	}
 	snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* "name=address:port,..." for n entries of peers, or "none". */
+static void fmt_peers(const struct conf_peer *peers, uint32_t n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (n == 0) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && i < CONF_MAX_PEERS && at < len; i++) {
+		char addr[INET6_ADDRSTRLEN + 8];
+		int w;
+
+		conf_addr_fmt(&peers[i].addr, true, addr, sizeof(addr));
+		w = snprintf(buf + at, len - at, "%s%s=%s", i ? "," : "", peers[i].name, addr);
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
 }
 
 /* The canonical text of a value: what conf_dump writes, what conf_parse
@@ -217,6 +387,24 @@ static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size
 		break;
 	case OT_LOGLEVEL:
 		snprintf(buf, len, "%s", conf_log_level_name(*(const enum conf_log_level *)p));
+		break;
+	case OT_LISTEN:
+		conf_addr_fmt(p, true, buf, len);
+		break;
+	case OT_ADDR: {
+		const struct conf_addr *a = p;
+
+		if (a->family)
+			conf_addr_fmt(a, false, buf, len);
+		else
+			snprintf(buf, len, "auto");
+		break;
+	}
+	case OT_HOSTNAME:
+		snprintf(buf, len, "%s", *(const char *)p ? (const char *)p : "auto");
+		break;
+	case OT_PEERS:
+		fmt_peers(p, *clist_count(c, o), buf, len);
 		break;
 	case OT_UIDS:
 	case OT_GIDS: {
@@ -579,6 +767,144 @@ out_store:
 	return 0;
 }
 
+static int parse_listen(struct parser *p, struct conf *c, const struct opt *o, const char *val)
+{
+	struct conf_addr a;
+	int r;
+
+	if (strcasecmp(val, "none") == 0) {
+		memset(field(c, o), 0, sizeof(a));
+		return 0;
+	}
+	r = scan_addr_port(val, &a);
+	if (r == -ERANGE) {
+		fail_msg(p, "%s: port in '%s' is out of range (1..65535)", o->name, show(val).s);
+		return r;
+	}
+	if (r < 0) {
+		fail_msg(p, "%s: '%s' is not a numeric address:port (IPv6 as [addr]:port) or none",
+			 o->name, show(val).s);
+		return r;
+	}
+	memcpy(field(c, o), &a, sizeof(a));
+	return 0;
+}
+
+static int parse_addr(struct parser *p, struct conf *c, const struct opt *o, const char *val)
+{
+	struct conf_addr a;
+
+	if (strcasecmp(val, "auto") == 0) {
+		memset(field(c, o), 0, sizeof(a));
+		return 0;
+	}
+	if (scan_addr(val, &a) < 0) {
+		fail_msg(p, "%s: '%s' is not a numeric IPv4 or IPv6 address or auto", o->name,
+			 show(val).s);
+		return -EINVAL;
+	}
+	memcpy(field(c, o), &a, sizeof(a));
+	return 0;
+}
+
+static int parse_hostname(struct parser *p, struct conf *c, const struct opt *o, const char *val)
+{
+	if (strcasecmp(val, "auto") == 0) {
+		*(char *)field(c, o) = '\0';
+		return 0;
+	}
+	if (!conf_peer_name_valid(val)) {
+		fail_msg(p, "%s: '%s' is not a name of 1..%d characters of A-Z a-z 0-9 . _ -",
+			 o->name, show(val).s, CONF_PEER_NAME_MAX);
+		return -EINVAL;
+	}
+	snprintf(field(c, o), CONF_PEER_NAME_MAX + 1, "%s", val);
+	return 0;
+}
+
+/* "none", or comma-separated name=address:port. The entries add to those
+ * of earlier "peers" lines; parsed into a scratch array first so that a bad
+ * entry leaves the option as it was. */
+static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, char *val)
+{
+	struct conf_peer *have = field(c, o);
+	uint32_t *n_have = list_count(c, o);
+	struct conf_peer add[CONF_MAX_PEERS];
+	uint32_t n = 0;
+	char *item = val;
+
+	if (strcasecmp(val, "none") == 0)
+		return 0;
+	for (;;) {
+		char *comma = strchr(item, ',');
+		char *s, *eq, *name, *addr;
+		int r;
+
+		if (comma)
+			*comma = '\0';
+		s = trim(item);
+		if (*s == '\0') {
+			fail_msg(p, "%s: empty entry in list", o->name);
+			return -EINVAL;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			fail_msg(p, "%s: '%s' is not name=address:port", o->name, show(s).s);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		name = trim(s);
+		addr = trim(eq + 1);
+		if (!conf_peer_name_valid(name)) {
+			fail_msg(p, "%s: '%s' is not a name of 1..%d characters of A-Z a-z 0-9 . _ -",
+				 o->name, show(name).s, CONF_PEER_NAME_MAX);
+			return -EINVAL;
+		}
+		if (*n_have + n == CONF_MAX_PEERS) {
+			fail_msg(p, "%s: more than %d entries", o->name, CONF_MAX_PEERS);
+			return -E2BIG;
+		}
+		memset(&add[n], 0, sizeof(add[n]));
+		snprintf(add[n].name, sizeof(add[n].name), "%s", name);
+		r = scan_addr_port(addr, &add[n].addr);
+		if (r == -ERANGE) {
+			fail_msg(p, "%s: %s: port in '%s' is out of range (1..65535)", o->name, name,
+				 show(addr).s);
+			return r;
+		}
+		if (r < 0) {
+			fail_msg(p, "%s: %s: '%s' is not a numeric address:port (IPv6 as "
+				 "[addr]:port)", o->name, name, show(addr).s);
+			return r;
+		}
+		/* against the earlier lines' entries and this line's */
+		for (uint32_t i = 0; i < *n_have + n; i++) {
+			const struct conf_peer *q = i < *n_have ? &have[i] : &add[i - *n_have];
+
+			if (strcmp(q->name, add[n].name) == 0) {
+				fail_msg(p, "%s: duplicate name '%s'", o->name, name);
+				return -EINVAL;
+			}
+			if (conf_addr_same_host(&q->addr, &add[n].addr) &&
+			    q->addr.port == add[n].addr.port) {
+				char a[INET6_ADDRSTRLEN + 8];
+
+				conf_addr_fmt(&add[n].addr, true, a, sizeof(a));
+				fail_msg(p, "%s: %s and %s have the same address %s", o->name, q->name,
+					 name, a);
+				return -EINVAL;
+			}
+		}
+		n++;
+		if (!comma)
+			break;
+		item = comma + 1;
+	}
+	memcpy(have + *n_have, add, sizeof(add[0]) * n);
+	*n_have += n;
+	return 0;
+}
+
 static int parse_value(struct parser *p, struct conf *c, const struct opt *o, char *val)
 {
 	int64_t v = 0;
@@ -593,6 +919,10 @@ static int parse_value(struct parser *p, struct conf *c, const struct opt *o, ch
 	case OT_LOGLEVEL: r = parse_level(p, o, val, &v); break;
 	case OT_UIDS:
 	case OT_GIDS: return parse_list(p, c, o, val);
+	case OT_LISTEN: return parse_listen(p, c, o, val);
+	case OT_ADDR: return parse_addr(p, c, o, val);
+	case OT_HOSTNAME: return parse_hostname(p, c, o, val);
+	case OT_PEERS: return parse_peers(p, c, o, val);
 	}
 	if (r < 0)
 		return r;
@@ -653,7 +983,7 @@ static int parse_line(struct parser *p, struct conf *c, const char *line, size_t
 		fail_msg(p, "unknown option '%s'", show(key).s);
 		return -EINVAL;
 	}
-	if (p->line_of[idx]) {
+	if (p->line_of[idx] && !(o->flags & OF_APPEND)) {
 		fail_msg(p, "duplicate option '%s' (first set on line %zu)", o->name,
 			 p->line_of[idx]);
 		return -EINVAL;
@@ -665,7 +995,7 @@ static int parse_line(struct parser *p, struct conf *c, const char *line, size_t
 	r = parse_value(p, c, o, val);
 	if (r < 0)
 		return r;
-	p->line_of[idx] = p->lineno;
+	p->line_of[idx] = p->lineno;   /* OF_APPEND: the last line */
 	return 0;
 }
 
@@ -676,15 +1006,48 @@ static size_t line_of(const struct parser *p, const char *name)
 	return find_opt(name, &idx) ? p->line_of[idx] : 0;
 }
 
+static size_t later(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
 /* Checks between options, blamed on the later of the lines involved. */
 static int check_conf(struct parser *p, const struct conf *c)
 {
 	if (c->ring_depth > c->max_ring_depth) {
-		size_t a = line_of(p, "ring_depth"), b = line_of(p, "max_ring_depth");
-
-		p->lineno = a > b ? a : b;
+		p->lineno = later(line_of(p, "ring_depth"), line_of(p, "max_ring_depth"));
 		fail_msg(p, "ring_depth %" PRIu32 " is larger than max_ring_depth %" PRIu32,
 			 c->ring_depth, c->max_ring_depth);
+		return -EINVAL;
+	}
+	if (c->data_port && c->data_port + c->data_paths - 1 > 65535) {
+		p->lineno = later(line_of(p, "data_port"), line_of(p, "data_paths"));
+		fail_msg(p, "data_port %" PRIu32 " + data_paths %" PRIu32 " runs past port 65535",
+			 c->data_port, c->data_paths);
+		return -EINVAL;
+	}
+	if (c->n_peers && !c->peer_listen.family) {
+		p->lineno = line_of(p, "peers");
+		fail_msg(p, "peers: needs peer_listen (peering is off without it)");
+		return -EINVAL;
+	}
+	if (conf_addr_is_any(&c->peer_listen) && !c->data_address.family) {
+		p->lineno = later(line_of(p, "peer_listen"), line_of(p, "data_address"));
+		fail_msg(p, "data_address: must be set when peer_listen is a wildcard address");
+		return -EINVAL;
+	}
+	/* outgoing connections leave from the peer_listen address, so that
+	 * peers recognise us by it; "[::]" listens for both families */
+	for (uint32_t i = 0; i < c->n_peers && c->peer_listen.family; i++) {
+		const struct conf_peer *q = &c->peers[i];
+
+		if (q->addr.family == c->peer_listen.family ||
+		    (c->peer_listen.family == AF_INET6 && conf_addr_is_any(&c->peer_listen)))
+			continue;
+		p->lineno = later(line_of(p, "peer_listen"), line_of(p, "peers"));
+		fail_msg(p, "peers: %s is %s but peer_listen is %s", q->name,
+			 q->addr.family == AF_INET6 ? "IPv6" : "IPv4",
+			 c->peer_listen.family == AF_INET6 ? "IPv6" : "IPv4");
 		return -EINVAL;
 	}
 	return 0;
@@ -771,7 +1134,9 @@ out_close:
 
 /* ---- reload and dump -------------------------------------------------- */
 
-#define VAL_MAX (CONF_MAX_IDS * 11 + 8)  /* a full id list is the longest value */
+/* A full peers list is the longest value: name, '=', [IPv6]:port, ',' */
+#define VAL_MAX (CONF_MAX_PEERS * (CONF_PEER_NAME_MAX + INET6_ADDRSTRLEN + 10) + 8)
+#define DUMP_PEERS_PER_LINE 16   /* keeps a dumped line under the 4096 limit */
 
 int conf_reload(struct conf *cur, const struct conf *next,
 		void (*report)(void *arg, const char *line), void *arg)
@@ -805,6 +1170,19 @@ void conf_dump(const struct conf *c, void (*emit)(void *arg, const char *line), 
 	for (size_t i = 0; i < NOPTS; i++) {
 		char val[VAL_MAX], line[VAL_MAX + 64];
 
+		if (opts[i].type == OT_PEERS && c->n_peers > DUMP_PEERS_PER_LINE) {
+			/* several lines; they add up when parsed back */
+			for (uint32_t at = 0; at < c->n_peers && at < CONF_MAX_PEERS;
+			     at += DUMP_PEERS_PER_LINE) {
+				uint32_t n = c->n_peers - at;
+
+				fmt_peers(c->peers + at, n < DUMP_PEERS_PER_LINE ? n : DUMP_PEERS_PER_LINE,
+					  val, sizeof(val));
+				snprintf(line, sizeof(line), "%s = %s", opts[i].name, val);
+				emit(arg, line);
+			}
+			continue;
+		}
 		fmt_value(c, &opts[i], val, sizeof(val));
 		snprintf(line, sizeof(line), "%s = %s", opts[i].name, val);
 		emit(arg, line);

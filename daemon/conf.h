@@ -14,8 +14,23 @@
 #include <sys/types.h>
 
 #define CONF_MAX_IDS 32
+#define CONF_MAX_PEERS 64
+#define CONF_PEER_NAME_MAX 32          /* peer and host names: [A-Za-z0-9._-] */
 
 enum conf_log_level { LOG_LVL_ERROR = 0, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
+
+/* A numeric IPv4 or IPv6 address, with a port where the option has one. */
+struct conf_addr {
+	int family;                       /* 0: not set; AF_INET or AF_INET6 */
+	uint8_t addr[16];                 /* network order; IPv4 in the first 4 bytes */
+	uint16_t port;
+};
+
+/* One entry of "peers": name=address:port. */
+struct conf_peer {
+	char name[CONF_PEER_NAME_MAX + 1];
+	struct conf_addr addr;
+};
 
 struct conf {
 	/* who may attach: uid 0 always; then these uids/gids. Empty lists with
@@ -47,6 +62,17 @@ struct conf {
 	int32_t engine_cpu;               /* -1: no pinning */
 
 	enum conf_log_level log_level;
+
+	/* peering with other hosts' daemons (daemon/peer.c) */
+	struct conf_addr peer_listen;     /* family 0: peering off */
+	struct conf_peer peers[CONF_MAX_PEERS];
+	uint32_t n_peers;
+	char host_name[CONF_PEER_NAME_MAX + 1];   /* "": gethostname() */
+	struct conf_addr data_address;    /* family 0: the peer_listen address */
+	uint32_t data_port;               /* base UDP port announced; 0: not set yet */
+	uint32_t data_paths;
+	uint32_t mtu;
+	uint32_t peer_timeout_ms;
 };
 
 /* Built-in defaults (what the daemon runs with when no file is given). */
@@ -70,5 +96,15 @@ int conf_reload(struct conf *cur, const struct conf *next,
 void conf_dump(const struct conf *c, void (*emit)(void *arg, const char *line), void *arg);
 
 const char *conf_log_level_name(enum conf_log_level l);
+
+/* Text of an address as uccl.conf writes it: "10.0.0.1:7000",
+ * "[fd00::1]:7000", or without the port ("10.0.0.1", "fd00::1"). */
+void conf_addr_fmt(const struct conf_addr *a, bool with_port, char *buf, size_t len);
+/* Whether a is 0.0.0.0 or ::. */
+bool conf_addr_is_any(const struct conf_addr *a);
+/* Whether a and b are the same address (ports not compared). */
+bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b);
+/* A peer or host name: 1..CONF_PEER_NAME_MAX characters of [A-Za-z0-9._-]. */
+bool conf_peer_name_valid(const char *s);
 
 #endif

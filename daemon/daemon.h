@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * daemon: ucclsvcd's main-thread state: configuration, the control socket,
- * client sessions, the endpoint id space, listen names and the engine thread.
+ * client sessions, the endpoint id space, listen names, the engine thread and
+ * the peer daemons.
  * Only the main thread touches it.
  */
 #ifndef UCCL_DAEMON_DAEMON_H
@@ -19,6 +20,7 @@ struct engthr;
 struct names;
 struct session;
 struct dep;
+struct peermgr;
 
 /* Daemon-wide counters shown by ucclctl stats. */
 struct daemon_stats {
@@ -41,6 +43,7 @@ struct daemon {
 	struct event_base *base;
 	struct engthr *eng;
 	struct names *names;           /* listen name -> struct dep */
+	struct peermgr *peers;         /* NULL: peering off (no peer_listen) */
 
 	int listen_fd;
 	struct event *listen_ev;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ucclsvcd: the per-host transport daemon. Parses the command line and the
- * configuration, starts the engine thread and the control socket, then runs
- * the libevent loop (control, signals, systemd notify and watchdog) until
- * SIGTERM, when it stops accepting, releases every session and exits.
+ * configuration, starts the engine thread, the control socket and peering
+ * with other hosts' daemons, then runs the libevent loop (control, peers,
+ * signals, systemd notify and watchdog) until SIGTERM, when it stops
+ * accepting, closes the peer connections, releases every session and exits.
  */
 #include "config.h"
 
@@ -24,6 +25,7 @@
 #include "daemon/engthr.h"
 #include "daemon/log.h"
 #include "daemon/names.h"
+#include "daemon/peer.h"
 #include "daemon/sdnotify.h"
 #include "daemon/session.h"
 #include "proto/frame.h"
@@ -62,6 +64,21 @@ static void usage(FILE *f)
 		"Runs in the foreground; systemd (ucclsvcd.service) supervises it. See ucclsvcd(8).\n");
 }
 
+/* Peers ask whether an endpoint listens under a name here. */
+static int resolve_name(void *arg, const char *name, uint32_t *ep_id)
+{
+	struct daemon *d = arg;
+	struct dep *ep;
+
+	if (!names_valid(name))
+		return -EINVAL;
+	ep = names_find(d->names, name);
+	if (!ep || !ep->live)
+		return -ENOENT;
+	*ep_id = ep->id;
+	return 0;
+}
+
 static void report_line(void *arg, const char *line)
 {
 	(void)arg;
@@ -90,6 +107,11 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 	n = conf_reload(&d->conf, &next, report_line, NULL);
 	log_set_level(d->conf.log_level);
 	engthr_set_idle_spin(d->eng, d->conf.engine_idle_spin_us);
+	if (d->peers)
+		peermgr_reload(d->peers, &d->conf);
+	else if (d->conf.n_peers)
+		log_warn("reload: peers are set but peering is off (peer_listen = none at start); "
+			 "a restart starts it");
 	d->stats.reloads++;
 	log_info("reloaded %s: %d option(s) changed", d->config_path, n);
 	sdn_reloading(1);
@@ -107,6 +129,7 @@ static void on_sigterm(evutil_socket_t sig, short what, void *arg)
 	sdn_stopping();
 	log_info("signal %d: stopping; releasing %u session(s)", (int)sig, d->n_sessions);
 	ctlsrv_close(d);
+	d->peers = peermgr_free(d->peers);   /* lookups in flight end with ECANCELED */
 	while (d->sessions)
 		session_close(d->sessions, NULL, false);
 	if (d->closing_sessions == 0)
@@ -246,6 +269,9 @@ int main(int argc, char **argv)
 	}
 	if (ctlsrv_open(d, rundir) < 0)
 		goto out;
+	if (d->conf.peer_listen.family &&
+	    peermgr_start(d->base, &d->conf, resolve_name, d, &d->peers) < 0)
+		goto out;
 	ev_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
 	ev_term = evsignal_new(d->base, SIGTERM, on_sigterm, d);
 	ev_int = evsignal_new(d->base, SIGINT, on_sigterm, d);
@@ -273,6 +299,7 @@ int main(int argc, char **argv)
 	log_info("stopped");
 	rc = 0;
 out:
+	d->peers = peermgr_free(d->peers);
 	ctlsrv_close(d);
 	if (ev_wd)
 		event_free(ev_wd);

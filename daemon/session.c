@@ -565,6 +565,7 @@ void session_handle(struct session *s, UcclCtl__Request *req, int *fds, int nfds
 	case UCCL_CTL__REQUEST__BODY_ENDPOINTS:
 	case UCCL_CTL__REQUEST__BODY_MRS:
 	case UCCL_CTL__REQUEST__BODY_STATS:
+	case UCCL_CTL__REQUEST__BODY_PEERS:
 		status_reply(s, req);
 		return;
 	case UCCL_CTL__REQUEST__BODY_DETACH:

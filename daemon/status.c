@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * status: answers ucclctl's queries (status, clients, endpoints, regions,
- * counters). Everything but status needs the admin role, because it shows
- * other users' processes.
+ * counters, peer daemons). Everything but status and peers needs the admin
+ * role, because it shows other users' processes; so does a remote endpoint
+ * lookup through peers.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
+#include "daemon/peer.h"
 #include "daemon/session.h"
 #include "engine/mr.h"
+#include "proto/peerframe.h"
 
 static void reply_status(struct session *s)
 {
@@ -258,10 +262,178 @@ out_nomem:
 	session_reply_err(s, -ENOMEM, "out of memory");
 }
 
+static UcclCtl__PeerState peer_state_of(enum peer_state st)
+{
+	switch (st) {
+	case PEER_UP: return UCCL_CTL__PEER_STATE__PEER_UP;
+	case PEER_DOWN: return UCCL_CTL__PEER_STATE__PEER_DOWN;
+	default: return UCCL_CTL__PEER_STATE__PEER_CONNECTING;
+	}
+}
+
+/* The peers table, with a lookup's answer when there is one. */
+static void send_peers(struct session *s, UcclCtl__PeerLookup *lookup)
+{
+	struct daemon *d = s->d;
+	UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
+	UcclCtl__PeersRep pr = UCCL_CTL__PEERS_REP__INIT;
+	size_t n = d->peers ? peermgr_count(d->peers) : 0;
+	struct peer_status *st = calloc(n + 1, sizeof(*st));
+	UcclCtl__PeerInfo *infos = calloc(n + 1, sizeof(*infos));
+	UcclCtl__PeerInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
+	char listen[64];
+
+	if (!st || !infos || !ptrs) {
+		session_reply_err(s, -ENOMEM, "out of memory");
+		goto out;
+	}
+	n = d->peers ? peermgr_status(d->peers, st, n) : 0;
+	for (size_t i = 0; i < n; i++) {
+		UcclCtl__PeerInfo *pi = &infos[i];
+
+		uccl_ctl__peer_info__init(pi);
+		pi->name = st[i].name;
+		pi->address = st[i].address;
+		pi->state = peer_state_of(st[i].state);
+		pi->since_ms = st[i].since_ms;
+		pi->dials = st[i].dials;
+		pi->has_rtt_us = st[i].has_rtt;
+		pi->rtt_us = st[i].rtt_us;
+		pi->tx_token_set = st[i].tx_token_set;
+		pi->rx_token_set = st[i].rx_token_set;
+		if (st[i].announced) {
+			pi->host_name = st[i].host_name;
+			pi->data_address = st[i].data_address;
+			pi->has_data_port = pi->has_data_paths = pi->has_mtu = 1;
+			pi->data_port = st[i].data_port;
+			pi->data_paths = st[i].data_paths;
+			pi->mtu = st[i].mtu;
+		}
+		pi->reconnects = st[i].reconnects;
+		pi->last_error = st[i].last_error[0] ? st[i].last_error : NULL;
+		ptrs[i] = pi;
+	}
+	pr.enabled = d->peers != NULL;
+	if (d->peers) {
+		pr.host_name = (char *)peermgr_host_name(d->peers);
+		peermgr_listen_text(d->peers, listen, sizeof(listen));
+		pr.listen = listen;
+	}
+	pr.n_peers = n;
+	pr.peers = ptrs;
+	pr.lookup = lookup;
+	rep.body_case = UCCL_CTL__REPLY__BODY_PEERS;
+	rep.peers = &pr;
+	session_reply(s, 0, NULL, &rep, NULL, 0);
+out:
+	free(st);
+	free(infos);
+	free(ptrs);
+}
+
+struct peers_lookup {
+	struct session *s;
+	char peer[CONF_PEER_NAME_MAX + 1];
+	uint32_t timeout_ms;
+};
+
+static void lookup_done(void *arg, int status, uint32_t ep_id)
+{
+	struct peers_lookup *pl = arg;
+	struct session *s = pl->s;
+	UcclCtl__PeerLookup lk = UCCL_CTL__PEER_LOOKUP__INIT;
+
+	switch (status) {
+	case 0:
+	case -ENOENT:
+		lk.found = status == 0;
+		lk.has_ep_id = status == 0;
+		lk.ep_id = ep_id;
+		send_peers(s, &lk);
+		break;
+	case -ETIMEDOUT:
+		session_reply_err(s, status, "peer %s did not answer the lookup within %u ms", pl->peer,
+				  pl->timeout_ms);
+		break;
+	case -ENOTCONN:
+		session_reply_err(s, status, "the connection to peer %s went down during the lookup",
+				  pl->peer);
+		break;
+	default:
+		session_reply_err(s, status, "lookup at peer %s: %s", pl->peer, strerror(-status));
+		break;
+	}
+	free(pl);
+	session_unref(s);
+}
+
+static void reply_peers(struct session *s, const UcclCtl__PeersReq *q)
+{
+	struct daemon *d = s->d;
+	struct peers_lookup *pl;
+	int r;
+
+	if (!q->lookup_peer && !q->lookup_name) {
+		send_peers(s, NULL);
+		return;
+	}
+	if (!q->lookup_peer || !q->lookup_name) {
+		session_reply_err(s, -EINVAL, "a lookup needs both lookup_peer and lookup_name");
+		return;
+	}
+	if (!s->admin) {
+		session_reply_err(s, -EPERM, "a peer lookup needs the admin role (uid 0 or admin_gid "
+				  "in uccl.conf)");
+		return;
+	}
+	if (!d->peers) {
+		session_reply_err(s, -ENOTCONN, "peering is off (peer_listen = none)");
+		return;
+	}
+	pl = calloc(1, sizeof(*pl));
+	if (!pl) {
+		session_reply_err(s, -ENOMEM, "out of memory");
+		return;
+	}
+	pl->s = s;
+	snprintf(pl->peer, sizeof(pl->peer), "%s", q->lookup_peer);
+	pl->timeout_ms = d->conf.peer_timeout_ms;
+	session_ref(s);
+	r = peer_lookup(d->peers, q->lookup_peer, q->lookup_name, pl->timeout_ms, lookup_done, pl,
+			NULL);
+	if (r == 0)
+		return;
+	session_unref(s);
+	free(pl);
+	/* the client's words go into the reply and the debug log: printable only */
+	char peer[CONF_PEER_NAME_MAX + 1], name[PEER_LISTEN_NAME_MAX + 1];
+
+	peerframe_sanitize(peer, sizeof(peer), q->lookup_peer);
+	peerframe_sanitize(name, sizeof(name), q->lookup_name);
+	switch (r) {
+	case -ESRCH:
+		session_reply_err(s, r, "no peer named '%s' in uccl.conf", peer);
+		break;
+	case -ENOTCONN:
+		session_reply_err(s, r, "peer %s is not up", peer);
+		break;
+	case -EINVAL:
+		session_reply_err(s, r, "'%s' is not a listen name (1..64 of A-Z a-z 0-9 . _ : -)", name);
+		break;
+	default:
+		session_reply_err(s, r, "lookup at peer %s: %s", peer, strerror(-r));
+		break;
+	}
+}
+
 void status_reply(struct session *s, UcclCtl__Request *req)
 {
 	if (req->body_case == UCCL_CTL__REQUEST__BODY_STATUS) {
 		reply_status(s);
+		return;
+	}
+	if (req->body_case == UCCL_CTL__REQUEST__BODY_PEERS) {
+		reply_peers(s, req->peers);
 		return;
 	}
 	if (!s->admin) {

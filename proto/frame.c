@@ -102,6 +102,7 @@ const char *frame_request_name(const UcclCtl__Request *r)
 	case UCCL_CTL__REQUEST__BODY_ENDPOINTS: return "endpoints";
 	case UCCL_CTL__REQUEST__BODY_MRS: return "mrs";
 	case UCCL_CTL__REQUEST__BODY_STATS: return "stats";
+	case UCCL_CTL__REQUEST__BODY_PEERS: return "peers";
 	default: return "unknown";
 	}
 }

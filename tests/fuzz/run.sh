@@ -25,13 +25,16 @@ found=0
 failed=0
 
 # Longest input per target: a few frames of the control protocol, a config
-# file with a line past the 4096-character limit, a batch of 64-byte SQEs.
+# file with a line past the 4096-character limit, a batch of 64-byte SQEs,
+# a few peer-protocol frames (the largest frame is 64 KiB; the checks are on
+# small messages, so short inputs find more).
 max_len_of() {
 	case $1 in
 	fuzz_ctl) echo 8192 ;;
 	fuzz_conf) echo 16384 ;;
 	fuzz_sqe) echo 4096 ;;
 	fuzz_wire) echo 66000 ;;
+	fuzz_peer) echo 8192 ;;
 	*) echo 4096 ;;
 	esac
 }
@@ -43,15 +46,17 @@ write_conf_dict() {
 		max_endpoints_per_client max_mrs_per_client max_registered_bytes \
 		max_conns_per_endpoint max_outstanding ring_depth max_ring_depth \
 		max_ctl_msg ctl_timeout_ms max_listen_backlog engine_idle_spin_us \
-		engine_poll_batch engine_cpu log_level; do
+		engine_poll_batch engine_cpu log_level peer_listen peers host_name \
+		data_address data_port data_paths mtu peer_timeout_ms; do
 		printf '"%s = "\n' "$k"
 	done
-	for v in true false none root debug 4K 1M 1G 1T -1 65536 ','; do
+	for v in true false none auto root debug 4K 1M 1G 1T -1 65536 ',' \
+		'127.0.0.1:7000' '[::1]:7000' 'a=10.0.0.1:1' 'fd00::1'; do
 		printf '"%s"\n' "$v"
 	done
 }
 
-for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire; do
+for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer; do
 	bin=$builddir/tests/fuzz/$name
 	[ -x "$bin" ] || continue
 	found=$((found + 1))

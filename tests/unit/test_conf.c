@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -63,12 +65,19 @@ static bool conf_equal(const struct conf *a, const struct conf *b)
 	       a->max_listen_backlog == b->max_listen_backlog &&
 	       a->engine_idle_spin_us == b->engine_idle_spin_us &&
 	       a->engine_poll_batch == b->engine_poll_batch && a->engine_cpu == b->engine_cpu &&
-	       a->log_level == b->log_level;
+	       a->log_level == b->log_level &&
+	       memcmp(&a->peer_listen, &b->peer_listen, sizeof(a->peer_listen)) == 0 &&
+	       a->n_peers == b->n_peers &&
+	       memcmp(a->peers, b->peers, sizeof(a->peers[0]) * a->n_peers) == 0 &&
+	       strcmp(a->host_name, b->host_name) == 0 &&
+	       memcmp(&a->data_address, &b->data_address, sizeof(a->data_address)) == 0 &&
+	       a->data_port == b->data_port && a->data_paths == b->data_paths &&
+	       a->mtu == b->mtu && a->peer_timeout_ms == b->peer_timeout_ms;
 }
 
 /* Lines collected from conf_dump/conf_reload callbacks. */
 struct lines {
-	char text[64][1024];
+	char text[64][4096];             /* a dumped line is at most 4096 characters */
 	int n;
 };
 
@@ -106,6 +115,14 @@ static void test_defaults(void **state)
 	assert_int_equal(c.engine_poll_batch, 64);
 	assert_int_equal(c.engine_cpu, -1);
 	assert_int_equal(c.log_level, LOG_LVL_INFO);
+	assert_int_equal(c.peer_listen.family, 0);
+	assert_int_equal(c.n_peers, 0);
+	assert_string_equal(c.host_name, "");
+	assert_int_equal(c.data_address.family, 0);
+	assert_int_equal(c.data_port, 0);
+	assert_int_equal(c.data_paths, 64);
+	assert_int_equal(c.mtu, 1500);
+	assert_int_equal(c.peer_timeout_ms, 3000);
 }
 
 /* An empty file, or one of only comments and blanks, is the defaults. */
@@ -459,6 +476,10 @@ static const struct bound bounds[] = {
 	{ "engine_idle_spin_us", "0", "1000000", NULL, "1000001" },
 	{ "engine_poll_batch", "1", "1024", "0", "1025" },
 	{ "engine_cpu", "-1", "4095", "-2", "4096" },
+	{ "data_port", "0", "65472", "-1", "65536" },       /* hi: + data_paths 64 */
+	{ "data_paths", "1", "256", "0", "257" },
+	{ "mtu", "576", "9000", "575", "9001" },
+	{ "peer_timeout_ms", "200", "60000", "199", "60001" },
 };
 
 static void test_bounds_of_every_option(void **state)
@@ -588,7 +609,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 20);
+	assert_int_equal(l.n, 28);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -596,6 +617,14 @@ static void test_dump_lists_every_option(void **state)
 	assert_string_equal(l.text[12], "max_ctl_msg = 64K");
 	assert_string_equal(l.text[13], "max_op_bytes = 64M");
 	assert_string_equal(l.text[19], "log_level = info");
+	assert_string_equal(l.text[20], "peer_listen = none");
+	assert_string_equal(l.text[21], "peers = none");
+	assert_string_equal(l.text[22], "host_name = auto");
+	assert_string_equal(l.text[23], "data_address = auto");
+	assert_string_equal(l.text[24], "data_port = 0");
+	assert_string_equal(l.text[25], "data_paths = 64");
+	assert_string_equal(l.text[26], "mtu = 1500");
+	assert_string_equal(l.text[27], "peer_timeout_ms = 3000");
 }
 
 static void test_dump_round_trip(void **state)
@@ -623,7 +652,10 @@ static void test_dump_round_trip(void **state)
 		 "max_outstanding = 65536\nring_depth = 16\nmax_ring_depth = 65536\n"
 		 "max_ctl_msg = 1025\nctl_timeout_ms = 600000\nmax_listen_backlog = 4096\n"
 		 "engine_idle_spin_us = 0\nengine_poll_batch = 1024\nengine_cpu = 4095\n"
-		 "log_level = error\n",
+		 "log_level = error\npeer_listen = [fd00::1]:65535\n"
+		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\n"
+		 "host_name = Host-01.example\ndata_address = 10.1.2.3\ndata_port = 65279\n"
+		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\n",
 		 big);
 	expect_ok(text, &a);
 	assert_int_equal(a.n_allow_gids, CONF_MAX_IDS);
@@ -641,6 +673,184 @@ static void test_dump_round_trip(void **state)
 	assert_string_equal(l.text[7], "max_registered_bytes = 1025K");
 	expect_ok(text, &b);
 	assert_true(conf_equal(&a, &b));
+}
+
+/* ---- peering options ------------------------------------------------------ */
+
+static void test_peer_options(void **state)
+{
+	struct conf c;
+	char buf[128];
+
+	expect_ok("peer_listen = 127.0.0.1:7000\n"
+		  "peers = node-b=127.0.0.2:7001, x_9.Y=10.0.0.1:1\n"
+		  "host_name = node-a\ndata_address = 192.168.1.5\ndata_port = 40000\n"
+		  "data_paths = 8\nmtu = 9000\npeer_timeout_ms = 1000\n",
+		  &c);
+	assert_int_equal(c.peer_listen.family, AF_INET);
+	assert_int_equal(c.peer_listen.port, 7000);
+	conf_addr_fmt(&c.peer_listen, true, buf, sizeof(buf));
+	assert_string_equal(buf, "127.0.0.1:7000");
+	assert_int_equal(c.n_peers, 2);
+	assert_string_equal(c.peers[0].name, "node-b");
+	assert_int_equal(c.peers[0].addr.port, 7001);
+	conf_addr_fmt(&c.peers[0].addr, false, buf, sizeof(buf));
+	assert_string_equal(buf, "127.0.0.2");
+	assert_string_equal(c.peers[1].name, "x_9.Y");
+	assert_string_equal(c.host_name, "node-a");
+	conf_addr_fmt(&c.data_address, false, buf, sizeof(buf));
+	assert_string_equal(buf, "192.168.1.5");
+	assert_int_equal(c.data_port, 40000);
+	assert_int_equal(c.data_paths, 8);
+	assert_int_equal(c.mtu, 9000);
+	assert_int_equal(c.peer_timeout_ms, 1000);
+
+	/* IPv6 in brackets with a port; data_address with or without them;
+	 * the keywords give back the defaults */
+	expect_ok("peer_listen = [::1]:7000\npeers = b=[fe80::1:2]:65535\n"
+		  "data_address = [fd00::7]\nhost_name = AUTO\n", &c);
+	assert_int_equal(c.peer_listen.family, AF_INET6);
+	conf_addr_fmt(&c.peers[0].addr, true, buf, sizeof(buf));
+	assert_string_equal(buf, "[fe80::1:2]:65535");
+	conf_addr_fmt(&c.data_address, false, buf, sizeof(buf));
+	assert_string_equal(buf, "fd00::7");
+	assert_string_equal(c.host_name, "");
+	expect_ok("peer_listen = none\npeers = none\ndata_address = auto\nhost_name = auto\n", &c);
+	assert_int_equal(c.peer_listen.family, 0);
+	assert_int_equal(c.n_peers, 0);
+	assert_int_equal(c.data_address.family, 0);
+	/* a wildcard listener with an explicit data address */
+	expect_ok("peer_listen = 0.0.0.0:7000\ndata_address = 10.0.0.1\n", &c);
+	assert_true(conf_addr_is_any(&c.peer_listen));
+	/* "[::]" listens for both families, so IPv4 peers may follow it */
+	expect_ok("peer_listen = [::]:7000\ndata_address = fd00::1\npeers = a=10.0.0.2:7000\n", &c);
+}
+
+static void test_peer_option_errors(void **state)
+{
+	expect_error("peer_listen = 127.0.0.1\n", -EINVAL,
+		     "t.conf:1: peer_listen: '127.0.0.1' is not a numeric address:port (IPv6 as "
+		     "[addr]:port) or none");
+	expect_error("peer_listen = ::1:7000\n", -EINVAL,
+		     "t.conf:1: peer_listen: '::1:7000' is not a numeric address:port (IPv6 as "
+		     "[addr]:port) or none");
+	expect_error("peer_listen = [127.0.0.1]:7000\n", -EINVAL,
+		     "t.conf:1: peer_listen: '[127.0.0.1]:7000' is not a numeric address:port "
+		     "(IPv6 as [addr]:port) or none");
+	expect_error("peer_listen = localhost:7000\n", -EINVAL,
+		     "t.conf:1: peer_listen: 'localhost:7000' is not a numeric address:port "
+		     "(IPv6 as [addr]:port) or none");
+	expect_error("peer_listen = 127.0.0.1:0\n", -ERANGE,
+		     "t.conf:1: peer_listen: port in '127.0.0.1:0' is out of range (1..65535)");
+	expect_error("peer_listen = 127.0.0.1:65536\n", -ERANGE,
+		     "t.conf:1: peer_listen: port in '127.0.0.1:65536' is out of range (1..65535)");
+	expect_error("peer_listen = 127.0.0.1:7x\n", -EINVAL,
+		     "t.conf:1: peer_listen: '127.0.0.1:7x' is not a numeric address:port (IPv6 as "
+		     "[addr]:port) or none");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b\n", -EINVAL,
+		     "t.conf:2: peers: 'b' is not name=address:port");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1,,c=127.0.0.3:1\n", -EINVAL,
+		     "t.conf:2: peers: empty entry in list");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b/c=127.0.0.2:1\n", -EINVAL,
+		     "t.conf:2: peers: 'b/c' is not a name of 1..32 characters of A-Z a-z 0-9 . _ -");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = =127.0.0.2:1\n", -EINVAL,
+		     "t.conf:2: peers: '' is not a name of 1..32 characters of A-Z a-z 0-9 . _ -");
+	expect_error("peer_listen = 127.0.0.1:1\n"
+		     "peers = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=127.0.0.2:1\n", -EINVAL,
+		     "t.conf:2: peers: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' is not a name of 1..32 "
+		     "characters of A-Z a-z 0-9 . _ -");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=host:1\n", -EINVAL,
+		     "t.conf:2: peers: b: 'host:1' is not a numeric address:port (IPv6 as "
+		     "[addr]:port)");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:99999\n", -ERANGE,
+		     "t.conf:2: peers: b: port in '127.0.0.2:99999' is out of range (1..65535)");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1, b=127.0.0.3:1\n", -EINVAL,
+		     "t.conf:2: peers: duplicate name 'b'");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeers = c=127.0.0.2:1\n",
+		     -EINVAL, "t.conf:3: peers: b and c have the same address 127.0.0.2:1");
+	/* one host may run several daemons (tests do): the ports tell them apart */
+	expect_ok("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeers = c=127.0.0.2:2\n",
+		  &(struct conf){ 0 });
+	expect_error("host_name = my host\n", -EINVAL,
+		     "t.conf:1: host_name: 'my host' is not a name of 1..32 characters of A-Z a-z "
+		     "0-9 . _ -");
+	expect_error("data_address = 10.0.0.256\n", -EINVAL,
+		     "t.conf:1: data_address: '10.0.0.256' is not a numeric IPv4 or IPv6 address or "
+		     "auto");
+	expect_error("peer_listen = none\npeer_listen = none\n", -EINVAL,
+		     "t.conf:2: duplicate option 'peer_listen' (first set on line 1)");
+	/* between options */
+	expect_error("peers = b=127.0.0.2:1\n", -EINVAL,
+		     "t.conf:1: peers: needs peer_listen (peering is off without it)");
+	expect_error("peer_listen = 0.0.0.0:7000\n", -EINVAL,
+		     "t.conf:1: data_address: must be set when peer_listen is a wildcard address");
+	expect_error("peer_listen = [::]:7000\n# x\n", -EINVAL,
+		     "t.conf:1: data_address: must be set when peer_listen is a wildcard address");
+	expect_error("peers = b=[fd00::2]:1\npeer_listen = 10.0.0.1:1\n", -EINVAL,
+		     "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
+	expect_error("data_paths = 256\ndata_port = 65281\n", -EINVAL,
+		     "t.conf:2: data_port 65281 + data_paths 256 runs past port 65535");
+	expect_ok("data_paths = 256\ndata_port = 65280\n", &(struct conf){ 0 });
+}
+
+/* "peers" may be given on several lines, up to 64 entries in all; a dump
+ * of a long list splits it into lines that parse back under the limit. */
+static void test_peers_add_up_over_lines(void **state)
+{
+	static char text[16384], line[4096];
+	static struct lines l;
+	struct conf a, b;
+
+	strcpy(text, "peer_listen = [fd00::ffff]:7000\n");
+	for (int i = 0; i < CONF_MAX_PEERS; i += 8) {
+		strcpy(line, "peers = ");
+		for (int k = i; k < i + 8; k++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 "%speer-with-a-long-name-number-%03d=[fd00:1234:5678:9abc:def0:1234:5678:%x]"
+				 ":65000", k > i ? "," : "", k, k + 1);
+		strcat(line, "\n");
+		strcat(text, line);
+	}
+	expect_ok(text, &a);
+	assert_int_equal(a.n_peers, CONF_MAX_PEERS);
+	assert_string_equal(a.peers[63].name, "peer-with-a-long-name-number-063");
+	assert_int_equal(a.peers[63].addr.addr[15], 64);
+
+	dump_to_text(&a, text, sizeof(text), &l);
+	assert_int_equal(l.n, 28 + 3);   /* peers on 4 lines of 16 */
+	for (int i = 0; i < l.n; i++)
+		assert_true(strlen(l.text[i]) < 2048);
+	expect_ok(text, &b);
+	assert_true(conf_equal(&a, &b));
+
+	/* one more is too many, on whichever line it comes */
+	strcat(text, "peers = one-more=[fd00::1]:1\n");
+	expect_error(text, -E2BIG, "t.conf:32: peers: more than 64 entries");
+}
+
+static void test_reload_peer_options(void **state)
+{
+	struct lines l = { .n = 0 };
+	struct conf cur, next;
+
+	expect_ok("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:7000\n", &cur);
+	expect_ok("peer_listen = 127.0.0.1:7001\npeers = b=127.0.0.2:7000,c=127.0.0.3:7000\n"
+		  "host_name = h\ndata_address = 10.0.0.1\ndata_port = 5000\ndata_paths = 2\n"
+		  "mtu = 9000\npeer_timeout_ms = 500\n", &next);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 2);
+	assert_int_equal(l.n, 8);
+	assert_string_equal(l.text[0], "peer_listen: 127.0.0.1:7000 -> 127.0.0.1:7001 needs a "
+				       "restart; kept 127.0.0.1:7000");
+	assert_string_equal(l.text[1], "peers: b=127.0.0.2:7000 -> b=127.0.0.2:7000,"
+				       "c=127.0.0.3:7000");
+	assert_string_equal(l.text[2], "host_name: auto -> h needs a restart; kept auto");
+	assert_string_equal(l.text[3], "data_address: auto -> 10.0.0.1 needs a restart; kept auto");
+	assert_string_equal(l.text[7], "peer_timeout_ms: 3000 -> 500");
+	assert_int_equal(cur.n_peers, 2);
+	assert_string_equal(cur.peers[1].name, "c");
+	assert_int_equal(cur.peer_timeout_ms, 500);
+	assert_int_equal(cur.peer_listen.port, 7000);
+	assert_int_equal(cur.mtu, 1500);
 }
 
 /* ---- conf_load ----------------------------------------------------------- */
@@ -742,7 +952,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 20);
+	assert_int_equal(options, 28);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));
@@ -782,6 +992,10 @@ int main(void)
 		cmocka_unit_test(test_reload_ignores_every_restart_option),
 		cmocka_unit_test(test_dump_lists_every_option),
 		cmocka_unit_test(test_dump_round_trip),
+		cmocka_unit_test(test_peer_options),
+		cmocka_unit_test(test_peer_option_errors),
+		cmocka_unit_test(test_peers_add_up_over_lines),
+		cmocka_unit_test(test_reload_peer_options),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_load_refuses_huge_file),

@@ -1,0 +1,1517 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peer: control connections to the daemons of other hosts (see peer.h and
+ * docs/peer-protocol.md). One struct peer per configured peer, one struct
+ * pconn per TCP connection. A connection is dialed (or accepted and then
+ * identified by its hello), becomes the peer's connection when both hellos
+ * have crossed, and ends through pconn_close() only, which logs why, tells
+ * the peer, and frees the connection later from a timer, never inside a
+ * callback that still uses it.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "daemon/log.h"
+#include "daemon/peer.h"
+#include "proto/peerframe.h"
+
+#define BACKOFF_MIN_MS     200u
+#define BACKOFF_MAX_MS     5000u
+#define LINGER_MS          1000u        /* a closing connection gets this long to flush */
+#define OUT_MAX            (1u << 20)   /* bytes queued to a peer that does not read */
+#define MAX_LINGERING      16u          /* closing connections waiting for their Error to leave */
+/* every connection at once: identified, unidentified, lingering, and those
+ * closed in this loop iteration and freed in the next */
+#define MAX_CONNS_HARD     (PEER_MAX_CONNS + PEER_MAX_UNIDENTIFIED + MAX_LINGERING + 64u)
+#define RATELOG_SLOTS      32u
+#define RATELOG_MS         60000u
+#define LISTEN_BACKLOG     16
+
+enum pc_phase { PC_CONNECTING, PC_HELLO, PC_UP, PC_CLOSING };
+
+struct pconn;
+struct lookup;
+
+struct peer {
+	struct peermgr *pm;
+	char name[CONF_PEER_NAME_MAX + 1];
+	struct conf_addr addr;
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	char addrtext[64];
+	bool dials;                    /* our host_name sorts first: we make the connection */
+	bool keep;                     /* reload: still configured */
+	enum peer_state state;
+	uint64_t since_ms;
+	struct pconn *conn;            /* being made or up; NULL between attempts */
+	struct event *retry_ev;
+	uint32_t backoff_ms;
+	uint32_t reconnects;
+	bool was_up;
+	bool has_rtt;
+	uint32_t rtt_us;
+	/* from its last hello */
+	bool announced;
+	char host[CONF_PEER_NAME_MAX + 1];
+	char data_addr[PEER_ADDR_TEXT_MAX + 2];
+	uint32_t data_port, data_paths, mtu;
+	uint32_t their_timeout_ms;
+	uint64_t tx_token, rx_token;   /* set while up */
+	uint64_t generation;
+	char last_error[160];
+	struct lookup *lookups;
+	uint32_t n_lookups;
+	uint32_t next_lookup_id;
+};
+
+struct pconn {
+	struct peermgr *pm;
+	struct pconn *next, *prev;     /* pm->conns */
+	struct peer *peer;             /* NULL: inbound and not identified yet, or closing */
+	int fd;
+	struct bufferevent *bev;       /* from PC_HELLO on */
+	struct event *conn_ev;         /* PC_CONNECTING: the socket becomes writable */
+	struct event *deadline_ev;     /* hello deadline; then the linger before free */
+	struct event *ka_ev;           /* PC_UP: keepalive tick */
+	struct event *silence_ev;      /* PC_UP: peer_timeout_ms without a message */
+	enum pc_phase phase;
+	bool inbound;
+	bool unidentified;             /* counted in pm->n_unident */
+	bool lingering;                /* counted in pm->n_lingering */
+	char ratext[72];               /* remote address:port */
+	struct conf_addr ra;           /* remote address (v4-mapped shown as v4) */
+	uint64_t local_token;          /* in our hello: the peer puts it in packets to us */
+	uint64_t ka_seq;               /* last keepalive sent */
+	uint64_t ka_sent_us;
+	uint32_t ka_interval_ms;
+};
+
+struct lookup {
+	struct lookup *next, *prev;    /* peer->lookups */
+	struct peer *peer;
+	uint32_t id;
+	uint64_t handle;
+	struct event *timer;
+	peer_lookup_cb cb;
+	void *arg;
+};
+
+enum ratelog_kind { RL_UNKNOWN_HOST = 1, RL_TOO_MANY };
+
+struct ratelog {
+	enum ratelog_kind kind;
+	struct conf_addr a;
+	uint64_t ms;
+	uint32_t suppressed;
+};
+
+struct peermgr {
+	struct event_base *base;
+	char host_name[CONF_PEER_NAME_MAX + 1];
+	struct conf_addr listen;
+	struct conf_addr data_address;
+	uint32_t data_port, data_paths, mtu;
+	uint32_t timeout_ms;
+	int listen_fd;
+	struct event *listen_ev;
+	struct peer *peers[CONF_MAX_PEERS];
+	uint32_t n_peers;
+	struct pconn *conns;
+	uint32_t n_unident;
+	uint32_t n_closing;
+	uint32_t n_lingering;          /* closing ones that wait for their Error to leave */
+	uint32_t n_conns;              /* every pconn, closing ones included */
+	uint64_t next_handle;
+	uint64_t rng;
+	peer_resolve_fn resolve;
+	void *resolve_arg;
+	peer_event_fn notify;
+	void *notify_arg;
+	struct ratelog ratelog[RATELOG_SLOTS];
+	bool stopping;
+};
+
+static void pconn_close(struct pconn *c, const char *reason, int send_code);
+static void pconn_close_ex(struct pconn *c, const char *reason, const char *tell, int send_code);
+static void peer_schedule_retry(struct peer *p);
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_us() / 1000;
+}
+
+static struct timeval tv_ms(uint32_t ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+	return tv;
+}
+
+/* xorshift64*, for backoff jitter only (tokens come from getrandom). */
+static uint32_t rnd32(struct peermgr *pm)
+{
+	pm->rng ^= pm->rng >> 12;
+	pm->rng ^= pm->rng << 25;
+	pm->rng ^= pm->rng >> 27;
+	return (uint32_t)((pm->rng * UINT64_C(2685821657736338717)) >> 32);
+}
+
+/* A fresh non-zero token. -EAGAIN before the kernel's pool is ready. */
+static int new_token(uint64_t *t)
+{
+	do {
+		ssize_t n = getrandom(t, sizeof(*t), GRND_NONBLOCK);
+
+		if (n < 0)
+			return -errno;
+		if (n != sizeof(*t))
+			return -EAGAIN;
+	} while (*t == 0);
+	return 0;
+}
+
+static void sockaddr_of(const struct conf_addr *a, uint16_t port, struct sockaddr_storage *ss,
+			socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, a->addr, 16);
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, a->addr, 4);
+		*len = sizeof(*s4);
+	}
+}
+
+/* The remote address of an accepted socket; ::ffff:a.b.c.d becomes IPv4. */
+static void conf_addr_of(const struct sockaddr_storage *ss, struct conf_addr *a)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+		a->port = ntohs(s6->sin6_port);
+		if (memcmp(&s6->sin6_addr, mapped, 12) == 0) {
+			a->family = AF_INET;
+			memcpy(a->addr, (const uint8_t *)&s6->sin6_addr + 12, 4);
+		} else {
+			a->family = AF_INET6;
+			memcpy(a->addr, &s6->sin6_addr, 16);
+		}
+	} else if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+		a->family = AF_INET;
+		a->port = ntohs(s4->sin_port);
+		memcpy(a->addr, &s4->sin_addr, 4);
+	}
+}
+
+static struct peer *find_peer(const struct peermgr *pm, const char *name)
+{
+	for (uint32_t i = 0; i < pm->n_peers; i++)
+		if (strcmp(pm->peers[i]->name, name) == 0)
+			return pm->peers[i];
+	return NULL;
+}
+
+static struct peer *find_peer_by_host(const struct peermgr *pm, const struct conf_addr *a)
+{
+	for (uint32_t i = 0; i < pm->n_peers; i++)
+		if (conf_addr_same_host(&pm->peers[i]->addr, a))
+			return pm->peers[i];
+	return NULL;
+}
+
+/* An unknown host, or one refused for too many connections, is logged once
+ * per address (and kind) per minute at most. */
+static bool ratelog_allow(struct peermgr *pm, enum ratelog_kind kind, const struct conf_addr *a,
+			  uint32_t *suppressed)
+{
+	uint64_t now = now_ms();
+	struct ratelog *slot = NULL, *oldest = &pm->ratelog[0];
+
+	for (uint32_t i = 0; i < RATELOG_SLOTS; i++) {
+		struct ratelog *r = &pm->ratelog[i];
+
+		if (r->kind == kind && conf_addr_same_host(&r->a, a)) {
+			slot = r;
+			break;
+		}
+		if (r->ms < oldest->ms)
+			oldest = r;
+	}
+	if (slot && now - slot->ms < RATELOG_MS) {
+		slot->suppressed++;
+		return false;
+	}
+	if (!slot) {
+		slot = oldest;
+		slot->suppressed = 0;
+	}
+	*suppressed = slot->suppressed;
+	slot->kind = kind;
+	slot->a = *a;
+	slot->ms = now;
+	slot->suppressed = 0;
+	return true;
+}
+
+/* ---- connections: sending ----------------------------------------------------- */
+
+static int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
+{
+	uint8_t *buf;
+	size_t len;
+	int r;
+
+	if (!c->bev)
+		return -ENOTCONN;
+	r = peerframe_pack(m, &buf, &len);
+	if (r < 0)
+		return r;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) + len > OUT_MAX) {
+		free(buf);
+		return -ENOBUFS;
+	}
+	r = bufferevent_write(c->bev, buf, len) < 0 ? -ENOMEM : 0;
+	free(buf);
+	return r;
+}
+
+/* Send, and close the connection if that fails. false: it is closing. */
+static bool pconn_send_or_close(struct pconn *c, const UcclPeer__PeerMsg *m)
+{
+	int r = pconn_send(c, m);
+	char why[96];
+
+	if (r == 0)
+		return true;
+	if (r == -ENOBUFS)
+		snprintf(why, sizeof(why), "peer does not read (over %u bytes queued)", OUT_MAX);
+	else
+		snprintf(why, sizeof(why), "cannot send %s: %s", peerframe_msg_name(m), strerror(-r));
+	pconn_close(c, why, 0);
+	return false;
+}
+
+static int send_hello(struct pconn *c)
+{
+	struct peermgr *pm = c->pm;
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+	char data[PEER_ADDR_TEXT_MAX + 2];
+	int r;
+
+	r = new_token(&c->local_token);
+	if (r < 0)
+		return r;
+	conf_addr_fmt(&pm->data_address, false, data, sizeof(data));
+	h.proto_version = PEER_PROTO_VERSION;
+	h.host_name = pm->host_name;
+	h.data_address = data;
+	h.has_data_port = h.has_data_paths = h.has_mtu = h.has_token = h.has_timeout_ms = 1;
+	h.data_port = pm->data_port;
+	h.data_paths = pm->data_paths;
+	h.mtu = pm->mtu;
+	h.token = c->local_token;
+	h.timeout_ms = pm->timeout_ms;
+	h.daemon_version = (char *)PACKAGE_VERSION;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = &h;
+	return pconn_send(c, &m);
+}
+
+/* ---- connections: life and death ------------------------------------------------ */
+
+static void pconn_free(struct pconn *c)
+{
+	struct peermgr *pm = c->pm;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		pm->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pm->n_conns--;
+	if (c->phase == PC_CLOSING)
+		pm->n_closing--;
+	if (c->lingering)
+		pm->n_lingering--;
+	if (c->unidentified)
+		pm->n_unident--;
+	if (c->conn_ev)
+		event_free(c->conn_ev);
+	if (c->deadline_ev)
+		event_free(c->deadline_ev);
+	if (c->ka_ev)
+		event_free(c->ka_ev);
+	if (c->silence_ev)
+		event_free(c->silence_ev);
+	if (c->bev)
+		bufferevent_free(c->bev);   /* closes fd */
+	else if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pconn *c = arg;
+	char why[64];
+
+	(void)fd;
+	(void)what;
+	if (c->phase == PC_CLOSING) {
+		pconn_free(c);
+		return;
+	}
+	if (c->phase == PC_CONNECTING)
+		snprintf(why, sizeof(why), "connect: no answer within %u ms", PEER_HELLO_DEADLINE_MS);
+	else
+		snprintf(why, sizeof(why), "no hello within %u ms", PEER_HELLO_DEADLINE_MS);
+	pconn_close(c, why, c->phase == PC_HELLO ? -ETIMEDOUT : 0);
+}
+
+static void fail_lookups(struct peer *p, int status);
+static void read_cb(struct bufferevent *bev, void *arg);
+static void event_cb(struct bufferevent *bev, short what, void *arg);
+
+/* The peer lost its connection c (which was p->conn). */
+static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
+{
+	struct peermgr *pm = p->pm;
+	bool was_up = c->phase == PC_UP;
+
+	p->conn = NULL;
+	p->tx_token = p->rx_token = 0;
+	p->has_rtt = false;
+	if (was_up) {
+		p->state = PEER_DOWN;
+		p->since_ms = now_ms();
+		log_msg(pm->stopping ? LOG_LVL_INFO : LOG_LVL_WARN, "peer %s (%s): down: %s", p->name,
+			p->addrtext, reason);
+		if (pm->notify && !pm->stopping)
+			pm->notify(pm->notify_arg, p->name, false, p->generation);
+	} else if (strcmp(p->last_error, reason) != 0) {
+		/* a failed attempt: said once, then quiet while it keeps failing alike */
+		log_info("peer %s (%s): %s", p->name, p->addrtext, reason);
+	} else {
+		log_debug("peer %s (%s): %s", p->name, p->addrtext, reason);
+	}
+	snprintf(p->last_error, sizeof(p->last_error), "%s", reason);
+	fail_lookups(p, -ENOTCONN);
+	if (was_up)
+		p->backoff_ms = BACKOFF_MIN_MS;
+	peer_schedule_retry(p);
+}
+
+static void write_drained_cb(struct bufferevent *bev, void *arg)
+{
+	struct pconn *c = arg;
+
+	(void)bev;
+	/* the Error left: end our side; the linger timer or EOF frees it */
+	shutdown(c->fd, SHUT_WR);
+}
+
+/* Start closing c: log reason (NULL: logged already) with whom, detach it
+ * from its peer, optionally send an Error with send_code (< 0) and the text
+ * tell, and free it once that is flushed (or after LINGER_MS). Safe inside
+ * c's callbacks: the free happens later, from the deadline timer. */
+static void pconn_close_ex(struct pconn *c, const char *reason, const char *tell, int send_code)
+{
+	struct peermgr *pm = c->pm;
+	struct timeval tv = { 0, 0 };
+
+	if (c->phase == PC_CLOSING)
+		return;
+	if (c->peer) {
+		struct peer *p = c->peer;
+
+		c->peer = NULL;
+		if (p->conn == c)
+			peer_conn_lost(p, c, reason ? reason : tell ? tell : "closed");
+	} else if (reason) {
+		log_warn("peer connection from %s: closing: %s", c->ratext, reason);
+	}
+	if (c->unidentified) {
+		c->unidentified = false;
+		pm->n_unident--;
+	}
+	if (c->ka_ev)
+		event_del(c->ka_ev);
+	if (c->silence_ev)
+		event_del(c->silence_ev);
+	if (c->conn_ev)
+		event_del(c->conn_ev);
+	c->phase = PC_CLOSING;
+	pm->n_closing++;
+	/* an Error is worth a linger only while few wait: under a flood of
+	 * bad connections the rest are closed at once, and accepting goes on */
+	if (send_code < 0 && c->bev && !pm->stopping && pm->n_lingering < MAX_LINGERING) {
+		UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+		UcclPeer__Error e = UCCL_PEER__ERROR__INIT;
+		char msg[PEER_ERROR_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", tell ? tell : "closing");
+		e.code = send_code;
+		e.message = msg;
+		m.body_case = UCCL_PEER__PEER_MSG__BODY_ERROR;
+		m.error = &e;
+		if (pconn_send(c, &m) == 0) {
+			/* once it left, end our side; meanwhile keep reading (and
+			 * dropping) until EOF, so that the close is a FIN the
+			 * peer reads after our Error, not a reset */
+			bufferevent_setcb(c->bev, read_cb, write_drained_cb, event_cb, c);
+			tv = tv_ms(LINGER_MS);
+			c->lingering = true;
+			pm->n_lingering++;
+		}
+	}
+	evtimer_add(c->deadline_ev, &tv);
+}
+
+static void pconn_close(struct pconn *c, const char *reason, int send_code)
+{
+	pconn_close_ex(c, reason, reason, send_code);
+}
+
+/* ---- lookups ---------------------------------------------------------------------- */
+
+static void lookup_unlink(struct lookup *l)
+{
+	struct peer *p = l->peer;
+
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		p->lookups = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	p->n_lookups--;
+	event_free(l->timer);
+}
+
+static void lookup_finish(struct lookup *l, int status, uint32_t ep_id)
+{
+	peer_lookup_cb cb = l->cb;
+	void *arg = l->arg;
+
+	lookup_unlink(l);
+	free(l);
+	cb(arg, status, ep_id);
+}
+
+static void fail_lookups(struct peer *p, int status)
+{
+	while (p->lookups)
+		lookup_finish(p->lookups, status, 0);
+}
+
+static void lookup_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	lookup_finish(arg, -ETIMEDOUT, 0);
+}
+
+int peer_lookup(struct peermgr *pm, const char *peer, const char *name, uint32_t timeout_ms,
+		peer_lookup_cb cb, void *arg, uint64_t *handle)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__LookupReq q = UCCL_PEER__LOOKUP_REQ__INIT;
+	struct peer *p = find_peer(pm, peer);
+	struct lookup *l;
+	struct timeval tv = tv_ms(timeout_ms);
+	int r;
+
+	if (!p)
+		return -ESRCH;
+	if (!peerframe_listen_name_valid(name) || timeout_ms == 0)
+		return -EINVAL;
+	if (p->state != PEER_UP || !p->conn)
+		return -ENOTCONN;
+	if (p->n_lookups >= PEER_MAX_LOOKUPS)
+		return -EBUSY;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->timer = evtimer_new(pm->base, lookup_timeout_cb, l);
+	if (!l->timer) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->peer = p;
+	l->id = ++p->next_lookup_id;
+	l->handle = ++pm->next_handle;
+	l->cb = cb;
+	l->arg = arg;
+	q.id = l->id;
+	q.name = (char *)name;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ;
+	m.lookup_req = &q;
+	r = pconn_send(p->conn, &m);
+	if (r < 0 || evtimer_add(l->timer, &tv) < 0) {
+		event_free(l->timer);
+		free(l);
+		return r < 0 ? (r == -ENOBUFS ? -EBUSY : r) : -ENOMEM;
+	}
+	l->next = p->lookups;
+	if (p->lookups)
+		p->lookups->prev = l;
+	p->lookups = l;
+	p->n_lookups++;
+	if (handle)
+		*handle = l->handle;
+	return 0;
+}
+
+void peer_lookup_cancel(struct peermgr *pm, uint64_t handle)
+{
+	for (uint32_t i = 0; i < pm->n_peers; i++) {
+		for (struct lookup *l = pm->peers[i]->lookups; l; l = l->next) {
+			if (l->handle == handle) {
+				lookup_unlink(l);
+				free(l);
+				return;
+			}
+		}
+	}
+}
+
+/* ---- messages on an established connection --------------------------------------- */
+
+static void ka_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pconn *c = arg;
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Keepalive k = UCCL_PEER__KEEPALIVE__INIT;
+
+	(void)fd;
+	(void)what;
+	if (c->phase != PC_UP)
+		return;
+	c->ka_seq++;
+	c->ka_sent_us = now_us();
+	k.seq = c->ka_seq;
+	k.sent_us = c->ka_sent_us;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE;
+	m.keepalive = &k;
+	pconn_send_or_close(c, &m);
+}
+
+static void silence_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pconn *c = arg;
+	char why[96];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "silent for %u ms (peer_timeout_ms)", c->pm->timeout_ms);
+	pconn_close(c, why, -ETIMEDOUT);
+}
+
+static uint32_t ka_interval(const struct peermgr *pm, uint32_t theirs)
+{
+	uint32_t t = pm->timeout_ms < theirs ? pm->timeout_ms : theirs;
+	uint32_t iv = t / 3 < PEER_KEEPALIVE_MS ? t / 3 : PEER_KEEPALIVE_MS;
+
+	return iv ? iv : 1;
+}
+
+static void arm_silence(struct pconn *c)
+{
+	struct timeval tv = tv_ms(c->pm->timeout_ms);
+
+	evtimer_add(c->silence_ev, &tv);
+}
+
+static void arm_keepalive(struct pconn *c, uint32_t theirs)
+{
+	struct timeval tv;
+
+	c->ka_interval_ms = ka_interval(c->pm, theirs);
+	tv = tv_ms(c->ka_interval_ms);
+	event_del(c->ka_ev);
+	event_add(c->ka_ev, &tv);
+}
+
+static void handle_lookup_req(struct pconn *c, const UcclPeer__LookupReq *q)
+{
+	struct peermgr *pm = c->pm;
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__LookupRep a = UCCL_PEER__LOOKUP_REP__INIT;
+	uint32_t ep_id = 0;
+	int r = pm->resolve ? pm->resolve(pm->resolve_arg, q->name, &ep_id) : -ENOENT;
+
+	if (r == -EINVAL) {
+		pconn_close(c, "lookup_req: bad name", -EINVAL);
+		return;
+	}
+	a.id = q->id;
+	a.found = r == 0;
+	a.has_ep_id = r == 0;
+	a.ep_id = ep_id;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP;
+	m.lookup_rep = &a;
+	log_debug("peer %s: lookup '%s': %s", c->peer->name, q->name, r == 0 ? "found" : "none");
+	pconn_send_or_close(c, &m);
+}
+
+static void handle_lookup_rep(struct pconn *c, const UcclPeer__LookupRep *a)
+{
+	struct peer *p = c->peer;
+
+	for (struct lookup *l = p->lookups; l; l = l->next) {
+		if (l->id == a->id) {
+			lookup_finish(l, a->found ? 0 : -ENOENT, a->found ? a->ep_id : 0);
+			return;
+		}
+	}
+	/* a late answer to one that timed out or was cancelled is fine; an
+	 * answer to one never asked is not */
+	if (a->id == 0 || a->id > p->next_lookup_id)
+		pconn_close(c, "lookup_rep: answers a lookup never sent", -EPROTO);
+}
+
+static void handle_up(struct pconn *c, const UcclPeer__PeerMsg *m)
+{
+	struct peer *p = c->peer;
+	UcclPeer__PeerMsg r = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__KeepaliveAck ack = UCCL_PEER__KEEPALIVE_ACK__INIT;
+	char why[PEER_ERROR_MAX + 32], text[PEER_ERROR_MAX];
+
+	switch (m->body_case) {
+	case UCCL_PEER__PEER_MSG__BODY_KEEPALIVE:
+		ack.seq = m->keepalive->seq;
+		ack.sent_us = m->keepalive->sent_us;
+		r.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK;
+		r.keepalive_ack = &ack;
+		pconn_send_or_close(c, &r);
+		return;
+	case UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK:
+		if (m->keepalive_ack->seq > c->ka_seq || m->keepalive_ack->seq == 0) {
+			pconn_close(c, "keepalive_ack: answers a keepalive never sent", -EPROTO);
+			return;
+		}
+		if (m->keepalive_ack->seq == c->ka_seq) {
+			uint64_t rtt = now_us() - c->ka_sent_us;
+
+			p->has_rtt = true;
+			p->rtt_us = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
+		}
+		return;
+	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ:
+		handle_lookup_req(c, m->lookup_req);
+		return;
+	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP:
+		handle_lookup_rep(c, m->lookup_rep);
+		return;
+	case UCCL_PEER__PEER_MSG__BODY_ERROR:
+		peerframe_sanitize(text, sizeof(text), m->error->message);
+		snprintf(why, sizeof(why), "peer reports: %s (%s)", text, strerror(-m->error->code));
+		pconn_close(c, why, 0);
+		return;
+	default:
+		snprintf(why, sizeof(why), "unexpected %s on an established connection",
+			 peerframe_msg_name(m));
+		pconn_close(c, why, -EPROTO);
+		return;
+	}
+}
+
+/* ---- hellos ------------------------------------------------------------------------- */
+
+static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
+{
+	struct peermgr *pm = p->pm;
+
+	event_del(c->deadline_ev);
+	c->phase = PC_UP;
+	p->conn = c;
+	p->state = PEER_UP;
+	p->since_ms = now_ms();
+	if (p->was_up)
+		p->reconnects++;
+	p->was_up = true;
+	p->backoff_ms = BACKOFF_MIN_MS;
+	p->announced = true;
+	snprintf(p->host, sizeof(p->host), "%s", h->host_name);
+	snprintf(p->data_addr, sizeof(p->data_addr), "%s", h->data_address);
+	p->data_port = h->data_port;
+	p->data_paths = h->data_paths;
+	p->mtu = h->mtu;
+	p->their_timeout_ms = h->timeout_ms;
+	p->tx_token = h->token;
+	p->rx_token = c->local_token;
+	p->generation++;
+	p->has_rtt = false;
+	p->last_error[0] = '\0';
+	arm_keepalive(c, h->timeout_ms);
+	arm_silence(c);
+	log_info("peer %s (%s): up, %s (data %s port %u, %u paths, mtu %u)", p->name, p->addrtext,
+		 c->inbound ? "it dialed" : "we dialed", p->data_addr, p->data_port, p->data_paths,
+		 p->mtu);
+	if (pm->notify)
+		pm->notify(pm->notify_arg, p->name, true, p->generation);
+}
+
+/* An unknown host gets an Error and is closed; logged once per address per
+ * minute. */
+static void refuse_unknown(struct pconn *c, const char *why)
+{
+	uint32_t suppressed = 0;
+
+	if (ratelog_allow(c->pm, RL_UNKNOWN_HOST, &c->ra, &suppressed)) {
+		if (suppressed)
+			log_warn("peer connection from %s: closing: %s (%u more from this address in "
+				 "the last minute not logged)", c->ratext, why, suppressed);
+		else
+			log_warn("peer connection from %s: closing: %s", c->ratext, why);
+	}
+	pconn_close_ex(c, NULL, why, -EACCES);
+}
+
+static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
+{
+	struct peermgr *pm = c->pm;
+	struct peer *p = find_peer(pm, h->host_name);
+	char why[PEER_ERROR_MAX];
+	int r;
+
+	if (!p || !conf_addr_same_host(&p->addr, &c->ra)) {
+		char a[64];
+
+		conf_addr_fmt(&c->ra, false, a, sizeof(a));
+		if (p)
+			snprintf(why, sizeof(why), "hello as %s, which %s expects from %s, not from %s",
+				 h->host_name, pm->host_name, p->addrtext, a);
+		else
+			snprintf(why, sizeof(why), "%s at %s is not a configured peer of %s",
+				 h->host_name, a, pm->host_name);
+		refuse_unknown(c, why);
+		return;
+	}
+	if (p->dials) {
+		snprintf(why, sizeof(why), "%s dialed, but %s sorts first and dials %s", p->name,
+			 pm->host_name, p->name);
+		pconn_close(c, why, -EPROTO);
+		return;
+	}
+	c->unidentified = false;
+	pm->n_unident--;
+	if (p->conn) {
+		struct pconn *old = p->conn;
+
+		/* it dials only when it has no connection: the old one is dead */
+		pconn_close(old, "replaced by a new connection from the peer", -ECONNRESET);
+	}
+	c->peer = p;
+	p->conn = c;
+	event_del(p->retry_ev);
+	r = send_hello(c);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot send hello: %s", strerror(-r));
+		pconn_close(c, why, 0);
+		return;
+	}
+	peer_up(p, c, h);
+}
+
+static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
+{
+	struct peer *p = c->peer;
+	char why[PEER_ERROR_MAX];
+
+	if (strcmp(h->host_name, p->name) != 0) {
+		snprintf(why, sizeof(why), "answers as host '%s', expected '%s'", h->host_name, p->name);
+		pconn_close(c, why, -EACCES);
+		return;
+	}
+	peer_up(p, c, h);
+}
+
+static void handle_hello_phase(struct pconn *c, const UcclPeer__PeerMsg *m)
+{
+	char why[PEER_ERROR_MAX + 32], text[PEER_ERROR_MAX];
+
+	switch (m->body_case) {
+	case UCCL_PEER__PEER_MSG__BODY_HELLO:
+		if (c->inbound)
+			handle_inbound_hello(c, m->hello);
+		else
+			handle_outbound_hello(c, m->hello);
+		return;
+	case UCCL_PEER__PEER_MSG__BODY_ERROR:
+		peerframe_sanitize(text, sizeof(text), m->error->message);
+		snprintf(why, sizeof(why), "refused by the peer: %s (%s)", text,
+			 strerror(-m->error->code));
+		pconn_close(c, why, 0);
+		return;
+	default:
+		snprintf(why, sizeof(why), "expected hello, got %s", peerframe_msg_name(m));
+		pconn_close(c, why, -EPROTO);
+		return;
+	}
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	struct pconn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	while (c->phase != PC_CLOSING) {
+		UcclPeer__PeerMsg *m;
+		uint8_t hdr[FRAME_HDR_LEN], *p;
+		char why[PEER_ERROR_MAX];
+		uint32_t len;
+		int r;
+
+		if (evbuffer_get_length(in) < FRAME_HDR_LEN)
+			return;
+		evbuffer_copyout(in, hdr, FRAME_HDR_LEN);
+		if (peerframe_hdr_parse(hdr, &len) < 0) {
+			snprintf(why, sizeof(why), "bad frame length (limit %u bytes)", PEER_MSG_MAX);
+			pconn_close(c, why, -EMSGSIZE);
+			break;
+		}
+		if (evbuffer_get_length(in) < FRAME_HDR_LEN + (size_t)len)
+			return;
+		p = evbuffer_pullup(in, FRAME_HDR_LEN + (ssize_t)len);
+		r = p ? peerframe_unpack(p + FRAME_HDR_LEN, len, &m) : -ENOMEM;
+		evbuffer_drain(in, FRAME_HDR_LEN + (size_t)len);
+		if (r < 0) {
+			pconn_close(c, r == -EPROTO ? "message names no operation" :
+				    r == -ENOMEM ? "out of memory" : "undecodable message", r == -ENOMEM ? 0 : -EBADMSG);
+			break;
+		}
+		r = peerframe_check(m, why, sizeof(why));
+		if (r < 0) {
+			pconn_close(c, why, r);
+			uccl_peer__peer_msg__free_unpacked(m, NULL);
+			break;
+		}
+		if (c->phase == PC_UP) {
+			arm_silence(c);
+			handle_up(c, m);
+		} else {
+			handle_hello_phase(c, m);
+		}
+		uccl_peer__peer_msg__free_unpacked(m, NULL);
+	}
+	/* closing: drop whatever else arrives until EOF */
+	evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct pconn *c = arg;
+	char why[96];
+
+	(void)bev;
+	if (c->phase == PC_CLOSING) {
+		if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+			struct timeval tv = { 0, 0 };
+
+			evtimer_add(c->deadline_ev, &tv);   /* free now */
+		}
+		return;
+	}
+	if (what & BEV_EVENT_EOF)
+		snprintf(why, sizeof(why), "connection closed by the other side");
+	else
+		snprintf(why, sizeof(why), "connection error: %s",
+			 strerror(EVUTIL_SOCKET_ERROR() ? EVUTIL_SOCKET_ERROR() : EIO));
+	pconn_close(c, why, 0);
+}
+
+/* A connection made or accepted: from now on it reads and writes frames. */
+static int pconn_start_io(struct pconn *c)
+{
+	c->bev = bufferevent_socket_new(c->pm->base, c->fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->bev)
+		return -ENOMEM;
+	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
+	/* bounded input: at most one largest frame waits beyond what was parsed */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, 2 * (FRAME_HDR_LEN + PEER_MSG_MAX));
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) < 0)
+		return -ENOMEM;
+	c->phase = PC_HELLO;
+	return 0;
+}
+
+static struct pconn *pconn_new(struct peermgr *pm, int fd)
+{
+	struct pconn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->pm = pm;
+	c->fd = fd;
+	c->deadline_ev = evtimer_new(pm->base, deadline_cb, c);
+	c->ka_ev = event_new(pm->base, -1, EV_PERSIST, ka_cb, c);
+	c->silence_ev = evtimer_new(pm->base, silence_cb, c);
+	if (!c->deadline_ev || !c->ka_ev || !c->silence_ev) {
+		if (c->deadline_ev)
+			event_free(c->deadline_ev);
+		if (c->ka_ev)
+			event_free(c->ka_ev);
+		if (c->silence_ev)
+			event_free(c->silence_ev);
+		free(c);
+		return NULL;
+	}
+	c->next = pm->conns;
+	if (pm->conns)
+		pm->conns->prev = c;
+	pm->conns = c;
+	pm->n_conns++;
+	return c;
+}
+
+static void set_nodelay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* ---- dialing ------------------------------------------------------------------------------ */
+
+static void connected_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pconn *c = arg;
+	int err = 0, r;
+	socklen_t len = sizeof(err);
+	char why[96];
+
+	(void)what;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err) {
+		snprintf(why, sizeof(why), "connect: %s", strerror(err));
+		pconn_close(c, why, 0);
+		return;
+	}
+	set_nodelay(fd);
+	event_free(c->conn_ev);
+	c->conn_ev = NULL;
+	r = pconn_start_io(c);
+	if (r == 0)
+		r = send_hello(c);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot send hello: %s", strerror(-r));
+		pconn_close(c, why, 0);
+	}
+}
+
+static void peer_dial(struct peer *p)
+{
+	struct peermgr *pm = p->pm;
+	struct pconn *c;
+	char why[128];
+	int fd, r;
+
+	if (p->conn || pm->stopping)
+		return;
+	fd = socket(p->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "socket: %s", strerror(errno));
+		goto out_fail;
+	}
+	/* leave from our peer_listen address: the peer recognises us by it */
+	if (!conf_addr_is_any(&pm->listen) && pm->listen.family == p->sa.ss_family) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		sockaddr_of(&pm->listen, 0, &ss, &sl);
+		if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+			snprintf(why, sizeof(why), "bind to the peer_listen address: %s", strerror(errno));
+			close(fd);
+			goto out_fail;
+		}
+	}
+	r = connect(fd, (struct sockaddr *)&p->sa, p->salen);
+	if (r < 0 && errno != EINPROGRESS) {
+		snprintf(why, sizeof(why), "connect: %s", strerror(errno));
+		close(fd);
+		goto out_fail;
+	}
+	c = pconn_new(pm, fd);
+	if (!c) {
+		close(fd);
+		snprintf(why, sizeof(why), "out of memory");
+		goto out_fail;
+	}
+	c->peer = p;
+	p->conn = c;
+	c->ra = p->addr;
+	snprintf(c->ratext, sizeof(c->ratext), "%s", p->addrtext);
+	c->phase = PC_CONNECTING;
+	c->conn_ev = event_new(pm->base, fd, EV_WRITE, connected_cb, c);
+	struct timeval tv = tv_ms(PEER_HELLO_DEADLINE_MS);
+	if (!c->conn_ev || event_add(c->conn_ev, NULL) < 0 || evtimer_add(c->deadline_ev, &tv) < 0) {
+		pconn_close(c, "out of memory", 0);
+		return;
+	}
+	log_debug("peer %s (%s): dialing", p->name, p->addrtext);
+	return;
+
+out_fail:
+	/* same bookkeeping as a connection that failed */
+	if (strcmp(p->last_error, why) != 0)
+		log_info("peer %s (%s): %s", p->name, p->addrtext, why);
+	snprintf(p->last_error, sizeof(p->last_error), "%s", why);
+	peer_schedule_retry(p);
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	peer_dial(arg);
+}
+
+static void peer_schedule_retry(struct peer *p)
+{
+	struct peermgr *pm = p->pm;
+	uint32_t d;
+	struct timeval tv;
+
+	if (!p->dials || pm->stopping)
+		return;
+	/* 75%..125% of the backoff, so that restarted hosts do not dial in step */
+	d = p->backoff_ms * 3 / 4 + rnd32(pm) % (p->backoff_ms / 2 + 1);
+	tv = tv_ms(d);
+	evtimer_add(p->retry_ev, &tv);
+	p->backoff_ms = p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
+}
+
+/* ---- accepting ------------------------------------------------------------------------------ */
+
+static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage *ss)
+{
+	struct conf_addr ra;
+	struct pconn *c;
+	char a[64];
+	bool known;
+	uint32_t suppressed = 0;
+	struct timeval tv = tv_ms(PEER_HELLO_DEADLINE_MS);
+
+	conf_addr_of(ss, &ra);
+	conf_addr_fmt(&ra, true, a, sizeof(a));
+	known = find_peer_by_host(pm, &ra) != NULL;
+	if (pm->n_conns >= MAX_CONNS_HARD || (known && pm->n_unident >= PEER_MAX_UNIDENTIFIED)) {
+		if (ratelog_allow(pm, RL_TOO_MANY, &ra, &suppressed))
+			log_warn("peer connection from %s: refused: %u connections wait for a hello "
+				 "already (limit %u)%s", a, pm->n_unident, PEER_MAX_UNIDENTIFIED,
+				 suppressed ? "; more refusals from this address were not logged" : "");
+		close(fd);
+		return;
+	}
+	c = pconn_new(pm, fd);
+	if (!c) {
+		log_warn("peer connection from %s: refused: out of memory", a);
+		close(fd);
+		return;
+	}
+	c->inbound = true;
+	c->ra = ra;
+	snprintf(c->ratext, sizeof(c->ratext), "%s", a);
+	set_nodelay(fd);
+	if (pconn_start_io(c) < 0 || evtimer_add(c->deadline_ev, &tv) < 0) {
+		pconn_close(c, "out of memory", 0);
+		return;
+	}
+	/* a host that is no peer's address is refused before its hello, and
+	 * holds none of the slots of connections waiting for one */
+	if (!known) {
+		char why[192], h[64];
+
+		conf_addr_fmt(&ra, false, h, sizeof(h));
+		snprintf(why, sizeof(why), "%s is not the address of a configured peer of %s", h,
+			 pm->host_name);
+		refuse_unknown(c, why);
+		return;
+	}
+	c->unidentified = true;
+	pm->n_unident++;
+	log_debug("peer connection from %s: accepted", a);
+}
+
+static void listen_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct peermgr *pm = arg;
+
+	(void)what;
+	for (int i = 0; i < 64; i++) {   /* bounded per wakeup */
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("peer_listen: accept: %s", strerror(errno));
+			return;
+		}
+		accept_one(pm, fd, &ss);
+	}
+}
+
+static int open_listener(struct peermgr *pm)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int one = 1, v6only, fd;
+	char a[64];
+
+	conf_addr_fmt(&pm->listen, true, a, sizeof(a));
+	sockaddr_of(&pm->listen, pm->listen.port, &ss, &sl);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto out_err;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6) {
+		/* "[::]" takes IPv4 peers too */
+		v6only = !conf_addr_is_any(&pm->listen);
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, LISTEN_BACKLOG) < 0)
+		goto out_err;
+	pm->listen_fd = fd;
+	pm->listen_ev = event_new(pm->base, fd, EV_READ | EV_PERSIST, listen_cb, pm);
+	if (!pm->listen_ev || event_add(pm->listen_ev, NULL) < 0) {
+		log_err("peer_listen %s: out of memory", a);
+		return -ENOMEM;
+	}
+	return 0;
+
+out_err:;
+	int r = -errno;
+
+	log_err("peer_listen %s: %s", a, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* ---- peers: adding and removing ------------------------------------------------------------ */
+
+static int peer_add(struct peermgr *pm, const struct conf_peer *cp)
+{
+	struct peer *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->retry_ev = evtimer_new(pm->base, retry_cb, p);
+	if (!p->retry_ev) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->pm = pm;
+	snprintf(p->name, sizeof(p->name), "%s", cp->name);
+	p->addr = cp->addr;
+	sockaddr_of(&cp->addr, cp->addr.port, &p->sa, &p->salen);
+	conf_addr_fmt(&cp->addr, true, p->addrtext, sizeof(p->addrtext));
+	p->dials = strcmp(pm->host_name, p->name) < 0;
+	p->state = PEER_CONNECTING;
+	p->since_ms = now_ms();
+	p->backoff_ms = BACKOFF_MIN_MS;
+	p->keep = true;
+	pm->peers[pm->n_peers++] = p;
+	if (p->dials) {
+		struct timeval tv = { 0, 0 };
+
+		evtimer_add(p->retry_ev, &tv);   /* dial from the loop */
+	}
+	return 0;
+}
+
+static void peer_remove(struct peer *p, const char *why)
+{
+	struct peermgr *pm = p->pm;
+	uint32_t i;
+
+	fail_lookups(p, -ECANCELED);
+	if (p->conn)
+		pconn_close(p->conn, why, pm->stopping ? 0 : -ECONNRESET);
+	event_free(p->retry_ev);
+	for (i = 0; i < pm->n_peers && pm->peers[i] != p; i++)
+		;
+	memmove(&pm->peers[i], &pm->peers[i + 1], sizeof(pm->peers[0]) * (pm->n_peers - i - 1));
+	pm->n_peers--;
+	free(p);
+}
+
+static bool is_self(const struct peermgr *pm, const struct conf_peer *cp)
+{
+	return strcmp(cp->name, pm->host_name) == 0;
+}
+
+/* ---- the manager ------------------------------------------------------------------------- */
+
+int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn resolve,
+		  void *resolve_arg, struct peermgr **out)
+{
+	struct peermgr *pm;
+	char hn[256];
+	int r;
+
+	if (!c->peer_listen.family)
+		return -EINVAL;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return -ENOMEM;
+	pm->base = base;
+	pm->listen_fd = -1;
+	pm->resolve = resolve;
+	pm->resolve_arg = resolve_arg;
+	pm->listen = c->peer_listen;
+	pm->data_address = c->data_address.family ? c->data_address : c->peer_listen;
+	pm->data_port = c->data_port;
+	pm->data_paths = c->data_paths;
+	pm->mtu = c->mtu;
+	pm->timeout_ms = c->peer_timeout_ms;
+	if (c->host_name[0]) {
+		snprintf(pm->host_name, sizeof(pm->host_name), "%s", c->host_name);
+	} else {
+		if (gethostname(hn, sizeof(hn)) < 0)
+			hn[0] = '\0';
+		hn[sizeof(hn) - 1] = '\0';
+		if (!conf_peer_name_valid(hn)) {
+			char shown[80];
+
+			peerframe_sanitize(shown, sizeof(shown), hn);
+			log_err("host name '%s' cannot name this daemon to its peers (1..%d of "
+				"A-Z a-z 0-9 . _ -): set host_name in uccl.conf", shown,
+				CONF_PEER_NAME_MAX);
+			free(pm);
+			return -EINVAL;
+		}
+		snprintf(pm->host_name, sizeof(pm->host_name), "%s", hn);
+	}
+	if (conf_addr_is_any(&pm->data_address)) {
+		log_err("data_address: a wildcard address cannot be announced to peers");
+		free(pm);
+		return -EINVAL;
+	}
+	if (getrandom(&pm->rng, sizeof(pm->rng), GRND_NONBLOCK) != sizeof(pm->rng) || !pm->rng)
+		pm->rng = now_us() | 1;
+	r = open_listener(pm);
+	if (r < 0)
+		goto out_free;
+	for (uint32_t i = 0; i < c->n_peers; i++) {
+		if (is_self(pm, &c->peers[i])) {
+			log_debug("peers: %s is this daemon; skipped", c->peers[i].name);
+			continue;
+		}
+		r = peer_add(pm, &c->peers[i]);
+		if (r < 0) {
+			log_err("peers: out of memory");
+			goto out_free;
+		}
+	}
+	{
+		char a[64];
+
+		conf_addr_fmt(&pm->listen, true, a, sizeof(a));
+		log_info("peering as %s on %s: %u peer(s), peer protocol %u", pm->host_name, a,
+			 pm->n_peers, PEER_PROTO_VERSION);
+	}
+	*out = pm;
+	return 0;
+
+out_free:
+	peermgr_free(pm);
+	return r;
+}
+
+struct peermgr *peermgr_free(struct peermgr *pm)
+{
+	if (!pm)
+		return NULL;
+	pm->stopping = true;
+	while (pm->n_peers)
+		peer_remove(pm->peers[pm->n_peers - 1], "this daemon is stopping");
+	while (pm->conns)
+		pconn_free(pm->conns);
+	if (pm->listen_ev)
+		event_free(pm->listen_ev);
+	if (pm->listen_fd >= 0)
+		close(pm->listen_fd);
+	free(pm);
+	return NULL;
+}
+
+void peermgr_reload(struct peermgr *pm, const struct conf *c)
+{
+	if (pm->timeout_ms != c->peer_timeout_ms) {
+		pm->timeout_ms = c->peer_timeout_ms;
+		for (uint32_t i = 0; i < pm->n_peers; i++) {
+			struct pconn *pc = pm->peers[i]->conn;
+
+			if (pc && pc->phase == PC_UP) {
+				arm_keepalive(pc, pm->peers[i]->their_timeout_ms);
+				arm_silence(pc);
+			}
+		}
+	}
+	/* removals first, so that the table never holds more than the limit */
+	for (uint32_t i = 0; i < pm->n_peers; i++)
+		pm->peers[i]->keep = false;
+	for (uint32_t i = 0; i < c->n_peers; i++) {
+		struct peer *p = is_self(pm, &c->peers[i]) ? NULL : find_peer(pm, c->peers[i].name);
+
+		if (p && conf_addr_same_host(&p->addr, &c->peers[i].addr) &&
+		    p->addr.port == c->peers[i].addr.port)
+			p->keep = true;
+	}
+	for (uint32_t i = pm->n_peers; i-- > 0;) {
+		struct peer *p = pm->peers[i];
+		bool moved = false;
+
+		if (p->keep)
+			continue;
+		for (uint32_t k = 0; k < c->n_peers; k++)
+			moved |= strcmp(c->peers[k].name, p->name) == 0;
+		if (moved) {
+			log_info("peer %s (%s): address changed; reconnecting", p->name, p->addrtext);
+			peer_remove(p, "its address changed in the configuration");
+		} else {
+			log_info("peer %s (%s): removed from the configuration", p->name, p->addrtext);
+			peer_remove(p, "removed from the configuration");
+		}
+	}
+	for (uint32_t i = 0; i < c->n_peers; i++) {
+		const struct conf_peer *cp = &c->peers[i];
+		char a[64];
+
+		if (is_self(pm, cp) || find_peer(pm, cp->name))
+			continue;
+		conf_addr_fmt(&cp->addr, true, a, sizeof(a));
+		if (peer_add(pm, cp) < 0)
+			log_err("peer %s (%s): out of memory; not added", cp->name, a);
+		else
+			log_info("peer %s (%s): added", cp->name, a);
+	}
+}
+
+const char *peermgr_host_name(const struct peermgr *pm)
+{
+	return pm->host_name;
+}
+
+void peermgr_listen_text(const struct peermgr *pm, char *buf, size_t len)
+{
+	conf_addr_fmt(&pm->listen, true, buf, len);
+}
+
+size_t peermgr_count(const struct peermgr *pm)
+{
+	return pm->n_peers;
+}
+
+size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t max)
+{
+	uint64_t now = now_ms();
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < pm->n_peers && n < max; i++, n++) {
+		const struct peer *p = pm->peers[i];
+		struct peer_status *s = &out[n];
+
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", p->name);
+		snprintf(s->address, sizeof(s->address), "%s", p->addrtext);
+		s->state = p->state;
+		s->since_ms = now - p->since_ms;
+		s->dials = p->dials;
+		s->has_rtt = p->has_rtt;
+		s->rtt_us = p->rtt_us;
+		s->tx_token_set = p->tx_token != 0;
+		s->rx_token_set = p->rx_token != 0;
+		s->announced = p->announced;
+		snprintf(s->host_name, sizeof(s->host_name), "%s", p->host);
+		snprintf(s->data_address, sizeof(s->data_address), "%s", p->data_addr);
+		s->data_port = p->data_port;
+		s->data_paths = p->data_paths;
+		s->mtu = p->mtu;
+		s->reconnects = p->reconnects;
+		snprintf(s->last_error, sizeof(s->last_error), "%s", p->last_error);
+	}
+	return n;
+}
+
+int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
+{
+	const struct peer *p = find_peer(pm, name);
+	struct conf_addr a;
+
+	if (!p)
+		return -ENOENT;
+	if (p->state != PEER_UP)
+		return -ENOTCONN;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", p->name);
+	memset(&a, 0, sizeof(a));
+	if (inet_pton(AF_INET, p->data_addr, a.addr) == 1)
+		a.family = AF_INET;
+	else if (inet_pton(AF_INET6, p->data_addr, a.addr) == 1)
+		a.family = AF_INET6;
+	else
+		return -EPROTO;   /* cannot happen: checked in its hello */
+	sockaddr_of(&a, (uint16_t)p->data_port, &out->data_addr, &out->data_addrlen);
+	out->data_paths = p->data_paths;
+	out->mtu = p->mtu;
+	out->tx_token = p->tx_token;
+	out->rx_token = p->rx_token;
+	out->generation = p->generation;
+	return 0;
+}
+
+void peermgr_set_notify(struct peermgr *pm, peer_event_fn fn, void *arg)
+{
+	pm->notify = fn;
+	pm->notify_arg = arg;
+}

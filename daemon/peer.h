@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peer: the daemons of other hosts. Listens on peer_listen (TCP), keeps one
+ * control connection to each configured peer (the daemon whose host_name
+ * sorts first dials, the other accepts), exchanges hellos (protocol version,
+ * host name, data-plane address/port/paths/MTU, a fresh token per
+ * connection), keeps it alive with keepalives, declares a silent peer down
+ * after peer_timeout_ms, redials with backoff, and answers endpoint lookups.
+ * The protocol is docs/peer-protocol.md; every byte a peer sends is decoded
+ * and checked by proto/peerframe.c. Main thread only.
+ */
+#ifndef UCCL_DAEMON_PEER_H
+#define UCCL_DAEMON_PEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "daemon/conf.h"
+
+struct event_base;
+struct peermgr;
+
+#define PEER_MAX_CONNS        CONF_MAX_PEERS /* identified connections: one per peer */
+#define PEER_MAX_UNIDENTIFIED 8u             /* accepted, no valid hello yet */
+#define PEER_HELLO_DEADLINE_MS 5000u         /* from accept or dial to a complete hello */
+#define PEER_KEEPALIVE_MS     1000u
+#define PEER_MAX_LOOKUPS      256u           /* in flight per peer, asked by us */
+
+enum peer_state { PEER_CONNECTING = 0, PEER_UP, PEER_DOWN };
+
+/* Answers "which endpoint listens under name on this daemon": 0 with
+ * *ep_id, -ENOENT if none does, -EINVAL for a name that cannot exist. */
+typedef int (*peer_resolve_fn)(void *arg, const char *name, uint32_t *ep_id);
+
+/* Start peering as c says (c->peer_listen must be set): resolve host_name
+ * and data_address, listen, dial the peers this daemon dials. Logs why it
+ * failed; returns 0 or a negative errno. c is copied. */
+int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn resolve,
+		  void *resolve_arg, struct peermgr **out);
+/* Close every connection and the listener; lookups in flight complete with
+ * -ECANCELED. Accepts NULL, returns NULL. */
+struct peermgr *peermgr_free(struct peermgr *pm);
+/* Apply reloadable options: peers (added ones are dialed or awaited,
+ * removed ones closed, re-addressed ones reconnected) and peer_timeout_ms.
+ * Logs each change. */
+void peermgr_reload(struct peermgr *pm, const struct conf *c);
+
+/* ---- what ucclctl peers shows ---- */
+
+struct peer_status {
+	char name[CONF_PEER_NAME_MAX + 1];
+	char address[64];                  /* configured address:port */
+	enum peer_state state;
+	uint64_t since_ms;                 /* time in this state */
+	bool dials;
+	bool has_rtt;
+	uint32_t rtt_us;                   /* last keepalive answered */
+	bool tx_token_set, rx_token_set;
+	bool announced;                    /* a hello arrived once: the fields below are set */
+	char host_name[CONF_PEER_NAME_MAX + 1];
+	char data_address[48];
+	uint32_t data_port, data_paths, mtu;
+	uint32_t reconnects;
+	char last_error[160];
+};
+
+const char *peermgr_host_name(const struct peermgr *pm);
+/* peer_listen as text, e.g. "10.0.0.1:7470". */
+void peermgr_listen_text(const struct peermgr *pm, char *buf, size_t len);
+size_t peermgr_count(const struct peermgr *pm);
+/* Fill up to max entries, in configuration order; returns how many. */
+size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t max);
+
+/* ---- for the data path (engine integration) ---- */
+
+/* What the data path needs to talk to an up peer. */
+struct peer_info {
+	char name[CONF_PEER_NAME_MAX + 1];
+	struct sockaddr_storage data_addr; /* announced address, port = data_port (0: not set) */
+	socklen_t data_addrlen;
+	uint32_t data_paths;               /* UDP ports data_port .. data_port + paths - 1 */
+	uint32_t mtu;
+	uint64_t tx_token;                 /* put it in every data packet sent to this peer */
+	uint64_t rx_token;                 /* every data packet from this peer must carry it */
+	uint64_t generation;               /* changes each time the peer comes up (new tokens) */
+};
+
+/* 0 with *out, -ENOENT for a name not in peers, -ENOTCONN if not up. */
+int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out);
+
+/* Called after every change: up (new tokens, new generation) or down. The
+ * callback may call peer_get and peer_lookup, not peermgr_free/_reload. */
+typedef void (*peer_event_fn)(void *arg, const char *name, bool up, uint64_t generation);
+void peermgr_set_notify(struct peermgr *pm, peer_event_fn fn, void *arg);
+
+/* Ask peer's daemon whether an endpoint listens under name there. Returns
+ * 0 and later calls cb exactly once, from the event loop, never from inside
+ * peer_lookup: status 0 with the endpoint id, -ENOENT (nothing listens),
+ * -ETIMEDOUT (no answer in timeout_ms), -ENOTCONN (the connection went
+ * down first) or -ECANCELED (peer removed, daemon stopping). Or fails at
+ * once: -ESRCH (no such peer), -ENOTCONN (not up), -EINVAL (bad name or
+ * timeout 0), -EBUSY (PEER_MAX_LOOKUPS in flight), -ENOMEM; cb is then not
+ * called. *handle (may be NULL) names the lookup for peer_lookup_cancel. */
+typedef void (*peer_lookup_cb)(void *arg, int status, uint32_t ep_id);
+int peer_lookup(struct peermgr *pm, const char *peer, const char *name, uint32_t timeout_ms,
+		peer_lookup_cb cb, void *arg, uint64_t *handle);
+/* Forget a lookup in flight: its cb is not called. Unknown handles are ignored. */
+void peer_lookup_cancel(struct peermgr *pm, uint64_t handle);
+
+#endif

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peer_probe: a fake peer daemon for tests/integration/peers.sh. It connects
+ * to a daemon's peer_listen and sends what a broken, hostile or foreign
+ * daemon would (garbage, a wrong version, an unknown name, nothing at all,
+ * too many connections), or plays a correct peer for a moment, and prints
+ * what the daemon answered, one line per fact, for the script to check.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/peerframe.h"
+
+#define WAIT_MS 8000
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int dial(const char *host, const char *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd;
+
+	sa.sin_port = htons((uint16_t)atoi(port));
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "peer_probe: %s: not an IPv4 address\n", host);
+		exit(2);
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("peer_probe: connect");
+		exit(1);
+	}
+	return fd;
+}
+
+static void send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			perror("peer_probe: send");
+			exit(1);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void send_msg(int fd, const UcclPeer__PeerMsg *m)
+{
+	uint8_t *buf;
+	size_t len;
+
+	if (peerframe_pack(m, &buf, &len) < 0) {
+		fprintf(stderr, "peer_probe: cannot pack\n");
+		exit(2);
+	}
+	send_all(fd, buf, len);
+	free(buf);
+}
+
+/* Read exactly len bytes by the deadline. 1: done; 0: EOF first; -1: timeout
+ * or error. */
+static int read_exact(int fd, void *buf, size_t len, int64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int64_t left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return -1;
+		n = recv(fd, p, len, 0);
+		if (n == 0)
+			return 0;
+		if (n < 0)
+			return errno == ECONNRESET ? 0 : -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 1;
+}
+
+/* Next message, or NULL at EOF ("eof" printed) or timeout ("timeout"). */
+static UcclPeer__PeerMsg *recv_msg(int fd)
+{
+	int64_t deadline = now_ms() + WAIT_MS;
+	uint8_t hdr[FRAME_HDR_LEN], *p;
+	uint32_t len;
+	UcclPeer__PeerMsg *m;
+	int r;
+
+	r = read_exact(fd, hdr, sizeof(hdr), deadline);
+	if (r <= 0) {
+		printf("%s\n", r == 0 ? "eof" : "timeout");
+		return NULL;
+	}
+	if (peerframe_hdr_parse(hdr, &len) < 0) {
+		printf("bad frame from the daemon\n");
+		exit(1);
+	}
+	p = malloc(len);
+	if (!p || read_exact(fd, p, len, deadline) != 1 || peerframe_unpack(p, len, &m) < 0) {
+		printf("bad message from the daemon\n");
+		exit(1);
+	}
+	free(p);
+	return m;
+}
+
+/* Print the daemon's answer until it closes: "error CODE MESSAGE" for an
+ * Error, then "eof". */
+static int expect_close(int fd)
+{
+	UcclPeer__PeerMsg *m;
+
+	while ((m = recv_msg(fd))) {
+		if (m->body_case == UCCL_PEER__PEER_MSG__BODY_ERROR)
+			printf("error %d %s\n", m->error->code, m->error->message);
+		else
+			printf("got %s\n", peerframe_msg_name(m));
+		uccl_peer__peer_msg__free_unpacked(m, NULL);
+	}
+	return 0;
+}
+
+static void hello_of(UcclPeer__Hello *h, const char *name, uint32_t version)
+{
+	h->proto_version = version;
+	h->host_name = (char *)name;
+	h->data_address = (char *)"127.0.0.1";
+	h->has_data_port = h->has_data_paths = h->has_mtu = h->has_token = h->has_timeout_ms = 1;
+	h->data_port = 50000;
+	h->data_paths = 4;
+	h->mtu = 1500;
+	h->token = 0x0123456789abcdefULL;
+	h->timeout_ms = 3000;
+}
+
+/* garbage KIND: http (a length over the limit), junk (a frame that does not
+ * decode), empty (a frame whose message names nothing), early (a keepalive
+ * before the hello), silent (nothing at all). */
+static int mode_garbage(const char *host, const char *port, const char *kind)
+{
+	static const uint8_t junk[] = { 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	/* field 99, unknown to this version: decodes, names no message */
+	static const uint8_t empty[] = { 3, 0, 0, 0, 0x98, 0x06, 0x00 };
+	int fd = dial(host, port);
+
+	if (strcmp(kind, "http") == 0) {
+		send_all(fd, "GET / HTTP/1.0\r\n\r\n", 18);
+	} else if (strcmp(kind, "junk") == 0) {
+		send_all(fd, junk, sizeof(junk));
+	} else if (strcmp(kind, "empty") == 0) {
+		send_all(fd, empty, sizeof(empty));
+	} else if (strcmp(kind, "early") == 0) {
+		UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+		UcclPeer__Keepalive k = UCCL_PEER__KEEPALIVE__INIT;
+
+		k.seq = 1;
+		m.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE;
+		m.keepalive = &k;
+		send_msg(fd, &m);
+	} else if (strcmp(kind, "silent") != 0) {
+		fprintf(stderr, "peer_probe: unknown garbage kind %s\n", kind);
+		return 2;
+	}
+	expect_close(fd);
+	close(fd);
+	return 0;
+}
+
+/* hello NAME VERSION [LOOKUP]: a hello as NAME speaking VERSION; prints
+ * "hello HOST" or "error CODE MESSAGE". After a hello, answers nothing but
+ * asks: one keepalive ("keepalive_ack") and, with LOOKUP, whether an
+ * endpoint listens under it ("found EP" or "notfound"). */
+static int mode_hello(const char *host, const char *port, const char *name, const char *version,
+		      const char *lookup)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+	int fd = dial(host, port);
+
+	hello_of(&h, name, (uint32_t)atoi(version));
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = &h;
+	send_msg(fd, &m);
+	r = recv_msg(fd);
+	if (!r)
+		return 1;
+	if (r->body_case == UCCL_PEER__PEER_MSG__BODY_ERROR) {
+		printf("error %d %s\n", r->error->code, r->error->message);
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		expect_close(fd);
+		close(fd);
+		return 0;
+	}
+	if (r->body_case != UCCL_PEER__PEER_MSG__BODY_HELLO) {
+		printf("got %s\n", peerframe_msg_name(r));
+		return 1;
+	}
+	printf("hello %s\n", r->hello->host_name);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+
+	UcclPeer__PeerMsg k = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Keepalive ka = UCCL_PEER__KEEPALIVE__INIT;
+	ka.seq = 7;
+	ka.sent_us = 1;
+	k.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE;
+	k.keepalive = &ka;
+	send_msg(fd, &k);
+	if (lookup) {
+		UcclPeer__PeerMsg q = UCCL_PEER__PEER_MSG__INIT;
+		UcclPeer__LookupReq lq = UCCL_PEER__LOOKUP_REQ__INIT;
+
+		lq.id = 1;
+		lq.name = (char *)lookup;
+		q.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ;
+		q.lookup_req = &lq;
+		send_msg(fd, &q);
+	}
+	/* the daemon's own keepalives may come in between */
+	for (int want = lookup ? 2 : 1; want > 0;) {
+		r = recv_msg(fd);
+		if (!r)
+			return 1;
+		if (r->body_case == UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK && r->keepalive_ack->seq == 7) {
+			printf("keepalive_ack\n");
+			want--;
+		} else if (r->body_case == UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP) {
+			if (r->lookup_rep->found)
+				printf("found %u\n", r->lookup_rep->ep_id);
+			else
+				printf("notfound\n");
+			want--;
+		} else if (r->body_case != UCCL_PEER__PEER_MSG__BODY_KEEPALIVE) {
+			printf("got %s\n", peerframe_msg_name(r));
+			want = 0;
+		}
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+	}
+	close(fd);
+	return 0;
+}
+
+/* flood N: N connections that send nothing; prints how many the daemon
+ * closed within a second ("closed K"). */
+static int mode_flood(const char *host, const char *port, const char *count)
+{
+	int n = atoi(count), closed = 0;
+	int *fds = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
+
+	if (!fds || n <= 0)
+		return 2;
+	for (int i = 0; i < n; i++)
+		fds[i] = dial(host, port);
+	usleep(1000 * 1000);
+	for (int i = 0; i < n; i++) {
+		char b[512];
+		ssize_t r;
+
+		/* an Error may come before the end of stream */
+		while ((r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT)) > 0)
+			;
+		if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			closed++;
+		close(fds[i]);
+	}
+	printf("closed %d\n", closed);
+	free(fds);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 5 && strcmp(argv[1], "garbage") == 0)
+		return mode_garbage(argv[2], argv[3], argv[4]);
+	if ((argc == 6 || argc == 7) && strcmp(argv[1], "hello") == 0)
+		return mode_hello(argv[2], argv[3], argv[4], argv[5], argc == 7 ? argv[6] : NULL);
+	if (argc == 5 && strcmp(argv[1], "flood") == 0)
+		return mode_flood(argv[2], argv[3], argv[4]);
+	fprintf(stderr, "usage: peer_probe garbage HOST PORT http|junk|empty|early|silent\n"
+			"       peer_probe hello HOST PORT NAME VERSION [LOOKUP]\n"
+			"       peer_probe flood HOST PORT N\n");
+	return 2;
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for peerframe: the peer protocol's framing (length limits),
+ * round trips of every message, decoding of bytes that are not a message,
+ * and the value checks a daemon applies before it acts on a message, with
+ * the exact reasons it logs and sends back.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proto/peerframe.h"
+
+static UcclPeer__Hello good_hello(void)
+{
+	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+
+	h.proto_version = PEER_PROTO_VERSION;
+	h.host_name = "node-a";
+	h.data_address = "10.0.0.1";
+	h.has_data_port = h.has_data_paths = h.has_mtu = h.has_token = h.has_timeout_ms = 1;
+	h.data_port = 40000;
+	h.data_paths = 64;
+	h.mtu = 1500;
+	h.token = 0x1122334455667788ULL;
+	h.timeout_ms = 3000;
+	return h;
+}
+
+static UcclPeer__PeerMsg *round_trip(const UcclPeer__PeerMsg *m)
+{
+	UcclPeer__PeerMsg *out = NULL;
+	uint32_t len;
+	uint8_t *buf;
+	size_t n;
+
+	assert_int_equal(peerframe_pack(m, &buf, &n), 0);
+	assert_int_equal(peerframe_hdr_parse(buf, &len), 0);
+	assert_int_equal(len + FRAME_HDR_LEN, n);
+	assert_int_equal(peerframe_unpack(buf + FRAME_HDR_LEN, len, &out), 0);
+	free(buf);
+	return out;
+}
+
+/* The check of m: its status, and its reason in why. */
+static int check(const UcclPeer__PeerMsg *m, char *why)
+{
+	why[0] = '\0';
+	return peerframe_check(m, why, PEER_ERROR_MAX);
+}
+
+static int check_hello(const UcclPeer__Hello *h, char *why)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = (UcclPeer__Hello *)h;
+	return check(&m, why);
+}
+
+/* ---- framing ------------------------------------------------------------ */
+
+static void test_header_limits(void **state)
+{
+	uint8_t zero[4] = { 0, 0, 0, 0 }, max[4] = { 0, 0, 1, 0 }, over[4] = { 1, 0, 1, 0 };
+	uint8_t huge[4] = { 0xff, 0xff, 0xff, 0xff };
+	uint32_t len = 7;
+
+	assert_int_equal(peerframe_hdr_parse(zero, &len), -EMSGSIZE);
+	assert_int_equal(peerframe_hdr_parse(max, &len), 0);
+	assert_int_equal(len, 65536);
+	assert_int_equal(peerframe_hdr_parse(over, &len), -EMSGSIZE);
+	assert_int_equal(peerframe_hdr_parse(huge, &len), -EMSGSIZE);
+}
+
+/* An Error whose message would make the payload exceed 64 KiB is not built. */
+static void test_pack_refuses_oversized(void **state)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Error e = UCCL_PEER__ERROR__INIT;
+	char *big = malloc(PEER_MSG_MAX + 1);
+	uint8_t *buf = NULL;
+	size_t len;
+
+	memset(big, 'x', PEER_MSG_MAX);
+	big[PEER_MSG_MAX] = '\0';
+	e.code = -EINVAL;
+	e.message = big;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_ERROR;
+	m.error = &e;
+	assert_int_equal(peerframe_pack(&m, &buf, &len), -EMSGSIZE);
+	assert_null(buf);
+	free(big);
+}
+
+static void test_round_trip_every_message(void **state)
+{
+	UcclPeer__Hello h = good_hello();
+	UcclPeer__Error e = UCCL_PEER__ERROR__INIT;
+	UcclPeer__Keepalive k = UCCL_PEER__KEEPALIVE__INIT;
+	UcclPeer__KeepaliveAck ka = UCCL_PEER__KEEPALIVE_ACK__INIT;
+	UcclPeer__LookupReq lq = UCCL_PEER__LOOKUP_REQ__INIT;
+	UcclPeer__LookupRep lr = UCCL_PEER__LOOKUP_REP__INIT;
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *out;
+	char why[PEER_ERROR_MAX];
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = &h;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "hello");
+	assert_string_equal(out->hello->host_name, "node-a");
+	assert_int_equal(out->hello->token, 0x1122334455667788ULL);
+	assert_int_equal(out->hello->mtu, 1500);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	e.code = -EPROTONOSUPPORT;
+	e.message = "no";
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_ERROR;
+	m.error = &e;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "error");
+	assert_int_equal(out->error->code, -EPROTONOSUPPORT);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	k.seq = 3;
+	k.sent_us = 99;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE;
+	m.keepalive = &k;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "keepalive");
+	assert_int_equal(out->keepalive->seq, 3);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	ka.seq = 3;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK;
+	m.keepalive_ack = &ka;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "keepalive_ack");
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	lq.id = 5;
+	lq.name = "svc:rank-0";
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ;
+	m.lookup_req = &lq;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "lookup_req");
+	assert_string_equal(out->lookup_req->name, "svc:rank-0");
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	lr.id = 5;
+	lr.found = 1;
+	lr.has_ep_id = 1;
+	lr.ep_id = 0;   /* endpoint 0 exists */
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP;
+	m.lookup_rep = &lr;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "lookup_rep");
+	assert_true(out->lookup_rep->found && out->lookup_rep->has_ep_id);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+}
+
+/* ---- decoding what is not a message ---------------------------------------- */
+
+static void test_unpack_bad_bytes(void **state)
+{
+	static const uint8_t junk[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	/* a body of a later version (field 99): decodes, names nothing */
+	static const uint8_t future[] = { 0x98, 0x06, 0x00 };
+	/* a hello with its required proto_version missing */
+	static const uint8_t no_version[] = { 0x0a, 0x02, 0x12, 0x00 };
+	UcclPeer__PeerMsg *out = NULL;
+
+	assert_int_equal(peerframe_unpack(junk, sizeof(junk), &out), -EBADMSG);
+	assert_int_equal(peerframe_unpack(future, sizeof(future), &out), -EPROTO);
+	assert_int_equal(peerframe_unpack(no_version, sizeof(no_version), &out), -EBADMSG);
+	assert_int_equal(peerframe_unpack(future, 0, &out), -EPROTO);
+	assert_null(out);
+}
+
+/* A hello of any version decodes, so that the answer can name both. */
+static void test_hello_of_another_version_decodes(void **state)
+{
+	static const uint8_t v7[] = { 0x0a, 0x02, 0x08, 0x07 };
+	UcclPeer__PeerMsg *out = NULL;
+	char why[PEER_ERROR_MAX];
+
+	assert_int_equal(peerframe_unpack(v7, sizeof(v7), &out), 0);
+	assert_int_equal(check(out, why), -EPROTONOSUPPORT);
+	assert_string_equal(why, "peer speaks peer protocol 7, this daemon speaks 1");
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static void test_hello_checks(void **state)
+{
+	UcclPeer__Hello h;
+	char why[PEER_ERROR_MAX];
+
+	h = good_hello();
+	assert_int_equal(check_hello(&h, why), 0);
+	h.data_address = "fd00::1";
+	h.data_port = 0;              /* not set yet is fine */
+	h.data_paths = 256;
+	h.mtu = 9000;
+	assert_int_equal(check_hello(&h, why), 0);
+
+	h = good_hello();
+	h.host_name = NULL;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: no host_name (1..32 of A-Za-z0-9._-)");
+	h.host_name = "a b";
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad host_name (1..32 of A-Za-z0-9._-)");
+	h.host_name = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";   /* 33 */
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+
+	h = good_hello();
+	h.data_address = "example.com";
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad data_address (a numeric IPv4 or IPv6 address)");
+	h.data_address = NULL;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: no data_address (a numeric IPv4 or IPv6 address)");
+
+	h = good_hello();
+	h.data_port = 65536;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad data_port (0..65535)");
+	h = good_hello();
+	h.data_port = 65500;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: data_port 65500 + 64 paths runs past port 65535");
+	h = good_hello();
+	h.data_paths = 0;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad data_paths (1..256)");
+	h.data_paths = 257;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	h = good_hello();
+	h.has_mtu = 0;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: no mtu (576..9000)");
+	h.has_mtu = 1;
+	h.mtu = 575;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	h.mtu = 9001;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	h = good_hello();
+	h.token = 0;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: zero token");
+	h.has_token = 0;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: no token");
+	h = good_hello();
+	h.timeout_ms = 199;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad timeout_ms (200..60000)");
+	h.timeout_ms = 60001;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+
+	/* the version is checked first: nothing else of a foreign hello matters */
+	h = good_hello();
+	h.proto_version = 2;
+	h.mtu = 1;
+	assert_int_equal(check_hello(&h, why), -EPROTONOSUPPORT);
+	assert_string_equal(why, "peer speaks peer protocol 2, this daemon speaks 1");
+}
+
+static void test_other_checks(void **state)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Error e = UCCL_PEER__ERROR__INIT;
+	UcclPeer__LookupReq lq = UCCL_PEER__LOOKUP_REQ__INIT;
+	UcclPeer__LookupRep lr = UCCL_PEER__LOOKUP_REP__INIT;
+	char why[PEER_ERROR_MAX], longname[80];
+
+	e.code = 0;
+	e.message = "x";
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_ERROR;
+	m.error = &e;
+	assert_int_equal(check(&m, why), -EINVAL);
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ;
+	m.lookup_req = &lq;
+	lq.name = "a/b";
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "lookup_req: bad name (1..64 of A-Za-z0-9._:-)");
+	lq.name = "";
+	assert_int_equal(check(&m, why), -EINVAL);
+	memset(longname, 'n', 65);
+	longname[65] = '\0';
+	lq.name = longname;
+	assert_int_equal(check(&m, why), -EINVAL);
+	longname[64] = '\0';
+	assert_int_equal(check(&m, why), 0);
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP;
+	m.lookup_rep = &lr;
+	lr.found = 1;   /* without its ep_id */
+	assert_int_equal(check(&m, why), -EINVAL);
+	lr.found = 0;
+	lr.has_ep_id = 1;
+	assert_int_equal(check(&m, why), -EINVAL);
+	lr.has_ep_id = 0;
+	assert_int_equal(check(&m, why), 0);
+}
+
+static void test_names_and_sanitize(void **state)
+{
+	char buf[8];
+
+	assert_true(peerframe_name_valid("a"));
+	assert_true(peerframe_name_valid("Node-1.rack_2"));
+	assert_false(peerframe_name_valid(""));
+	assert_false(peerframe_name_valid("a:b"));
+	assert_false(peerframe_name_valid(NULL));
+	assert_true(peerframe_listen_name_valid("a:b"));
+	assert_false(peerframe_listen_name_valid("a/b"));
+
+	peerframe_sanitize(buf, sizeof(buf), "ab\x1b[31mcdef");
+	assert_string_equal(buf, "ab?[31m");
+	peerframe_sanitize(buf, sizeof(buf), NULL);
+	assert_string_equal(buf, "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_limits),
+		cmocka_unit_test(test_pack_refuses_oversized),
+		cmocka_unit_test(test_round_trip_every_message),
+		cmocka_unit_test(test_unpack_bad_bytes),
+		cmocka_unit_test(test_hello_of_another_version_decodes),
+		cmocka_unit_test(test_hello_checks),
+		cmocka_unit_test(test_other_checks),
+		cmocka_unit_test(test_names_and_sanitize),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
