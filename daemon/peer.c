@@ -50,6 +50,7 @@ struct lookup;
 
 struct peer {
 	struct peermgr *pm;
+	bool removing;                  /* peer_remove is failing its lookups */
 	char name[CONF_PEER_NAME_MAX + 1];
 	struct conf_addr addr;
 	struct sockaddr_storage sa;
@@ -130,6 +131,7 @@ struct peermgr {
 	uint32_t timeout_ms;
 	int listen_fd;
 	struct event *listen_ev;
+	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */
 	struct peer *peers[CONF_MAX_PEERS];
 	uint32_t n_peers;
 	struct pconn *conns;
@@ -563,7 +565,7 @@ int peer_lookup(struct peermgr *pm, const char *peer, const char *name, uint32_t
 	struct timeval tv = tv_ms(timeout_ms);
 	int r;
 
-	if (!p)
+	if (!p || p->removing)
 		return -ESRCH;
 	if (!peerframe_listen_name_valid(name) || timeout_ms == 0)
 		return -EINVAL;
@@ -1179,6 +1181,15 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 	log_debug("peer connection from %s: accepted", a);
 }
 
+static void listen_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct peermgr *pm = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(pm->listen_ev, NULL);
+}
+
 static void listen_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct peermgr *pm = arg;
@@ -1190,9 +1201,16 @@ static void listen_cb(evutil_socket_t lfd, short what, void *arg)
 		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-			    errno != ECONNABORTED)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				/* the backlog stays readable: pause instead of spinning */
+				struct timeval tv = { .tv_sec = 1 };
+				log_warn("peer_listen: accept: %s; pausing 1 s", strerror(errno));
+				event_del(pm->listen_ev);
+				event_add(pm->listen_resume_ev, &tv);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				   errno != ECONNABORTED) {
 				log_warn("peer_listen: accept: %s", strerror(errno));
+			}
 			return;
 		}
 		accept_one(pm, fd, &ss);
@@ -1221,7 +1239,8 @@ static int open_listener(struct peermgr *pm)
 		goto out_err;
 	pm->listen_fd = fd;
 	pm->listen_ev = event_new(pm->base, fd, EV_READ | EV_PERSIST, listen_cb, pm);
-	if (!pm->listen_ev || event_add(pm->listen_ev, NULL) < 0) {
+	pm->listen_resume_ev = evtimer_new(pm->base, listen_resume_cb, pm);
+	if (!pm->listen_ev || !pm->listen_resume_ev || event_add(pm->listen_ev, NULL) < 0) {
 		log_err("peer_listen %s: out of memory", a);
 		return -ENOMEM;
 	}
@@ -1273,6 +1292,9 @@ static void peer_remove(struct peer *p, const char *why)
 	struct peermgr *pm = p->pm;
 	uint32_t i;
 
+	/* a lookup callback that retries must be refused at once, or failing
+	 * the lookups below would never finish */
+	p->removing = true;
 	fail_lookups(p, -ECANCELED);
 	if (p->conn)
 		pconn_close(p->conn, why, pm->stopping ? 0 : -ECONNRESET);
@@ -1378,6 +1400,8 @@ struct peermgr *peermgr_free(struct peermgr *pm)
 		pconn_free(pm->conns);
 	if (pm->listen_ev)
 		event_free(pm->listen_ev);
+	if (pm->listen_resume_ev)
+		event_free(pm->listen_resume_ev);
 	if (pm->listen_fd >= 0)
 		close(pm->listen_fd);
 	free(pm);

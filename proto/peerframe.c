@@ -180,8 +180,10 @@ int peerframe_check(const UcclPeer__PeerMsg *m, char *why, size_t whylen)
 	case UCCL_PEER__PEER_MSG__BODY_HELLO:
 		return check_hello(m->hello, why, whylen);
 	case UCCL_PEER__PEER_MSG__BODY_ERROR:
-		if (m->error->code >= 0 || strnlen(m->error->message, PEER_ERROR_MAX + 1) > PEER_ERROR_MAX) {
-			snprintf(why, whylen, "error: code must be negative, message at most %u bytes",
+		/* an errno: negating INT32_MIN would overflow where it is printed */
+		if (m->error->code >= 0 || m->error->code < -4095 ||
+		    strnlen(m->error->message, PEER_ERROR_MAX + 1) > PEER_ERROR_MAX) {
+			snprintf(why, whylen, "error: code must be a negative errno (-4095..-1), message at most %u bytes",
 				 PEER_ERROR_MAX);
 			return -EINVAL;
 		}

@@ -293,6 +293,13 @@ static void test_other_checks(void **state)
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_ERROR;
 	m.error = &e;
 	assert_int_equal(check(&m, why), -EINVAL);
+	/* not an errno; negating it where it is printed would overflow */
+	e.code = INT32_MIN;
+	assert_int_equal(check(&m, why), -EINVAL);
+	e.code = -4096;
+	assert_int_equal(check(&m, why), -EINVAL);
+	e.code = -ECONNRESET;
+	assert_int_equal(check(&m, why), 0);
 
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ;
 	m.lookup_req = &lq;
