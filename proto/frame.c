@@ -24,11 +24,12 @@ int frame_hdr_parse(const uint8_t hdr[FRAME_HDR_LEN], uint32_t max, uint32_t *le
 	return 0;
 }
 
-static int pack(size_t n, const ProtobufCMessage *m, uint8_t **buf, size_t *len)
+int frame_pack_message(const ProtobufCMessage *m, size_t max, uint8_t **buf, size_t *len)
 {
+	size_t n = protobuf_c_message_get_packed_size(m);
 	uint8_t *b;
 
-	if (n + FRAME_HDR_LEN > FRAME_MAX_HARD)
+	if (n + FRAME_HDR_LEN > FRAME_MAX_HARD || n > max)
 		return -EMSGSIZE;
 	b = malloc(n + FRAME_HDR_LEN);
 	if (!b)
@@ -45,12 +46,12 @@ static int pack(size_t n, const ProtobufCMessage *m, uint8_t **buf, size_t *len)
 
 int frame_pack_request(const UcclCtl__Request *r, uint8_t **buf, size_t *len)
 {
-	return pack(uccl_ctl__request__get_packed_size(r), &r->base, buf, len);
+	return frame_pack_message(&r->base, FRAME_MAX_HARD, buf, len);
 }
 
 int frame_pack_reply(const UcclCtl__Reply *r, uint8_t **buf, size_t *len)
 {
-	return pack(uccl_ctl__reply__get_packed_size(r), &r->base, buf, len);
+	return frame_pack_message(&r->base, FRAME_MAX_HARD, buf, len);
 }
 
 int frame_unpack_request(const uint8_t *p, size_t len, UcclCtl__Request **out)

@@ -19,6 +19,9 @@
 /* Length of the payload announced by hdr; -EMSGSIZE if over max or zero. */
 int frame_hdr_parse(const uint8_t hdr[FRAME_HDR_LEN], uint32_t max, uint32_t *len);
 
+/* Pack any protobuf-c message of at most max bytes with its length prefix
+ * into a malloc'd buffer (-EMSGSIZE if larger). */
+int frame_pack_message(const ProtobufCMessage *m, size_t max, uint8_t **buf, size_t *len);
 /* Pack a message with its length prefix into a malloc'd buffer. */
 int frame_pack_request(const UcclCtl__Request *r, uint8_t **buf, size_t *len);
 int frame_pack_reply(const UcclCtl__Reply *r, uint8_t **buf, size_t *len);

@@ -20,22 +20,9 @@ int peerframe_hdr_parse(const uint8_t hdr[FRAME_HDR_LEN], uint32_t *len)
 
 int peerframe_pack(const UcclPeer__PeerMsg *m, uint8_t **buf, size_t *len)
 {
-	size_t n = uccl_peer__peer_msg__get_packed_size(m);
-	uint8_t *b;
-
-	if (n == 0 || n > PEER_MSG_MAX)
+	if (uccl_peer__peer_msg__get_packed_size(m) == 0)
 		return -EMSGSIZE;
-	b = malloc(n + FRAME_HDR_LEN);
-	if (!b)
-		return -ENOMEM;
-	b[0] = n & 0xff;
-	b[1] = (n >> 8) & 0xff;
-	b[2] = (n >> 16) & 0xff;
-	b[3] = (n >> 24) & 0xff;
-	uccl_peer__peer_msg__pack(m, b + FRAME_HDR_LEN);
-	*buf = b;
-	*len = n + FRAME_HDR_LEN;
-	return 0;
+	return frame_pack_message(&m->base, PEER_MSG_MAX, buf, len);
 }
 
 int peerframe_unpack(const uint8_t *p, size_t len, UcclPeer__PeerMsg **out)
