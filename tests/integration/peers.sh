@@ -217,16 +217,30 @@ expect "reloads leave node-b up" is "$(pq "$SOCK_A" node-b state),$(pq "$SOCK_A"
 # ---- a host that is no peer's address ----------------------------------------------------------------
 # daemon c knows one peer, at 127.0.0.2 (which sorts first: c waits, never
 # dials it); the probe comes from 127.0.0.1, an address c does not know
-{
-	echo "peer_listen = 127.0.0.1:$PZ"
-	echo "peers = far=127.0.0.2:9"
-	echo "host_name = node-c"
-	echo "log_level = debug"
-} >"$TMPD/c.conf"
-"$UCCLSVCD" --config "$TMPD/c.conf" --runtime-dir "$TMPD/rc" 2>"$TMPD/c.log" &
-PID_C=$!
-BG_PIDS="$BG_PIDS $PID_C"
-for _ in $(seq 100); do [ -S "$TMPD/rc/ucclsvcd.sock" ] && break; sleep 0.05; done
+# A port picked at the start may have been handed out since as some
+# connection's ephemeral port: pick a fresh one, and retry if it is lost.
+for try in 1 2 3; do
+	PZ=$(python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	{
+		echo "peer_listen = 127.0.0.1:$PZ"
+		echo "peers = far=127.0.0.2:9"
+		echo "host_name = node-c"
+		echo "log_level = debug"
+	} >"$TMPD/c.conf"
+	"$UCCLSVCD" --config "$TMPD/c.conf" --runtime-dir "$TMPD/rc" 2>"$TMPD/c.log" &
+	PID_C=$!
+	BG_PIDS="$BG_PIDS $PID_C"
+	for _ in $(seq 100); do
+		[ -S "$TMPD/rc/ucclsvcd.sock" ] && break
+		kill -0 "$PID_C" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -S "$TMPD/rc/ucclsvcd.sock" ] && kill -0 "$PID_C" 2>/dev/null && break
+	echo "# daemon c did not start on port $PZ (try $try):"; sed 's/^/#   /' "$TMPD/c.log"
+	wait "$PID_C" 2>/dev/null
+done
 "$PROBE" hello 127.0.0.1 "$PZ" far 1 >"$TMPD/c1.out"
 "$PROBE" hello 127.0.0.1 "$PZ" far 1 >"$TMPD/c2.out"
 expect "an unknown address is refused with an error" \
