@@ -469,3 +469,18 @@ void json_kv_bool(struct json *j, const char *key, bool v)
 	json_key(j, key);
 	json_bool(j, v);
 }
+
+void json_list_begin(struct json *j, FILE *f, const char *key)
+{
+	json_init(j, f, true);
+	json_obj_begin(j);
+	json_key(j, key);
+	json_arr_begin(j);
+}
+
+int json_list_end(struct json *j)
+{
+	json_arr_end(j);
+	json_obj_end(j);
+	return json_finish(j);
+}

@@ -77,6 +77,10 @@ void json_null(struct json *j);
 /* Newline after the document. 0, -EINVAL if the document is incomplete or a
  * call was out of place, -EIO if writing failed. */
 int json_finish(struct json *j);
+/* {"key": [ ... ]}: the shape of every ucclctl list. json_list_end closes
+ * both and returns json_finish's result. */
+void json_list_begin(struct json *j, FILE *f, const char *key);
+int json_list_end(struct json *j);
 
 /* Shorthands for one "key": value member of an object. */
 void json_kv_str(struct json *j, const char *key, const char *s);

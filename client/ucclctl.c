@@ -256,10 +256,7 @@ static int print_clients(const UcclCtl__Reply *r, bool json)
 	if (json) {
 		struct json j;
 
-		json_init(&j, stdout, true);
-		json_obj_begin(&j);
-		json_key(&j, "clients");
-		json_arr_begin(&j);
+		json_list_begin(&j, stdout, "clients");
 		for (size_t i = 0; i < rep->n_clients; i++) {
 			const UcclCtl__ClientInfo *c = rep->clients[i];
 
@@ -276,9 +273,7 @@ static int print_clients(const UcclCtl__Reply *r, bool json)
 			json_kv_u64(&j, "attached_ms", c->attached_ms);
 			json_obj_end(&j);
 		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		return json_finish(&j);
+		return json_list_end(&j);
 	}
 	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
 	if (!t)
@@ -319,10 +314,7 @@ static int print_endpoints(const UcclCtl__Reply *r, bool json)
 	if (json) {
 		struct json j;
 
-		json_init(&j, stdout, true);
-		json_obj_begin(&j);
-		json_key(&j, "endpoints");
-		json_arr_begin(&j);
+		json_list_begin(&j, stdout, "endpoints");
 		for (size_t i = 0; i < rep->n_endpoints; i++) {
 			const UcclCtl__EndpointInfo *p = rep->endpoints[i];
 
@@ -340,9 +332,7 @@ static int print_endpoints(const UcclCtl__Reply *r, bool json)
 			json_kv_u64(&j, "bytes", p->bytes);
 			json_obj_end(&j);
 		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		return json_finish(&j);
+		return json_list_end(&j);
 	}
 	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
 	if (!t)
@@ -380,10 +370,7 @@ static int print_mrs(const UcclCtl__Reply *r, bool json)
 	if (json) {
 		struct json j;
 
-		json_init(&j, stdout, true);
-		json_obj_begin(&j);
-		json_key(&j, "mrs");
-		json_arr_begin(&j);
+		json_list_begin(&j, stdout, "mrs");
 		for (size_t i = 0; i < rep->n_mrs; i++) {
 			const UcclCtl__MrInfo *m = rep->mrs[i];
 
@@ -394,9 +381,7 @@ static int print_mrs(const UcclCtl__Reply *r, bool json)
 			json_kv_u64(&j, "len", m->len);
 			json_obj_end(&j);
 		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		return json_finish(&j);
+		return json_list_end(&j);
 	}
 	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
 	if (!t)
@@ -429,19 +414,14 @@ static int print_stats(const UcclCtl__Reply *r, bool json)
 	if (json) {
 		struct json j;
 
-		json_init(&j, stdout, true);
-		json_obj_begin(&j);
-		json_key(&j, "stats");
-		json_arr_begin(&j);
+		json_list_begin(&j, stdout, "stats");
 		for (size_t i = 0; i < rep->n_counters; i++) {
 			json_obj_begin(&j);
 			json_kv_str(&j, "name", rep->counters[i]->name);
 			json_kv_u64(&j, "value", rep->counters[i]->value);
 			json_obj_end(&j);
 		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		return json_finish(&j);
+		return json_list_end(&j);
 	}
 	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
 	if (!t)
@@ -552,9 +532,7 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 		json_arr_begin(&j);
 		for (size_t i = 0; i < rep->n_peers; i++)
 			json_peer(&j, rep->peers[i]);
-		json_arr_end(&j);
-		json_obj_end(&j);
-		return json_finish(&j);
+		return json_list_end(&j);
 	}
 	if (!rep->enabled) {
 		printf("peering is off (no peer_listen in uccl.conf)\n");
