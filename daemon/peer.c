@@ -6,7 +6,8 @@
  * identified by its hello), becomes the peer's connection when both hellos
  * have crossed, and ends through pconn_close() only, which logs why, tells
  * the peer, and frees the connection later from a timer, never inside a
- * callback that still uses it.
+ * callback that still uses it. What travels on an up connection besides
+ * keepalives (lookups, connects) is daemon/peer_req.c's.
  */
 #include "config.h"
 
@@ -29,6 +30,7 @@
 
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "daemon/peer_int.h"
 #include "proto/peerframe.h"
 
 #define BACKOFF_MIN_MS     200u
@@ -39,117 +41,9 @@
 /* every connection at once: identified, unidentified, lingering, and those
  * closed in this loop iteration and freed in the next */
 #define MAX_CONNS_HARD     (PEER_MAX_CONNS + PEER_MAX_UNIDENTIFIED + MAX_LINGERING + 64u)
-#define RATELOG_SLOTS      32u
 #define RATELOG_MS         60000u
 #define LISTEN_BACKLOG     16
 
-enum pc_phase { PC_CONNECTING, PC_HELLO, PC_UP, PC_CLOSING };
-
-struct pconn;
-struct lookup;
-
-struct peer {
-	struct peermgr *pm;
-	bool removing;                  /* peer_remove is failing its lookups */
-	char name[CONF_PEER_NAME_MAX + 1];
-	struct conf_addr addr;
-	struct sockaddr_storage sa;
-	socklen_t salen;
-	char addrtext[64];
-	bool dials;                    /* our host_name sorts first: we make the connection */
-	bool keep;                     /* reload: still configured */
-	enum peer_state state;
-	uint64_t since_ms;
-	struct pconn *conn;            /* being made or up; NULL between attempts */
-	struct event *retry_ev;
-	uint32_t backoff_ms;
-	uint32_t reconnects;
-	bool was_up;
-	bool has_rtt;
-	uint32_t rtt_us;
-	/* from its last hello */
-	bool announced;
-	char host[CONF_PEER_NAME_MAX + 1];
-	char data_addr[PEER_ADDR_TEXT_MAX + 2];
-	uint32_t data_port, data_paths, mtu;
-	uint32_t their_timeout_ms;
-	uint64_t tx_token, rx_token;   /* set while up */
-	uint64_t generation;
-	char last_error[160];
-	struct lookup *lookups;
-	uint32_t n_lookups;
-	uint32_t next_lookup_id;
-};
-
-struct pconn {
-	struct peermgr *pm;
-	struct pconn *next, *prev;     /* pm->conns */
-	struct peer *peer;             /* NULL: inbound and not identified yet, or closing */
-	int fd;
-	struct bufferevent *bev;       /* from PC_HELLO on */
-	struct event *conn_ev;         /* PC_CONNECTING: the socket becomes writable */
-	struct event *deadline_ev;     /* hello deadline; then the linger before free */
-	struct event *ka_ev;           /* PC_UP: keepalive tick */
-	struct event *silence_ev;      /* PC_UP: peer_timeout_ms without a message */
-	enum pc_phase phase;
-	bool inbound;
-	bool unidentified;             /* counted in pm->n_unident */
-	bool lingering;                /* counted in pm->n_lingering */
-	char ratext[72];               /* remote address:port */
-	struct conf_addr ra;           /* remote address (v4-mapped shown as v4) */
-	uint64_t local_token;          /* in our hello: the peer puts it in packets to us */
-	uint64_t ka_seq;               /* last keepalive sent */
-	uint64_t ka_sent_us;
-	uint32_t ka_interval_ms;
-};
-
-struct lookup {
-	struct lookup *next, *prev;    /* peer->lookups */
-	struct peer *peer;
-	uint32_t id;
-	uint64_t handle;
-	struct event *timer;
-	peer_lookup_cb cb;
-	void *arg;
-};
-
-enum ratelog_kind { RL_UNKNOWN_HOST = 1, RL_TOO_MANY };
-
-struct ratelog {
-	enum ratelog_kind kind;
-	struct conf_addr a;
-	uint64_t ms;
-	uint32_t suppressed;
-};
-
-struct peermgr {
-	struct event_base *base;
-	char host_name[CONF_PEER_NAME_MAX + 1];
-	struct conf_addr listen;
-	struct conf_addr data_address;
-	uint32_t data_port, data_paths, mtu;
-	uint32_t timeout_ms;
-	int listen_fd;
-	struct event *listen_ev;
-	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */
-	struct peer *peers[CONF_MAX_PEERS];
-	uint32_t n_peers;
-	struct pconn *conns;
-	uint32_t n_unident;
-	uint32_t n_closing;
-	uint32_t n_lingering;          /* closing ones that wait for their Error to leave */
-	uint32_t n_conns;              /* every pconn, closing ones included */
-	uint64_t next_handle;
-	uint64_t rng;
-	peer_resolve_fn resolve;
-	void *resolve_arg;
-	peer_event_fn notify;
-	void *notify_arg;
-	struct ratelog ratelog[RATELOG_SLOTS];
-	bool stopping;
-};
-
-static void pconn_close(struct pconn *c, const char *reason, int send_code);
 static void pconn_close_ex(struct pconn *c, const char *reason, const char *tell, int send_code);
 static void peer_schedule_retry(struct peer *p);
 
@@ -166,13 +60,6 @@ static uint64_t now_us(void)
 static uint64_t now_ms(void)
 {
 	return now_us() / 1000;
-}
-
-static struct timeval tv_ms(uint32_t ms)
-{
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
-
-	return tv;
 }
 
 /* xorshift64*, for backoff jitter only (tokens come from getrandom). */
@@ -245,7 +132,7 @@ static void conf_addr_of(const struct sockaddr_storage *ss, struct conf_addr *a)
 	}
 }
 
-static struct peer *find_peer(const struct peermgr *pm, const char *name)
+struct peer *find_peer(const struct peermgr *pm, const char *name)
 {
 	for (uint32_t i = 0; i < pm->n_peers; i++)
 		if (strcmp(pm->peers[i]->name, name) == 0)
@@ -297,7 +184,7 @@ static bool ratelog_allow(struct peermgr *pm, enum ratelog_kind kind, const stru
 
 /* ---- connections: sending ----------------------------------------------------- */
 
-static int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
+int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 {
 	uint8_t *buf;
 	size_t len;
@@ -317,20 +204,37 @@ static int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 	return r;
 }
 
-/* Send, and close the connection if that fails. false: it is closing. */
-static bool pconn_send_or_close(struct pconn *c, const UcclPeer__PeerMsg *m)
+/* Why m could not be sent (r), for the log. */
+static void send_failed_why(char *why, size_t len, const UcclPeer__PeerMsg *m, int r)
+{
+	if (r == -ENOBUFS)
+		snprintf(why, len, "peer does not read (over %u bytes queued)", OUT_MAX);
+	else
+		snprintf(why, len, "cannot send %s: %s", peerframe_msg_name(m), strerror(-r));
+}
+
+bool pconn_send_or_close(struct pconn *c, const UcclPeer__PeerMsg *m)
 {
 	int r = pconn_send(c, m);
 	char why[96];
 
 	if (r == 0)
 		return true;
-	if (r == -ENOBUFS)
-		snprintf(why, sizeof(why), "peer does not read (over %u bytes queued)", OUT_MAX);
-	else
-		snprintf(why, sizeof(why), "cannot send %s: %s", peerframe_msg_name(m), strerror(-r));
+	send_failed_why(why, sizeof(why), m, r);
 	pconn_close(c, why, 0);
 	return false;
+}
+
+void pconn_send_or_close_soon(struct pconn *c, const UcclPeer__PeerMsg *m)
+{
+	struct timeval now = { 0, 0 };
+	int r = pconn_send(c, m);
+
+	if (r == 0 || c->phase == PC_CLOSING || c->close_soon[0])
+		return;
+	/* deadline_ev is idle while up; deadline_cb closes with this reason */
+	send_failed_why(c->close_soon, sizeof(c->close_soon), m, r);
+	evtimer_add(c->deadline_ev, &now);
 }
 
 static int send_hello(struct pconn *c)
@@ -379,6 +283,7 @@ static void pconn_free(struct pconn *c)
 		pm->n_lingering--;
 	if (c->unidentified)
 		pm->n_unident--;
+	peer_reqs_conn_gone(c);
 	if (c->conn_ev)
 		event_free(c->conn_ev);
 	if (c->deadline_ev)
@@ -405,6 +310,10 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 		pconn_free(c);
 		return;
 	}
+	if (c->close_soon[0]) {   /* see pconn_send_or_close_soon */
+		pconn_close(c, c->close_soon, 0);
+		return;
+	}
 	if (c->phase == PC_CONNECTING)
 		snprintf(why, sizeof(why), "connect: no answer within %u ms", PEER_HELLO_DEADLINE_MS);
 	else
@@ -412,7 +321,6 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	pconn_close(c, why, c->phase == PC_HELLO ? -ETIMEDOUT : 0);
 }
 
-static void fail_lookups(struct peer *p, int status);
 static void read_cb(struct bufferevent *bev, void *arg);
 static void event_cb(struct bufferevent *bev, short what, void *arg);
 
@@ -439,7 +347,7 @@ static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
 		log_debug("peer %s (%s): %s", p->name, p->addrtext, reason);
 	}
 	snprintf(p->last_error, sizeof(p->last_error), "%s", reason);
-	fail_lookups(p, -ENOTCONN);
+	peer_reqs_fail(p, -ENOTCONN);
 	if (was_up)
 		p->backoff_ms = BACKOFF_MIN_MS;
 	peer_schedule_retry(p);
@@ -465,6 +373,7 @@ static void pconn_close_ex(struct pconn *c, const char *reason, const char *tell
 
 	if (c->phase == PC_CLOSING)
 		return;
+	peer_reqs_conn_gone(c);
 	if (c->peer) {
 		struct peer *p = c->peer;
 
@@ -511,112 +420,9 @@ static void pconn_close_ex(struct pconn *c, const char *reason, const char *tell
 	evtimer_add(c->deadline_ev, &tv);
 }
 
-static void pconn_close(struct pconn *c, const char *reason, int send_code)
+void pconn_close(struct pconn *c, const char *reason, int send_code)
 {
 	pconn_close_ex(c, reason, reason, send_code);
-}
-
-/* ---- lookups ---------------------------------------------------------------------- */
-
-static void lookup_unlink(struct lookup *l)
-{
-	struct peer *p = l->peer;
-
-	if (l->prev)
-		l->prev->next = l->next;
-	else
-		p->lookups = l->next;
-	if (l->next)
-		l->next->prev = l->prev;
-	p->n_lookups--;
-	event_free(l->timer);
-}
-
-static void lookup_finish(struct lookup *l, int status, uint32_t ep_id)
-{
-	peer_lookup_cb cb = l->cb;
-	void *arg = l->arg;
-
-	lookup_unlink(l);
-	free(l);
-	cb(arg, status, ep_id);
-}
-
-static void fail_lookups(struct peer *p, int status)
-{
-	while (p->lookups)
-		lookup_finish(p->lookups, status, 0);
-}
-
-static void lookup_timeout_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	lookup_finish(arg, -ETIMEDOUT, 0);
-}
-
-int peer_lookup(struct peermgr *pm, const char *peer, const char *name, uint32_t timeout_ms,
-		peer_lookup_cb cb, void *arg, uint64_t *handle)
-{
-	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
-	UcclPeer__LookupReq q = UCCL_PEER__LOOKUP_REQ__INIT;
-	struct peer *p = find_peer(pm, peer);
-	struct lookup *l;
-	struct timeval tv = tv_ms(timeout_ms);
-	int r;
-
-	if (!p || p->removing)
-		return -ESRCH;
-	if (!peerframe_listen_name_valid(name) || timeout_ms == 0)
-		return -EINVAL;
-	if (p->state != PEER_UP || !p->conn)
-		return -ENOTCONN;
-	if (p->n_lookups >= PEER_MAX_LOOKUPS)
-		return -EBUSY;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->timer = evtimer_new(pm->base, lookup_timeout_cb, l);
-	if (!l->timer) {
-		free(l);
-		return -ENOMEM;
-	}
-	l->peer = p;
-	l->id = ++p->next_lookup_id;
-	l->handle = ++pm->next_handle;
-	l->cb = cb;
-	l->arg = arg;
-	q.id = l->id;
-	q.name = (char *)name;
-	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ;
-	m.lookup_req = &q;
-	r = pconn_send(p->conn, &m);
-	if (r < 0 || evtimer_add(l->timer, &tv) < 0) {
-		event_free(l->timer);
-		free(l);
-		return r < 0 ? (r == -ENOBUFS ? -EBUSY : r) : -ENOMEM;
-	}
-	l->next = p->lookups;
-	if (p->lookups)
-		p->lookups->prev = l;
-	p->lookups = l;
-	p->n_lookups++;
-	if (handle)
-		*handle = l->handle;
-	return 0;
-}
-
-void peer_lookup_cancel(struct peermgr *pm, uint64_t handle)
-{
-	for (uint32_t i = 0; i < pm->n_peers; i++) {
-		for (struct lookup *l = pm->peers[i]->lookups; l; l = l->next) {
-			if (l->handle == handle) {
-				lookup_unlink(l);
-				free(l);
-				return;
-			}
-		}
-	}
 }
 
 /* ---- messages on an established connection --------------------------------------- */
@@ -676,44 +482,6 @@ static void arm_keepalive(struct pconn *c, uint32_t theirs)
 	event_add(c->ka_ev, &tv);
 }
 
-static void handle_lookup_req(struct pconn *c, const UcclPeer__LookupReq *q)
-{
-	struct peermgr *pm = c->pm;
-	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
-	UcclPeer__LookupRep a = UCCL_PEER__LOOKUP_REP__INIT;
-	uint32_t ep_id = 0;
-	int r = pm->resolve ? pm->resolve(pm->resolve_arg, q->name, &ep_id) : -ENOENT;
-
-	if (r == -EINVAL) {
-		pconn_close(c, "lookup_req: bad name", -EINVAL);
-		return;
-	}
-	a.id = q->id;
-	a.found = r == 0;
-	a.has_ep_id = r == 0;
-	a.ep_id = ep_id;
-	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP;
-	m.lookup_rep = &a;
-	log_debug("peer %s: lookup '%s': %s", c->peer->name, q->name, r == 0 ? "found" : "none");
-	pconn_send_or_close(c, &m);
-}
-
-static void handle_lookup_rep(struct pconn *c, const UcclPeer__LookupRep *a)
-{
-	struct peer *p = c->peer;
-
-	for (struct lookup *l = p->lookups; l; l = l->next) {
-		if (l->id == a->id) {
-			lookup_finish(l, a->found ? 0 : -ENOENT, a->found ? a->ep_id : 0);
-			return;
-		}
-	}
-	/* a late answer to one that timed out or was cancelled is fine; an
-	 * answer to one never asked is not */
-	if (a->id == 0 || a->id > p->next_lookup_id)
-		pconn_close(c, "lookup_rep: answers a lookup never sent", -EPROTO);
-}
-
 static void handle_up(struct pconn *c, const UcclPeer__PeerMsg *m)
 {
 	struct peer *p = c->peer;
@@ -741,18 +509,14 @@ static void handle_up(struct pconn *c, const UcclPeer__PeerMsg *m)
 			p->rtt_us = rtt > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt;
 		}
 		return;
-	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ:
-		handle_lookup_req(c, m->lookup_req);
-		return;
-	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP:
-		handle_lookup_rep(c, m->lookup_rep);
-		return;
 	case UCCL_PEER__PEER_MSG__BODY_ERROR:
 		peerframe_sanitize(text, sizeof(text), m->error->message);
 		snprintf(why, sizeof(why), "peer reports: %s (%s)", text, strerror(-m->error->code));
 		pconn_close(c, why, 0);
 		return;
 	default:
+		if (peer_reqs_handle(c, m))
+			return;
 		snprintf(why, sizeof(why), "unexpected %s on an established connection",
 			 peerframe_msg_name(m));
 		pconn_close(c, why, -EPROTO);
@@ -1292,10 +1056,10 @@ static void peer_remove(struct peer *p, const char *why)
 	struct peermgr *pm = p->pm;
 	uint32_t i;
 
-	/* a lookup callback that retries must be refused at once, or failing
-	 * the lookups below would never finish */
+	/* a callback that retries must be refused at once, or failing the
+	 * requests below would never finish */
 	p->removing = true;
-	fail_lookups(p, -ECANCELED);
+	peer_reqs_fail(p, -ECANCELED);
 	if (p->conn)
 		pconn_close(p->conn, why, pm->stopping ? 0 : -ECONNRESET);
 	event_free(p->retry_ev);
@@ -1398,6 +1162,7 @@ struct peermgr *peermgr_free(struct peermgr *pm)
 		peer_remove(pm->peers[pm->n_peers - 1], "this daemon is stopping");
 	while (pm->conns)
 		pconn_free(pm->conns);
+	peer_reqs_free(pm);
 	if (pm->listen_ev)
 		event_free(pm->listen_ev);
 	if (pm->listen_resume_ev)

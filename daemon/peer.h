@@ -5,7 +5,8 @@
  * sorts first dials, the other accepts), exchanges hellos (protocol version,
  * host name, data-plane address/port/paths/MTU, a fresh token per
  * connection), keeps it alive with keepalives, declares a silent peer down
- * after peer_timeout_ms, redials with backoff, and answers endpoint lookups.
+ * after peer_timeout_ms, redials with backoff, answers endpoint lookups and
+ * carries the requests that connect endpoints across hosts.
  * The protocol is docs/peer-protocol.md; every byte a peer sends is decoded
  * and checked by proto/peerframe.c. Main thread only.
  */
@@ -27,6 +28,7 @@ struct peermgr;
 #define PEER_HELLO_DEADLINE_MS 5000u         /* from accept or dial to a complete hello */
 #define PEER_KEEPALIVE_MS     1000u
 #define PEER_MAX_LOOKUPS      256u           /* in flight per peer, asked by us */
+#define PEER_MAX_CONNECTS     256u           /* unanswered per peer, each way */
 
 enum peer_state { PEER_CONNECTING = 0, PEER_UP, PEER_DOWN };
 
@@ -39,8 +41,9 @@ typedef int (*peer_resolve_fn)(void *arg, const char *name, uint32_t *ep_id);
  * failed; returns 0 or a negative errno. c is copied. */
 int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn resolve,
 		  void *resolve_arg, struct peermgr **out);
-/* Close every connection and the listener; lookups in flight complete with
- * -ECANCELED. Accepts NULL, returns NULL. */
+/* Close every connection and the listener; lookups and connects in flight
+ * complete with -ECANCELED, and connects peers asked that were not answered
+ * yet are freed. Accepts NULL, returns NULL. */
 struct peermgr *peermgr_free(struct peermgr *pm);
 /* Apply reloadable options: peers (added ones are dialed or awaited,
  * removed ones closed, re-addressed ones reconnected) and peer_timeout_ms.
@@ -91,7 +94,8 @@ struct peer_info {
 int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out);
 
 /* Called after every change: up (new tokens, new generation) or down. The
- * callback may call peer_get and peer_lookup, not peermgr_free/_reload. */
+ * callback may call peer_get, peer_lookup and the like, not
+ * peermgr_free/_reload. */
 typedef void (*peer_event_fn)(void *arg, const char *name, bool up, uint64_t generation);
 void peermgr_set_notify(struct peermgr *pm, peer_event_fn fn, void *arg);
 
@@ -108,5 +112,70 @@ int peer_lookup(struct peermgr *pm, const char *peer, const char *name, uint32_t
 		peer_lookup_cb cb, void *arg, uint64_t *handle);
 /* Forget a lookup in flight: its cb is not called. Unknown handles are ignored. */
 void peer_lookup_cancel(struct peermgr *pm, uint64_t handle);
+
+/* ---- connections across hosts ---- */
+
+/* Ask peer's daemon to connect (src_ep, src_conn) of this daemon to the
+ * endpoint listening under name there. Returns 0 and later calls cb exactly
+ * once, from the event loop, never from inside peer_connect: status 0 with
+ * (ep_id, conn), the remote side of the new connection; the remote's
+ * negative errno (-ENOENT nothing listens, -ECONNREFUSED no room, -EBUSY,
+ * -EOPNOTSUPP, ...); -ETIMEDOUT (no answer in timeout_ms), -ENOTCONN (the
+ * connection went down first) or -ECANCELED (peer removed, daemon
+ * stopping). Or fails at once: -ESRCH (no such peer), -ENOTCONN (not up),
+ * -EINVAL (bad name or timeout 0), -EBUSY (PEER_MAX_CONNECTS unanswered),
+ * -ENOMEM; cb is then not called. *handle (may be NULL) names the request
+ * for peer_connect_cancel. A request that timed out or was cancelled holds
+ * its slot until its answer arrives; if that answer is a success, the
+ * peer is told at once that the connection is closed (a ConnClose), so
+ * that no half of it is left behind. */
+typedef void (*peer_connect_cb)(void *arg, int status, uint32_t ep_id, uint32_t conn);
+int peer_connect(struct peermgr *pm, const char *peer, const char *name, uint32_t src_ep,
+		 uint32_t src_conn, uint32_t timeout_ms, peer_connect_cb cb, void *arg,
+		 uint64_t *handle);
+/* Forget a connect in flight: its cb is not called. Unknown handles are
+ * ignored. Lookup and connect handles never collide: either cancel
+ * function takes either. */
+void peer_connect_cancel(struct peermgr *pm, uint64_t handle);
+
+/* A connect asked by a peer, waiting for its answer. */
+struct peer_connect_req;
+
+/* What the daemon does when a peer asks. Called from the event loop; they
+ * may call any peer_* function except peermgr_free and peermgr_reload. */
+struct peer_handlers {
+	/* A peer asks to connect (src_ep, src_conn) of its daemon to the
+	 * endpoint listening under name here. Answer exactly once with
+	 * peer_connect_answer, at once or later; req stays valid until then.
+	 * If the peer's connection goes down first, the answer is dropped.
+	 * peer and name are valid during the call only. */
+	void (*connect)(void *arg, const char *peer, struct peer_connect_req *req,
+			const char *name, uint32_t src_ep, uint32_t src_conn);
+	/* A peer closed a connection: (ep_id, conn) is ours, (src_ep,
+	 * src_conn) theirs. */
+	void (*conn_close)(void *arg, const char *peer, uint32_t ep_id, uint32_t conn,
+			   uint32_t src_ep, uint32_t src_conn);
+	void *arg;
+};
+
+/* Install h (copied; NULL: none). Without a connect handler a peer's
+ * connect is answered -EOPNOTSUPP at once; without conn_close its
+ * ConnClose is dropped. More than PEER_MAX_CONNECTS unanswered from one
+ * connection are answered -EBUSY at once, the handler not called. */
+void peermgr_set_handlers(struct peermgr *pm, const struct peer_handlers *h);
+/* Answer req and free it: status 0 with (ep_id, conn), our side of the new
+ * connection, or a negative errno (-4095..-1; anything else is sent as
+ * -EIO). A no-op but the free if its connection went down meanwhile: the
+ * peer reset its side then. Requests never answered are freed by
+ * peermgr_free; do not answer them after it. */
+void peer_connect_answer(struct peermgr *pm, struct peer_connect_req *req, int status,
+			 uint32_t ep_id, uint32_t conn);
+/* Tell peer a connection was closed: (ep_id, conn) is its side, (src_ep,
+ * src_conn) ours. 0 (told, or it could not be queued and the peer's
+ * connection is being closed, which resets that side all the same),
+ * -ENOTCONN if the peer is not up (nothing to tell: its side was reset
+ * when the peer went down), -ESRCH for no such peer. */
+int peer_conn_close(struct peermgr *pm, const char *peer, uint32_t ep_id, uint32_t conn,
+		    uint32_t src_ep, uint32_t src_conn);
 
 #endif

@@ -51,6 +51,9 @@ const char *peerframe_msg_name(const UcclPeer__PeerMsg *m)
 	case UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK: return "keepalive_ack";
 	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ: return "lookup_req";
 	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP: return "lookup_rep";
+	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ: return "connect_req";
+	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REP: return "connect_rep";
+	case UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE: return "conn_close";
 	default: return "unknown";
 	}
 }
@@ -161,6 +164,21 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 	return 0;
 }
 
+static int check_connect_rep(const UcclPeer__ConnectRep *a, char *why, size_t whylen)
+{
+	bool ok = a->status == 0;
+
+	if (a->status > 0 || a->status < -4095) {
+		snprintf(why, whylen, "connect_rep: status must be 0 or a negative errno (-4095..-1)");
+		return -EINVAL;
+	}
+	if ((bool)a->has_ep_id != ok || (bool)a->has_conn != ok) {
+		snprintf(why, whylen, "connect_rep: ep_id and conn must be set exactly when status is 0");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int peerframe_check(const UcclPeer__PeerMsg *m, char *why, size_t whylen)
 {
 	switch (m->body_case) {
@@ -190,6 +208,17 @@ int peerframe_check(const UcclPeer__PeerMsg *m, char *why, size_t whylen)
 			snprintf(why, whylen, "lookup_rep: ep_id must be set exactly when found");
 			return -EINVAL;
 		}
+		return 0;
+	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ:
+		if (!peerframe_listen_name_valid(m->connect_req->name)) {
+			snprintf(why, whylen, "connect_req: bad name (1..%u of A-Za-z0-9._:-)",
+				 PEER_LISTEN_NAME_MAX);
+			return -EINVAL;
+		}
+		return 0;
+	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REP:
+		return check_connect_rep(m->connect_rep, why, whylen);
+	case UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE:
 		return 0;
 	default:
 		snprintf(why, whylen, "message names no operation");

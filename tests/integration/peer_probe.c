@@ -3,7 +3,8 @@
  * peer_probe: a fake peer daemon for tests/integration/peers.sh. It connects
  * to a daemon's peer_listen and sends what a broken, hostile or foreign
  * daemon would (garbage, a wrong version, an unknown name, nothing at all,
- * too many connections), or plays a correct peer for a moment, and prints
+ * too many connections), or plays a correct peer for a moment (a lookup, a
+ * connect, a connection closed, an answer never asked for), and prints
  * what the daemon answered, one line per fact, for the script to check.
  */
 #include "config.h"
@@ -264,6 +265,90 @@ static int mode_hello(const char *host, const char *port, const char *name, cons
 	return 0;
 }
 
+/* Send a hello as name and print the answer ("hello HOST"); false, with the
+ * rest printed, if the daemon refused. */
+static bool handshake(int fd, const char *name)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+	bool ok;
+
+	hello_of(&h, name, PEER_PROTO_VERSION);
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = &h;
+	send_msg(fd, &m);
+	r = recv_msg(fd);
+	if (!r)
+		return false;
+	ok = r->body_case == UCCL_PEER__PEER_MSG__BODY_HELLO;
+	if (ok)
+		printf("hello %s\n", r->hello->host_name);
+	else if (r->body_case == UCCL_PEER__PEER_MSG__BODY_ERROR)
+		printf("error %d %s\n", r->error->code, r->error->message);
+	else
+		printf("got %s\n", peerframe_msg_name(r));
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	if (!ok)
+		expect_close(fd);
+	return ok;
+}
+
+/* connect NAME LISTEN: as peer NAME, ask to connect to the endpoint that
+ * listens under LISTEN ("connect_rep STATUS [EP CONN]"), tell the daemon a
+ * connection that never was is closed (one-way: no answer), then answer a
+ * connect the daemon never asked for, which it must refuse ("error CODE
+ * MESSAGE", "eof"). */
+static int mode_connect(const char *host, const char *port, const char *name, const char *listen)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__ConnectReq cq = UCCL_PEER__CONNECT_REQ__INIT;
+	UcclPeer__ConnClose cc = UCCL_PEER__CONN_CLOSE__INIT;
+	UcclPeer__ConnectRep cr = UCCL_PEER__CONNECT_REP__INIT;
+	int fd = dial(host, port);
+
+	if (!handshake(fd, name)) {
+		close(fd);
+		return 1;
+	}
+	cq.id = 1;
+	cq.name = (char *)listen;
+	cq.src_ep = 1;
+	cq.src_conn = 2;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
+	m.connect_req = &cq;
+	send_msg(fd, &m);
+	while ((r = recv_msg(fd)) && r->body_case == UCCL_PEER__PEER_MSG__BODY_KEEPALIVE)
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+	if (!r)
+		return 1;
+	if (r->body_case != UCCL_PEER__PEER_MSG__BODY_CONNECT_REP || r->connect_rep->id != 1) {
+		printf("got %s\n", peerframe_msg_name(r));
+		return 1;
+	}
+	if (r->connect_rep->status == 0)
+		printf("connect_rep 0 %u %u\n", r->connect_rep->ep_id, r->connect_rep->conn);
+	else
+		printf("connect_rep %d\n", r->connect_rep->status);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+
+	cc.ep_id = UINT32_MAX;
+	cc.conn = UINT32_MAX;
+	cc.src_ep = 1;
+	cc.src_conn = 3;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE;
+	m.conn_close = &cc;
+	send_msg(fd, &m);
+
+	cr.id = 7;
+	cr.status = -ENOENT;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REP;
+	m.connect_rep = &cr;
+	send_msg(fd, &m);
+	expect_close(fd);
+	close(fd);
+	return 0;
+}
+
 /* flood N: N connections that send nothing; prints how many the daemon
  * closed within a second ("closed K"). */
 static int mode_flood(const char *host, const char *port, const char *count)
@@ -301,8 +386,11 @@ int main(int argc, char **argv)
 		return mode_hello(argv[2], argv[3], argv[4], argv[5], argc == 7 ? argv[6] : NULL);
 	if (argc == 5 && strcmp(argv[1], "flood") == 0)
 		return mode_flood(argv[2], argv[3], argv[4]);
+	if (argc == 6 && strcmp(argv[1], "connect") == 0)
+		return mode_connect(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: peer_probe garbage HOST PORT http|junk|empty|early|silent\n"
 			"       peer_probe hello HOST PORT NAME VERSION [LOOKUP]\n"
-			"       peer_probe flood HOST PORT N\n");
+			"       peer_probe flood HOST PORT N\n"
+			"       peer_probe connect HOST PORT NAME LISTEN\n");
 	return 2;
 }

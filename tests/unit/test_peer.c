@@ -3,13 +3,18 @@
  * Unit tests for peer: two peer managers in one event loop, on 127.0.0.1,
  * meet each other. Pins what the data path will rely on and the integration
  * test cannot see: the tokens cross (what one sends is what the other
- * expects), peer_get and the up/down notifications, lookups with their
- * every outcome, cancellation, and reload adding and removing peers.
+ * expects), peer_get and the up/down notifications, lookups and connects
+ * with their every outcome, cancellation, the daemon's side of a connect a
+ * peer asks for (answered at once or later, after the peer left, or not at
+ * all), closes of connections across hosts, and reload adding and removing
+ * peers. A fake peer on a raw socket sends what a correct daemon never
+ * would.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +32,7 @@
 #include "daemon/conf.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "proto/peerframe.h"
 
 struct side {
 	struct peermgr *pm;
@@ -39,6 +45,29 @@ struct lk {
 	int calls;
 	int status;
 	uint32_t ep_id;
+};
+
+/* A connect's outcome, as peer_connect's callback saw it. */
+struct ck {
+	int calls;
+	int status;
+	uint32_t ep_id, conn;
+};
+
+#define MAX_HELD 300
+
+/* The daemon's side: what the handlers were asked. Connects to "refused"
+ * and "nobody" are answered at once, from inside the handler; the rest are
+ * held for the test to answer. */
+struct handled {
+	int connects;
+	struct peer_connect_req *held[MAX_HELD];
+	uint32_t n_held;
+	char peer[40], name[80];
+	uint32_t src_ep, src_conn;
+	int closes;
+	char close_peer[40];
+	uint32_t close_ep, close_conn, close_src_ep, close_src_conn;
 };
 
 static struct event_base *base;
@@ -87,6 +116,70 @@ static void lookup_cb(void *arg, int status, uint32_t ep_id)
 	l->calls++;
 	l->status = status;
 	l->ep_id = ep_id;
+}
+
+static void connect_cb(void *arg, int status, uint32_t ep_id, uint32_t conn)
+{
+	struct ck *k = arg;
+
+	k->calls++;
+	k->status = status;
+	k->ep_id = ep_id;
+	k->conn = conn;
+}
+
+static struct peermgr *handlers_pm;   /* whose handlers struct handled records */
+
+static void on_connect(void *arg, const char *peer, struct peer_connect_req *req, const char *name,
+		       uint32_t src_ep, uint32_t src_conn)
+{
+	struct handled *h = arg;
+
+	h->connects++;
+	snprintf(h->peer, sizeof(h->peer), "%s", peer);
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->src_ep = src_ep;
+	h->src_conn = src_conn;
+	if (strcmp(name, "refused") == 0)
+		peer_connect_answer(handlers_pm, req, -ECONNREFUSED, 0, 0);
+	else if (strcmp(name, "nobody") == 0)
+		peer_connect_answer(handlers_pm, req, -ENOENT, 0, 0);
+	else
+		h->held[h->n_held++] = req;
+}
+
+static void on_conn_close(void *arg, const char *peer, uint32_t ep_id, uint32_t conn,
+			  uint32_t src_ep, uint32_t src_conn)
+{
+	struct handled *h = arg;
+
+	h->closes++;
+	snprintf(h->close_peer, sizeof(h->close_peer), "%s", peer);
+	h->close_ep = ep_id;
+	h->close_conn = conn;
+	h->close_src_ep = src_ep;
+	h->close_src_conn = src_conn;
+}
+
+static void handle_on(struct peermgr *pm, struct handled *h)
+{
+	const struct peer_handlers ph = {
+		.connect = on_connect,
+		.conn_close = on_conn_close,
+		.arg = h,
+	};
+
+	memset(h, 0, sizeof(*h));
+	handlers_pm = pm;
+	peermgr_set_handlers(pm, &ph);
+}
+
+/* Answer the oldest connect held. */
+static void answer_held(struct handled *h, int status, uint32_t ep_id, uint32_t conn)
+{
+	assert_true(h->n_held > 0);
+	peer_connect_answer(handlers_pm, h->held[0], status, ep_id, conn);
+	memmove(&h->held[0], &h->held[1], sizeof(h->held[0]) * --h->n_held);
 }
 
 static uint64_t ms_now(void)
@@ -285,6 +378,459 @@ static void test_lookups(void **state)
 	run_ms(50);
 }
 
+/* Run the loop until *count reaches want or 2 s pass. */
+static bool run_until_count(const int *count, int want)
+{
+	uint64_t end = ms_now() + 2000;
+
+	while (*count < want && ms_now() < end)
+		run_ms(5);
+	return *count >= want;
+}
+
+static bool run_until_held(const struct handled *h, uint32_t want)
+{
+	uint64_t end = ms_now() + 2000;
+
+	while (h->n_held < want && ms_now() < end)
+		run_ms(5);
+	return h->n_held >= want;
+}
+
+/* A connect answered later by the daemon, at once from its handler, with a
+ * refusal, by a daemon without handlers, or with a status that is no errno. */
+static void test_connect_answers(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct ck ok = { 0 }, refused = { 0 }, nobody = { 0 }, unhandled = { 0 }, odd = { 0 };
+	struct handled hb;
+	uint64_t h = 0;
+	bool up;
+
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 4, 1000, connect_cb, &ok, NULL), -ENOTCONN);
+	assert_true(up_flag(&a, &b, &up));
+
+	assert_int_equal(peer_connect(a.pm, "nobody", "svc", 3, 4, 1000, connect_cb, &ok, NULL),
+			 -ESRCH);
+	assert_int_equal(peer_connect(a.pm, "b", "bad/name", 3, 4, 1000, connect_cb, &ok, NULL),
+			 -EINVAL);
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 4, 0, connect_cb, &ok, NULL), -EINVAL);
+
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 4, 1000, connect_cb, &ok, &h), 0);
+	assert_true(h != 0);
+	assert_int_equal(ok.calls, 0);   /* never from inside peer_connect */
+	assert_true(run_until_held(&hb, 1));
+	assert_string_equal(hb.peer, "a");
+	assert_string_equal(hb.name, "svc");
+	assert_int_equal(hb.src_ep, 3);
+	assert_int_equal(hb.src_conn, 4);
+	run_ms(50);
+	assert_int_equal(ok.calls, 0);   /* waits for the daemon's answer */
+	answer_held(&hb, 0, 11, 12);
+	assert_true(run_until_count(&ok.calls, 1));
+	assert_int_equal(ok.status, 0);
+	assert_int_equal(ok.ep_id, 11);
+	assert_int_equal(ok.conn, 12);
+
+	assert_int_equal(peer_connect(a.pm, "b", "refused", 5, 6, 1000, connect_cb, &refused, NULL), 0);
+	assert_int_equal(peer_connect(a.pm, "b", "nobody", 5, 7, 1000, connect_cb, &nobody, NULL), 0);
+	assert_true(run_until_count(&refused.calls, 1));
+	assert_true(run_until_count(&nobody.calls, 1));
+	assert_int_equal(refused.status, -ECONNREFUSED);
+	assert_int_equal(nobody.status, -ENOENT);
+	assert_int_equal(nobody.ep_id + nobody.conn, 0);
+
+	/* a status that is no errno would break the protocol: sent as -EIO */
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 5, 8, 1000, connect_cb, &odd, NULL), 0);
+	assert_true(run_until_held(&hb, 1));
+	answer_held(&hb, 5, 1, 1);
+	assert_true(run_until_count(&odd.calls, 1));
+	assert_int_equal(odd.status, -EIO);
+
+	/* a has no handlers: it refuses what b asks */
+	assert_int_equal(peer_connect(b.pm, "a", "svc", 1, 1, 1000, connect_cb, &unhandled, NULL), 0);
+	assert_true(run_until_count(&unhandled.calls, 1));
+	assert_int_equal(unhandled.status, -EOPNOTSUPP);
+
+	assert_int_equal(ok.calls + refused.calls + nobody.calls + odd.calls, 4);
+	assert_int_equal(hb.connects, 4);
+	assert_int_equal(a.downs + b.downs, 0);   /* nothing above broke the connection */
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* A connect given up on (timeout, cancel) gets no callback when its answer
+ * comes; a late success is closed at the peer at once. */
+static void test_connect_timeout_and_cancel(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct ck slow = { 0 }, cancelled = { 0 }, slow_fail = { 0 };
+	struct handled hb;
+	uint64_t h;
+	bool up;
+
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	assert_true(up_flag(&a, &b, &up));
+
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 30, 100, connect_cb, &slow, NULL), 0);
+	assert_true(run_until_count(&slow.calls, 1));
+	assert_int_equal(slow.status, -ETIMEDOUT);
+	assert_int_equal(hb.n_held, 1);
+	answer_held(&hb, 0, 31, 32);
+	assert_true(run_until_count(&hb.closes, 1));
+	assert_string_equal(hb.close_peer, "a");
+	assert_int_equal(hb.close_ep, 31);   /* b's side */
+	assert_int_equal(hb.close_conn, 32);
+	assert_int_equal(hb.close_src_ep, 3);   /* a's side */
+	assert_int_equal(hb.close_src_conn, 30);
+	assert_int_equal(slow.calls, 1);
+
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 40, 1000, connect_cb, &cancelled, &h), 0);
+	peer_connect_cancel(a.pm, h);
+	peer_connect_cancel(a.pm, h);       /* twice, or unknown: ignored */
+	peer_lookup_cancel(a.pm, h + 1000);
+	assert_true(run_until_held(&hb, 1));
+	answer_held(&hb, 0, 41, 42);
+	assert_true(run_until_count(&hb.closes, 2));
+	assert_int_equal(hb.close_ep, 41);
+	assert_int_equal(hb.close_conn, 42);
+	assert_int_equal(hb.close_src_conn, 40);
+
+	/* a late refusal leaves nothing to close */
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 50, 50, connect_cb, &slow_fail, NULL), 0);
+	assert_true(run_until_count(&slow_fail.calls, 1));
+	assert_int_equal(slow_fail.status, -ETIMEDOUT);
+	assert_true(run_until_held(&hb, 1));
+	answer_held(&hb, -ECONNREFUSED, 0, 0);
+	run_ms(100);
+	assert_int_equal(hb.closes, 2);
+	assert_int_equal(cancelled.calls, 0);
+	assert_int_equal(slow.calls + slow_fail.calls, 2);
+	assert_int_equal(a.downs + b.downs, 0);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* PEER_MAX_CONNECTS unanswered at a peer, and the next is refused at once;
+ * given-up ones hold their slot until answered. */
+static void test_connect_limit(void **state)
+{
+	static struct ck many[PEER_MAX_CONNECTS];
+	struct side a = { 0 }, b = { 0 };
+	struct ck one = { 0 };
+	struct handled hb;
+	uint64_t h;
+	int calls = 0;
+	bool up;
+
+	memset(many, 0, sizeof(many));
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	assert_true(up_flag(&a, &b, &up));
+
+	for (uint32_t i = 0; i < PEER_MAX_CONNECTS; i++)
+		assert_int_equal(peer_connect(a.pm, "b", "svc", 1, i, 5000, connect_cb, &many[i], &h), 0);
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 1, 999, 5000, connect_cb, &one, NULL), -EBUSY);
+	peer_connect_cancel(a.pm, h);   /* the last: still unanswered */
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 1, 999, 5000, connect_cb, &one, NULL), -EBUSY);
+	/* lookups count on their own */
+	assert_int_equal(peer_lookup(a.pm, "b", "svc", 1000, lookup_cb, &(struct lk){ 0 }, &h), 0);
+	peer_lookup_cancel(a.pm, h);
+	assert_true(run_until_held(&hb, PEER_MAX_CONNECTS));
+	while (hb.n_held)
+		answer_held(&hb, -ECONNREFUSED, 0, 0);
+	for (uint64_t end = ms_now() + 2000; calls < (int)PEER_MAX_CONNECTS - 1 && ms_now() < end;) {
+		run_ms(5);
+		calls = 0;
+		for (uint32_t i = 0; i < PEER_MAX_CONNECTS; i++)
+			calls += many[i].calls;
+	}
+	assert_int_equal(calls, PEER_MAX_CONNECTS - 1);   /* the cancelled one is not told */
+	assert_int_equal(many[0].status, -ECONNREFUSED);
+	assert_int_equal(many[PEER_MAX_CONNECTS - 1].calls, 0);
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 1, 999, 5000, connect_cb, &one, NULL), 0);
+	a.pm = peermgr_free(a.pm);   /* one in flight: -ECANCELED */
+	assert_int_equal(one.calls, 1);
+	assert_int_equal(one.status, -ECANCELED);
+	b.pm = peermgr_free(b.pm);   /* frees the connect it still held */
+	run_ms(50);
+}
+
+/* The connection goes down with connects pending on both sides. */
+static void test_connect_peer_down(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct ck down = { 0 }, stopped = { 0 };
+	struct handled hb;
+	bool up;
+
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	assert_true(up_flag(&a, &b, &up));
+
+	/* a's side: b goes away first; b's connect is freed with b */
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 4, 5000, connect_cb, &down, NULL), 0);
+	assert_true(run_until_held(&hb, 1));
+	b.pm = peermgr_free(b.pm);
+	hb.n_held = 0;
+	assert_true(run_until_count(&a.downs, 1));
+	assert_int_equal(down.calls, 1);
+	assert_int_equal(down.status, -ENOTCONN);
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 4, 1000, connect_cb, &down, NULL), -ENOTCONN);
+	assert_int_equal(peer_conn_close(a.pm, "b", 1, 2, 3, 4), -ENOTCONN);
+
+	/* b's side: a goes away first; b's late answer goes nowhere */
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	assert_true(up_flag(&a, &b, &up));
+	assert_int_equal(peer_connect(a.pm, "b", "svc", 3, 5, 5000, connect_cb, &stopped, NULL), 0);
+	assert_true(run_until_held(&hb, 1));
+	a.pm = peermgr_free(a.pm);
+	assert_int_equal(stopped.calls, 1);
+	assert_int_equal(stopped.status, -ECANCELED);
+	assert_true(run_until_count(&b.downs, 1));
+	answer_held(&hb, 0, 1, 2);   /* a no-op but the free */
+	run_ms(50);
+	assert_int_equal(hb.closes, 0);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* A closed connection is told to the peer, naming both sides. */
+static void test_conn_close(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct handled hb;
+	bool up;
+
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	assert_int_equal(peer_conn_close(a.pm, "b", 1, 2, 3, 4), -ENOTCONN);
+	assert_true(up_flag(&a, &b, &up));
+
+	assert_int_equal(peer_conn_close(a.pm, "nobody", 1, 2, 3, 4), -ESRCH);
+	assert_int_equal(peer_conn_close(a.pm, "b", 1, 2, 3, 4), 0);
+	assert_int_equal(hb.closes, 0);
+	assert_true(run_until_count(&hb.closes, 1));
+	assert_string_equal(hb.close_peer, "a");
+	assert_int_equal(hb.close_ep, 1);
+	assert_int_equal(hb.close_conn, 2);
+	assert_int_equal(hb.close_src_ep, 3);
+	assert_int_equal(hb.close_src_conn, 4);
+	/* without a handler it is dropped */
+	assert_int_equal(peer_conn_close(b.pm, "a", 5, 6, 7, 8), 0);
+	run_ms(50);
+	assert_int_equal(a.downs + b.downs, 0);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* A close that cannot be queued (the peer does not read) closes the peer
+ * connection, which resets the peer's side all the same: from the loop,
+ * not from inside the call. */
+static void test_conn_close_to_a_peer_that_does_not_read(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct peer_status st;
+	bool up;
+
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	assert_true(up_flag(&a, &b, &up));
+
+	/* about 30 bytes each: well over the 1 MiB a peer may leave unread */
+	for (int i = 0; i < 60000; i++)
+		assert_int_equal(peer_conn_close(a.pm, "b", UINT32_MAX, UINT32_MAX, UINT32_MAX, i), 0);
+	assert_int_equal(a.downs, 0);
+	assert_true(run_until_count(&a.downs, 1));
+	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
+	assert_string_equal(st.last_error, "peer does not read (over 1048576 bytes queued)");
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* ---- a fake peer on a raw socket -------------------------------------------------- */
+
+static int fake_dial(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_port = htons((uint16_t)port);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static void fake_send(int fd, const UcclPeer__PeerMsg *m)
+{
+	uint8_t *buf;
+	size_t len;
+
+	assert_int_equal(peerframe_pack(m, &buf, &len), 0);
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+	free(buf);
+}
+
+/* The next message that is not a keepalive, running the loop meanwhile;
+ * NULL at EOF or after 2 s. */
+static UcclPeer__PeerMsg *fake_recv(int fd)
+{
+	uint64_t end = ms_now() + 2000;
+	uint8_t hdr[FRAME_HDR_LEN], *p;
+	uint32_t len;
+
+	while (ms_now() < end) {
+		UcclPeer__PeerMsg *m;
+		ssize_t n = recv(fd, hdr, sizeof(hdr), MSG_PEEK | MSG_DONTWAIT);
+
+		if (n == 0)
+			return NULL;
+		if (n < (ssize_t)sizeof(hdr)) {
+			run_ms(5);
+			continue;
+		}
+		assert_int_equal(peerframe_hdr_parse(hdr, &len), 0);
+		p = malloc(FRAME_HDR_LEN + len);
+		n = recv(fd, p, FRAME_HDR_LEN + len, MSG_PEEK | MSG_DONTWAIT);
+		if (n < (ssize_t)(FRAME_HDR_LEN + len)) {
+			free(p);
+			run_ms(5);
+			continue;
+		}
+		assert_int_equal(recv(fd, p, FRAME_HDR_LEN + len, 0), (ssize_t)(FRAME_HDR_LEN + len));
+		assert_int_equal(peerframe_unpack(p + FRAME_HDR_LEN, len, &m), 0);
+		free(p);
+		if (m->body_case != UCCL_PEER__PEER_MSG__BODY_KEEPALIVE)
+			return m;
+		uccl_peer__peer_msg__free_unpacked(m, NULL);
+	}
+	return NULL;
+}
+
+/* Dial b's peer_listen as peer "a" and exchange hellos. */
+static int fake_peer_a(void)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+	int fd = fake_dial(port_b);
+
+	h.proto_version = PEER_PROTO_VERSION;
+	h.host_name = "a";
+	h.data_address = "127.0.0.1";
+	h.has_data_port = h.has_data_paths = h.has_mtu = h.has_token = h.has_timeout_ms = 1;
+	h.data_paths = 1;
+	h.mtu = 1500;
+	h.token = 1;
+	h.timeout_ms = 3000;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = &h;
+	fake_send(fd, &m);
+	r = fake_recv(fd);
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_HELLO);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	return fd;
+}
+
+static void fake_connect_req(int fd, uint32_t id)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__ConnectReq cq = UCCL_PEER__CONNECT_REQ__INIT;
+
+	cq.id = id;
+	cq.name = "svc";
+	cq.src_ep = 1;
+	cq.src_conn = id;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
+	m.connect_req = &cq;
+	fake_send(fd, &m);
+}
+
+/* A peer that asks more than PEER_MAX_CONNECTS at once gets -EBUSY for the
+ * rest; what the daemon answers after the peer left goes nowhere. */
+static void test_connects_asked_of_us_are_limited(void **state)
+{
+	struct side b = { 0 };
+	struct handled hb;
+	UcclPeer__PeerMsg *r;
+	int fd;
+
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	handle_on(b.pm, &hb);
+	fd = fake_peer_a();
+	for (uint32_t id = 1; id <= PEER_MAX_CONNECTS + 1; id++)
+		fake_connect_req(fd, id);
+	r = fake_recv(fd);
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_CONNECT_REP);
+	assert_int_equal(r->connect_rep->id, PEER_MAX_CONNECTS + 1);
+	assert_int_equal(r->connect_rep->status, -EBUSY);
+	assert_false(r->connect_rep->has_ep_id);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	assert_int_equal(hb.n_held, PEER_MAX_CONNECTS);
+
+	/* one answered frees one slot */
+	answer_held(&hb, 0, 9, 10);
+	r = fake_recv(fd);
+	assert_non_null(r);
+	assert_int_equal(r->connect_rep->id, 1);
+	assert_int_equal(r->connect_rep->status, 0);
+	assert_int_equal(r->connect_rep->ep_id, 9);
+	assert_int_equal(r->connect_rep->conn, 10);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	fake_connect_req(fd, PEER_MAX_CONNECTS + 2);
+	assert_true(run_until_held(&hb, PEER_MAX_CONNECTS));
+	assert_int_equal(hb.connects, PEER_MAX_CONNECTS + 1);
+
+	close(fd);
+	assert_true(run_until_count(&b.downs, 1));
+	while (hb.n_held)
+		answer_held(&hb, 0, 1, 1);   /* no-ops */
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* An answer to a connect never sent closes the connection with -EPROTO. */
+static void test_connect_rep_never_asked(void **state)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__ConnectRep cr = UCCL_PEER__CONNECT_REP__INIT;
+	struct side b = { 0 };
+	int fd;
+
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	fd = fake_peer_a();
+	cr.id = 1;
+	cr.status = -ENOENT;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REP;
+	m.connect_rep = &cr;
+	fake_send(fd, &m);
+	r = fake_recv(fd);
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);
+	assert_int_equal(r->error->code, -EPROTO);
+	assert_string_equal(r->error->message, "connect_rep: answers a connect never sent");
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	assert_null(fake_recv(fd));   /* then the end */
+	assert_int_equal(b.downs, 1);
+	close(fd);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
 static void test_reload_adds_and_removes(void **state)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -356,6 +902,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_meet_tokens_cross),
 		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_connect_answers),
+		cmocka_unit_test(test_connect_timeout_and_cancel),
+		cmocka_unit_test(test_connect_limit),
+		cmocka_unit_test(test_connect_peer_down),
+		cmocka_unit_test(test_conn_close),
+		cmocka_unit_test(test_conn_close_to_a_peer_that_does_not_read),
+		cmocka_unit_test(test_connects_asked_of_us_are_limited),
+		cmocka_unit_test(test_connect_rep_never_asked),
 		cmocka_unit_test(test_reload_adds_and_removes),
 		cmocka_unit_test(test_start_errors),
 	};

@@ -326,6 +326,149 @@ static void test_other_checks(void **state)
 	assert_int_equal(check(&m, why), 0);
 }
 
+/* The messages that connect endpoints across hosts survive the trip, and
+ * the answer names the remote side only on success. */
+static void test_round_trip_connect_messages(void **state)
+{
+	UcclPeer__ConnectReq cq = UCCL_PEER__CONNECT_REQ__INIT;
+	UcclPeer__ConnectRep cr = UCCL_PEER__CONNECT_REP__INIT;
+	UcclPeer__ConnClose cc = UCCL_PEER__CONN_CLOSE__INIT;
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *out;
+	char why[PEER_ERROR_MAX];
+
+	cq.id = 9;
+	cq.name = "svc:rank-1";
+	cq.src_ep = 3;
+	cq.src_conn = 0;   /* connection 0 exists */
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
+	m.connect_req = &cq;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "connect_req");
+	assert_int_equal(out->connect_req->id, 9);
+	assert_string_equal(out->connect_req->name, "svc:rank-1");
+	assert_int_equal(out->connect_req->src_ep, 3);
+	assert_int_equal(out->connect_req->src_conn, 0);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	cr.id = 9;
+	cr.status = 0;
+	cr.has_ep_id = cr.has_conn = 1;
+	cr.ep_id = 5;
+	cr.conn = 17;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REP;
+	m.connect_rep = &cr;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "connect_rep");
+	assert_int_equal(out->connect_rep->status, 0);
+	assert_true(out->connect_rep->has_ep_id && out->connect_rep->has_conn);
+	assert_int_equal(out->connect_rep->ep_id, 5);
+	assert_int_equal(out->connect_rep->conn, 17);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	cr.status = -ECONNREFUSED;
+	cr.has_ep_id = cr.has_conn = 0;
+	out = round_trip(&m);
+	assert_int_equal(out->connect_rep->status, -ECONNREFUSED);
+	assert_false(out->connect_rep->has_ep_id || out->connect_rep->has_conn);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+
+	cc.ep_id = 5;
+	cc.conn = 17;
+	cc.src_ep = 3;
+	cc.src_conn = 0;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE;
+	m.conn_close = &cc;
+	out = round_trip(&m);
+	assert_string_equal(peerframe_msg_name(out), "conn_close");
+	assert_int_equal(out->conn_close->ep_id, 5);
+	assert_int_equal(out->conn_close->conn, 17);
+	assert_int_equal(out->conn_close->src_ep, 3);
+	assert_int_equal(out->conn_close->src_conn, 0);
+	assert_int_equal(check(out, why), 0);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+}
+
+/* A ConnectReq or ConnClose with a required field missing does not decode. */
+static void test_connect_messages_need_their_fields(void **state)
+{
+	/* connect_req { id: 1, name: "a" }: no src_ep, src_conn */
+	static const uint8_t req_short[] = { 0x3a, 0x05, 0x08, 0x01, 0x12, 0x01, 0x61 };
+	/* connect_rep { id: 1 }: no status */
+	static const uint8_t rep_short[] = { 0x42, 0x02, 0x08, 0x01 };
+	/* conn_close { ep_id: 1, conn: 2, src_ep: 3 }: no src_conn */
+	static const uint8_t close_short[] = { 0x4a, 0x06, 0x08, 0x01, 0x10, 0x02, 0x18, 0x03 };
+	/* conn_close { 1, 2, 3, 4 } */
+	static const uint8_t close_full[] = { 0x4a, 0x08, 0x08, 0x01, 0x10, 0x02, 0x18, 0x03,
+					      0x20, 0x04 };
+	UcclPeer__PeerMsg *out = NULL;
+
+	assert_int_equal(peerframe_unpack(req_short, sizeof(req_short), &out), -EBADMSG);
+	assert_int_equal(peerframe_unpack(rep_short, sizeof(rep_short), &out), -EBADMSG);
+	assert_int_equal(peerframe_unpack(close_short, sizeof(close_short), &out), -EBADMSG);
+	assert_null(out);
+	assert_int_equal(peerframe_unpack(close_full, sizeof(close_full), &out), 0);
+	assert_int_equal(out->conn_close->src_conn, 4);
+	uccl_peer__peer_msg__free_unpacked(out, NULL);
+}
+
+static void test_connect_checks(void **state)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__ConnectReq cq = UCCL_PEER__CONNECT_REQ__INIT;
+	UcclPeer__ConnectRep cr = UCCL_PEER__CONNECT_REP__INIT;
+	char why[PEER_ERROR_MAX], longname[80];
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
+	m.connect_req = &cq;
+	cq.name = "svc";
+	assert_int_equal(check(&m, why), 0);
+	cq.name = "a b";
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "connect_req: bad name (1..64 of A-Za-z0-9._:-)");
+	cq.name = "";
+	assert_int_equal(check(&m, why), -EINVAL);
+	cq.name = NULL;
+	assert_int_equal(check(&m, why), -EINVAL);
+	memset(longname, 'n', 65);
+	longname[65] = '\0';
+	cq.name = longname;
+	assert_int_equal(check(&m, why), -EINVAL);
+	longname[64] = '\0';
+	assert_int_equal(check(&m, why), 0);
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REP;
+	m.connect_rep = &cr;
+	/* success names the remote side: both fields, or it is refused */
+	cr.status = 0;
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "connect_rep: ep_id and conn must be set exactly when status is 0");
+	cr.has_ep_id = 1;
+	assert_int_equal(check(&m, why), -EINVAL);
+	cr.has_conn = 1;
+	assert_int_equal(check(&m, why), 0);
+	/* a failure names nothing */
+	cr.status = -ENOENT;
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "connect_rep: ep_id and conn must be set exactly when status is 0");
+	cr.has_ep_id = 0;
+	assert_int_equal(check(&m, why), -EINVAL);
+	cr.has_conn = 0;
+	assert_int_equal(check(&m, why), 0);
+	cr.status = -4095;
+	assert_int_equal(check(&m, why), 0);
+	/* a status is 0 or an errno */
+	cr.status = 1;
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "connect_rep: status must be 0 or a negative errno (-4095..-1)");
+	cr.status = -4096;
+	assert_int_equal(check(&m, why), -EINVAL);
+	cr.status = INT32_MIN;
+	assert_int_equal(check(&m, why), -EINVAL);
+}
+
 static void test_names_and_sanitize(void **state)
 {
 	char buf[8];
@@ -354,6 +497,9 @@ int main(void)
 		cmocka_unit_test(test_hello_of_another_version_decodes),
 		cmocka_unit_test(test_hello_checks),
 		cmocka_unit_test(test_other_checks),
+		cmocka_unit_test(test_round_trip_connect_messages),
+		cmocka_unit_test(test_connect_messages_need_their_fields),
+		cmocka_unit_test(test_connect_checks),
 		cmocka_unit_test(test_names_and_sanitize),
 	};
 

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peer_int: what the two halves of peering share. daemon/peer.c owns the
+ * connections (dialing, accepting, hellos, keepalives, closing) and the
+ * peers; daemon/peer_req.c owns the requests and answers that travel on an
+ * up connection (lookups, connects, closes of connections across hosts).
+ * Nothing else includes this: the daemon's interface is daemon/peer.h.
+ */
+#ifndef UCCL_DAEMON_PEER_INT_H
+#define UCCL_DAEMON_PEER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "daemon/conf.h"
+#include "daemon/peer.h"
+#include "proto/peerframe.h"
+
+#define RATELOG_SLOTS 32u
+
+enum pc_phase { PC_CONNECTING, PC_HELLO, PC_UP, PC_CLOSING };
+
+/* Requests this daemon asks of a peer; their ids count separately per kind. */
+enum preq_kind { PREQ_LOOKUP = 0, PREQ_CONNECT, PREQ_KINDS };
+
+struct pconn;
+struct preq;                       /* peer_req.c: one request asked of a peer */
+
+struct peer {
+	struct peermgr *pm;
+	bool removing;                  /* peer_remove is failing its requests */
+	char name[CONF_PEER_NAME_MAX + 1];
+	struct conf_addr addr;
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	char addrtext[64];
+	bool dials;                    /* our host_name sorts first: we make the connection */
+	bool keep;                     /* reload: still configured */
+	enum peer_state state;
+	uint64_t since_ms;
+	struct pconn *conn;            /* being made or up; NULL between attempts */
+	struct event *retry_ev;
+	uint32_t backoff_ms;
+	uint32_t reconnects;
+	bool was_up;
+	bool has_rtt;
+	uint32_t rtt_us;
+	/* from its last hello */
+	bool announced;
+	char host[CONF_PEER_NAME_MAX + 1];
+	char data_addr[PEER_ADDR_TEXT_MAX + 2];
+	uint32_t data_port, data_paths, mtu;
+	uint32_t their_timeout_ms;
+	uint64_t tx_token, rx_token;   /* set while up */
+	uint64_t generation;
+	char last_error[160];
+	/* requests asked of it, not answered yet */
+	struct preq *reqs;
+	uint32_t n_reqs[PREQ_KINDS];
+	uint32_t next_id[PREQ_KINDS];  /* the last id sent, per kind */
+};
+
+struct pconn {
+	struct peermgr *pm;
+	struct pconn *next, *prev;     /* pm->conns */
+	struct peer *peer;             /* NULL: inbound and not identified yet, or closing */
+	int fd;
+	struct bufferevent *bev;       /* from PC_HELLO on */
+	struct event *conn_ev;         /* PC_CONNECTING: the socket becomes writable */
+	/* hello deadline; then the linger before free; or a close asked for
+	 * by pconn_close_soon */
+	struct event *deadline_ev;
+	struct event *ka_ev;           /* PC_UP: keepalive tick */
+	struct event *silence_ev;      /* PC_UP: peer_timeout_ms without a message */
+	enum pc_phase phase;
+	bool inbound;
+	bool unidentified;             /* counted in pm->n_unident */
+	bool lingering;                /* counted in pm->n_lingering */
+	char ratext[72];               /* remote address:port */
+	struct conf_addr ra;           /* remote address (v4-mapped shown as v4) */
+	uint64_t local_token;          /* in our hello: the peer puts it in packets to us */
+	uint64_t ka_seq;               /* last keepalive sent */
+	uint64_t ka_sent_us;
+	uint32_t ka_interval_ms;
+	uint32_t n_asked;              /* connects it asked of us, not answered yet */
+	char close_soon[96];           /* pconn_close_soon's reason; "" if none */
+};
+
+enum ratelog_kind { RL_UNKNOWN_HOST = 1, RL_TOO_MANY };
+
+struct ratelog {
+	enum ratelog_kind kind;
+	struct conf_addr a;
+	uint64_t ms;
+	uint32_t suppressed;
+};
+
+struct peermgr {
+	struct event_base *base;
+	char host_name[CONF_PEER_NAME_MAX + 1];
+	struct conf_addr listen;
+	struct conf_addr data_address;
+	uint32_t data_port, data_paths, mtu;
+	uint32_t timeout_ms;
+	int listen_fd;
+	struct event *listen_ev;
+	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */
+	struct peer *peers[CONF_MAX_PEERS];
+	uint32_t n_peers;
+	struct pconn *conns;
+	uint32_t n_unident;
+	uint32_t n_closing;
+	uint32_t n_lingering;          /* closing ones that wait for their Error to leave */
+	uint32_t n_conns;              /* every pconn, closing ones included */
+	uint64_t next_handle;
+	uint64_t rng;
+	peer_resolve_fn resolve;
+	void *resolve_arg;
+	peer_event_fn notify;
+	void *notify_arg;
+	struct peer_handlers handlers;
+	struct peer_connect_req *asked;   /* connects peers asked of us, not answered yet */
+	struct ratelog ratelog[RATELOG_SLOTS];
+	bool stopping;
+};
+
+static inline struct timeval tv_ms(uint32_t ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+	return tv;
+}
+
+/* ---- peer.c ---- */
+
+struct peer *find_peer(const struct peermgr *pm, const char *name);
+/* Queue m on c. 0, -ENOTCONN (no socket yet), -ENOBUFS (the peer does not
+ * read), -EMSGSIZE, -ENOMEM. */
+int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m);
+/* Send, and close the connection at once if that fails (only where c's own
+ * callbacks run: the close calls the daemon back). false: it is closing. */
+bool pconn_send_or_close(struct pconn *c, const UcclPeer__PeerMsg *m);
+/* Send, and close the connection from the event loop if that fails: safe
+ * anywhere, the daemon is not called back from inside. */
+void pconn_send_or_close_soon(struct pconn *c, const UcclPeer__PeerMsg *m);
+/* Close c, logging reason, and send an Error with send_code if < 0. Calls
+ * the daemon back (notify, failed requests) if c was its peer's. */
+void pconn_close(struct pconn *c, const char *reason, int send_code);
+
+/* ---- peer_req.c ---- */
+
+/* Act on a request or answer that arrived on the up connection c. false:
+ * m is of no kind peer_req.c handles. */
+bool peer_reqs_handle(struct pconn *c, const UcclPeer__PeerMsg *m);
+/* Complete every request asked of p with status (its connection is gone,
+ * or p is being removed). */
+void peer_reqs_fail(struct peer *p, int status);
+/* c closes: the connects it asked of us are answered into the void. */
+void peer_reqs_conn_gone(struct pconn *c);
+/* The manager stops: free what peers asked and was never answered. */
+void peer_reqs_free(struct peermgr *pm);
+
+#endif
