@@ -22,71 +22,13 @@
 #include <uccl/shm.h>
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/opq.h"
 #include "engine/ring.h"
 
-#define ENGINE_MAX_ENDPOINTS   (1u << 20)
-#define ENGINE_MAX_BATCH       4096u
-#define ENGINE_DEFAULT_BATCH   64u
-#define EP_MAX_OUTSTANDING     (1u << 20)
-
-enum conn_state {
-	CONN_FREE = 0,
-	CONN_UP,         /* joined to a live peer side */
-	CONN_RESET,      /* the peer side went away; ops fail until this side is removed */
-};
-
-/* One side of a connection, owned by its endpoint. */
-struct conn {
-	struct opq_conn q;         /* its ops: completion reorder list, match queues */
-	struct ep *ep;             /* owner */
-	struct ep *peer_ep;        /* CONN_UP only */
-	struct conn *peer;         /* CONN_UP only */
-	struct conn *work_next;    /* engine worklist */
-	uint32_t id;
-	uint32_t peer_id;
-	uint8_t state;
-	bool queued;
-};
-
-struct ep {
-	struct ring_side sq;       /* engine consumes */
-	struct ring_side cq;       /* engine produces */
-	uint64_t *sems;            /* shared, indexed by this endpoint's conn id */
-	struct conn *conns;
-	struct opq_pool *pool;
-	uint32_t id;
-	uint32_t client_id;
-	uint32_t max_conns;
-	uint32_t max_outstanding;
-	uint32_t staged;           /* CQEs written but not yet published */
-	uint32_t live_pos;         /* index in engine.live while not broken */
-	bool broken;               /* ring corrupt or being removed: not served */
-	bool touched;              /* on engine.touched */
-	struct engine_ep_stats st;
-};
-
-struct engine {
-	struct engine_mem_ops mem;
-	void (*notify)(void *arg, uint32_t ep_id);
-	void *notify_arg;
-	uint32_t max_endpoints;
-	uint32_t poll_batch;
-	uint64_t max_op_bytes;
-	struct mr_table *mrs;
-	struct ep **eps;           /* by id */
-	struct ep **live;          /* served endpoints, dense */
-	uint32_t nlive;
-	struct ep **touched;       /* got CQEs or a semaphore bump since the last flush */
-	uint32_t ntouched;
-	struct conn *work;         /* conn sides whose reorder list may move */
-	struct uccl_sqe *sqebuf;   /* private copies of one batch */
-	struct engine_stats st;
-};
-
 /* ---- completions ---- */
 
-static void touch(struct engine *e, struct ep *ep)
+void eng_touch(struct engine *e, struct ep *ep)
 {
 	if (!ep->touched) {
 		ep->touched = true;
@@ -116,7 +58,7 @@ static void post(struct engine *e, struct ep *ep, uint64_t user_data, uint8_t op
 	if (res < 0)
 		ep->st.errors++;
 	e->st.cqes++;
-	touch(e, ep);
+	eng_touch(e, ep);
 }
 
 static void post_op(struct engine *e, struct ep *ep, const struct opq_op *op)
@@ -146,7 +88,7 @@ static void flush_cqs(struct engine *e)
 }
 
 /* Count an error completion once, where the error is decided. */
-static void count_err(struct engine *e, int res)
+void eng_count_err(struct engine *e, int res)
 {
 	switch (res) {
 	case -EINVAL:
@@ -207,7 +149,7 @@ static void work_add(struct engine *e, struct conn *c)
 }
 
 /* A WAITING op on side c got its result: post it now or leave it held. */
-static void op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op)
+void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op)
 {
 	if (opq_conn_finished(&c->q, op)) {
 		post_op(e, c->ep, op);
@@ -219,7 +161,7 @@ static void op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *o
 
 /* ---- execution ---- */
 
-static int copy(struct engine *e, const struct mr *dst, uint64_t dst_off, const struct mr *src,
+int eng_copy(struct engine *e, const struct mr *dst, uint64_t dst_off, const struct mr *src,
 		uint64_t src_off, uint64_t len)
 {
 	if (len == 0)
@@ -241,9 +183,9 @@ static void exec_rdma(struct engine *e, struct conn *c, struct opq_op *op)
 		op->res = -ERANGE;
 	} else {
 		if (op->opcode == UCCL_OP_PUT)
-			r = copy(e, rm, op->roff, op->lmr, op->loff, op->len);
+			r = eng_copy(e, rm, op->roff, op->lmr, op->loff, op->len);
 		else
-			r = copy(e, op->lmr, op->loff, rm, op->roff, op->len);
+			r = eng_copy(e, op->lmr, op->loff, rm, op->roff, op->len);
 		op->res = r;
 		if (r < 0) {
 			e->st.err_fault++;
@@ -268,7 +210,7 @@ static void match(struct engine *e, struct ep *sep, struct opq_op *snd, struct e
 		r = -EMSGSIZE;
 		e->st.err_msgsize += 2;
 	} else {
-		r = copy(e, rcv->lmr, rcv->loff, snd->lmr, snd->loff, snd->len);
+		r = eng_copy(e, rcv->lmr, rcv->loff, snd->lmr, snd->loff, snd->len);
 		if (r < 0) {
 			e->st.err_fault += 2;
 		} else {
@@ -290,6 +232,10 @@ static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
 {
 	struct opq_op *peer_op;
 
+	/* a remote op waits for the channel; remote_start runs it once it is
+	 * stored in the pool (packets and records point at the stored copy) */
+	if (c->remote && op->opcode != UCCL_OP_FLUSH)
+		return false;
 	switch (op->opcode) {
 	case UCCL_OP_PUT:
 	case UCCL_OP_GET:
@@ -299,7 +245,7 @@ static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
 		/* Ops on a side start in issue order and PUTs finish when they
 		 * start, so earlier PUTs are visible before this increment. */
 		__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
-		touch(e, c->peer_ep);
+		eng_touch(e, c->peer_ep);
 		op->res = 0;
 		op->res_len = 0;
 		return true;
@@ -312,14 +258,14 @@ static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
 		if (!peer_op)
 			return false;
 		match(e, c->ep, op, c->peer_ep, peer_op);
-		op_finish_waiting(e, c->peer, peer_op);
+		eng_op_finish_waiting(e, c->peer, peer_op);
 		return true;
 	case UCCL_OP_RECV:
 		peer_op = opq_conn_find_send(&c->peer->q, op->key);
 		if (!peer_op)
 			return false;
 		match(e, c->peer_ep, peer_op, c->ep, op);
-		op_finish_waiting(e, c->peer, peer_op);
+		eng_op_finish_waiting(e, c->peer, peer_op);
 		return true;
 	default:
 		return true;   /* not reached: validated before */
@@ -345,6 +291,8 @@ static void conn_progress(struct engine *e, struct conn *c)
 		if (opq_conn_started(&c->q, op, done)) {
 			post_op(e, c->ep, op);
 			op_release(c->ep, op);
+		} else if (!done && c->remote) {
+			remote_start(e, c, op);
 		}
 	}
 }
@@ -382,10 +330,12 @@ static void conn_issue(struct engine *e, struct conn *c, struct opq_op *tmp)
 	if (!op) {
 		/* unreachable while the consume limit holds; fail, do not crash */
 		post(e, ep, tmp->user_data, tmp->opcode, -ENOBUFS, 0, 0);
-		count_err(e, -ENOBUFS);
+		eng_count_err(e, -ENOBUFS);
 		return;
 	}
 	opq_conn_add(&c->q, op, st);
+	if (st == OPQ_WAITING && c->remote)
+		remote_start(e, c, op);
 }
 
 /* Validate one privately copied descriptor and execute or queue it. */
@@ -435,6 +385,10 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		res = c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
 		goto fail;
 	}
+	if (c->remote && s->opcode == UCCL_OP_GET) {
+		res = -EOPNOTSUPP;     /* not implemented across hosts yet */
+		goto fail;
+	}
 	if (s->opcode != UCCL_OP_SIGNAL && s->opcode != UCCL_OP_FLUSH) {
 		m = mr_table_by_id(e->mrs, ep->client_id, s->lmr);
 		if (!m) {
@@ -460,6 +414,7 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		.conn = s->conn,
 		.opcode = s->opcode,
 		.flags = s->flags,
+		.rmsg = OPQ_NO_RMSG,
 	};
 	conn_issue(e, c, &tmp);
 	return;
@@ -467,7 +422,7 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 fail:
 	/* A descriptor that is rejected never entered its connection's
 	 * queues, so its completion is not ordered with them. */
-	count_err(e, res);
+	eng_count_err(e, res);
 	post(e, ep, s->user_data, s->opcode, res, 0, 0);
 }
 
@@ -481,13 +436,15 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 
 	/* a broken endpoint's ring may be garbage: never write to it */
 	drop = drop || c->ep->broken;
+	if (c->remote)
+		remote_conn_detach(e, c);
 	while ((op = opq_conn_take(&c->q))) {
 		if (!drop) {
 			if (op->state != OPQ_DONE && op->res == 0) {
 				op->res = res;
 				op->res_len = 0;
 				op->res_tag = 0;
-				count_err(e, res);
+				eng_count_err(e, res);
 			}
 			post_op(e, c->ep, op);
 		}
@@ -501,6 +458,35 @@ static void conn_detach(struct conn *c, enum conn_state st)
 	c->peer = NULL;
 	c->peer_ep = NULL;
 	c->peer_id = 0;
+}
+
+void eng_conn_reset(struct engine *e, struct conn *c, int err)
+{
+	conn_flush_ops(e, c, err, false);
+	conn_detach(c, CONN_RESET);
+}
+
+void eng_settle(struct engine *e)
+{
+	run_work(e);
+	flush_cqs(e);
+}
+
+int engine_conn_reset(struct engine *e, uint32_t ep_id, uint32_t conn)
+{
+	struct ep *ep = eng_ep_get(e, ep_id);
+	struct conn *c;
+
+	if (!ep || conn >= ep->max_conns)
+		return -EINVAL;
+	c = &ep->conns[conn];
+	if (c->state == CONN_RESET)
+		return 0;
+	if (c->state != CONN_UP || !c->remote)
+		return -ENOTCONN;
+	eng_conn_reset(e, c, -ECONNRESET);
+	eng_settle(e);
+	return 0;
 }
 
 /* The peer of c goes away: its side fails what it holds and stays RESET. */
@@ -533,7 +519,7 @@ static void ep_shutdown(struct engine *e, struct ep *ep)
 
 		if (c->state == CONN_FREE)
 			continue;
-		if (c->state == CONN_UP)
+		if (c->state == CONN_UP && !c->remote)
 			conn_reset_peer(e, c);
 		conn_flush_ops(e, c, 0, true);
 		conn_detach(c, CONN_RESET);
@@ -546,7 +532,7 @@ static void ep_break(struct engine *e, struct ep *ep)
 	ep_shutdown(e, ep);
 }
 
-static struct ep *ep_get(const struct engine *e, uint32_t ep_id)
+struct ep *eng_ep_get(const struct engine *e, uint32_t ep_id)
 {
 	return ep_id < e->max_endpoints ? e->eps[ep_id] : NULL;
 }
@@ -615,7 +601,7 @@ int engine_poll(struct engine *e, uint64_t now_ns)
 	uint64_t consumed = 0;
 	uint64_t work;
 
-	(void)now_ns;  /* same-host operations have no timers yet */
+	e->now = now_ns;
 	e->st.polls++;
 	for (uint32_t i = 0; i < e->nlive;) {
 		int r = ep_pass(e, e->live[i]);
@@ -763,7 +749,7 @@ int engine_ep_remove(struct engine *e, uint32_t ep_id)
 
 int engine_conn_add(struct engine *e, uint32_t ep_a, uint32_t conn_a, uint32_t ep_b, uint32_t conn_b)
 {
-	struct ep *a = ep_get(e, ep_a), *b = ep_get(e, ep_b);
+	struct ep *a = eng_ep_get(e, ep_a), *b = eng_ep_get(e, ep_b);
 	struct conn *ca, *cb;
 
 	if (!a || !b || conn_a >= a->max_conns || conn_b >= b->max_conns)
@@ -793,7 +779,7 @@ int engine_conn_add(struct engine *e, uint32_t ep_a, uint32_t conn_a, uint32_t e
 
 int engine_conn_remove(struct engine *e, uint32_t ep_id, uint32_t conn)
 {
-	struct ep *ep = ep_get(e, ep_id);
+	struct ep *ep = eng_ep_get(e, ep_id);
 	struct conn *c;
 
 	if (!ep || conn >= ep->max_conns)
@@ -801,7 +787,7 @@ int engine_conn_remove(struct engine *e, uint32_t ep_id, uint32_t conn)
 	c = &ep->conns[conn];
 	if (c->state == CONN_FREE)
 		return -ENOTCONN;
-	if (c->state == CONN_UP)
+	if (c->state == CONN_UP && !c->remote)
 		conn_reset_peer(e, c);
 	conn_flush_ops(e, c, -ECANCELED, false);
 	conn_detach(c, CONN_FREE);
@@ -826,13 +812,17 @@ static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 {
 	struct conn *c = &ep->conns[op->conn];
 
-	count_err(e, -ECANCELED);
+	eng_count_err(e, -ECANCELED);
 	op->res = -ECANCELED;
 	op->res_len = 0;
 	op->res_tag = 0;
+	if (op->state == OPQ_WAITING && c->remote) {
+		remote_cancel(e, c, op);
+		return;
+	}
 	op->lmr = NULL;
 	if (op->state == OPQ_WAITING)
-		op_finish_waiting(e, c, op);
+		eng_op_finish_waiting(e, c, op);
 	/* a STALLED op keeps its place and completes when it would start */
 }
 
@@ -886,6 +876,11 @@ struct engine *engine_new(const struct engine_params *p)
 	e->sqebuf = calloc(e->poll_batch, sizeof(*e->sqebuf));
 	if (!e->mrs || !e->eps || !e->live || !e->touched || !e->sqebuf)
 		return engine_free(e);
+	if (p->max_chans) {
+		e->rm = remote_new(p);
+		if (!e->rm)
+			return engine_free(e);
+	}
 	return e;
 }
 
@@ -893,6 +888,8 @@ struct engine *engine_free(struct engine *e)
 {
 	if (!e)
 		return NULL;
+	/* channels first: their messages point into endpoints' pools */
+	remote_free(e);
 	if (e->eps)
 		for (uint32_t i = 0; i < e->max_endpoints; i++)
 			ep_free(e->eps[i]);
@@ -938,7 +935,10 @@ static const struct {
 	STAT_OP(flush, FLUSH), STAT_OP(send, SEND), STAT_OP(recv, RECV),
 	STAT(bytes), STAT(err_inval), STAT(err_badconn), STAT(err_access), STAT(err_fault),
 	STAT(err_msgsize), STAT(err_reset), STAT(err_canceled), STAT(corrupt_rings),
-	STAT(notifies),
+	STAT(notifies), STAT(remote_msgs), STAT(remote_queued), STAT(send_retries),
+	STAT(rx_delivered), STAT(rx_refused_conn), STAT(rx_refused_access), STAT(rx_refused_range),
+	STAT(rx_refused_nobuf), STAT(rx_refused_other), STAT(rx_no_chan), STAT(unexpected_bytes),
+	STAT(unexpected_msgs),
 };
 
 void engine_stats_foreach(const struct engine *e, void (*fn)(void *arg, const char *name, uint64_t v),

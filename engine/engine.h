@@ -10,8 +10,14 @@
  * through a callback. It never opens a socket, starts a thread or reads a
  * clock.
  *
- * Same-host connections join two endpoints of this engine directly. The
- * host-to-host transport will add channels behind the same entry points.
+ * Same-host connections join two endpoints of this engine directly.
+ * Connections to endpoints on other hosts are bound to a channel (one per
+ * remote host, engine/tpchan.h): the caller feeds received packets in with
+ * engine_rx, takes packets to send from engine_tx, and calls engine_poll or
+ * engine_tx again by engine_next_deadline. Across hosts: put, signal
+ * (delivered after every earlier put on the connection was written), flush,
+ * send/recv (bounded unexpected-message buffer, then backpressure); get is
+ * -EOPNOTSUPP.
  */
 #ifndef UCCL_ENGINE_ENGINE_H
 #define UCCL_ENGINE_ENGINE_H
@@ -21,6 +27,7 @@
 #include <stdint.h>
 
 #include "engine/mr.h"
+#include "engine/tpchan.h"
 
 struct engine;
 
@@ -43,6 +50,11 @@ struct engine_params {
 	 * whose client sleeps got completions or a semaphore increment. */
 	void (*notify)(void *arg, uint32_t ep_id);
 	void *notify_arg;
+	/* host-to-host; max_chans 0: same-host only */
+	uint32_t max_chans;            /* channel ids are 0 .. max_chans-1 */
+	uint32_t max_remote_msgs;      /* messages in flight over all channels (default 65536) */
+	uint64_t max_unexpected_bytes; /* buffered incoming sends nobody has received (default 64 MiB) */
+	uint32_t max_unexpected_msgs;  /* incoming-send records (default 16384) */
 };
 
 struct engine_ep_params {
@@ -81,6 +93,19 @@ struct engine_stats {
 	uint64_t err_canceled;         /* region deregistered or endpoint closed under an op */
 	uint64_t corrupt_rings;        /* rings whose indices were corrupt (endpoint stopped) */
 	uint64_t notifies;             /* wake-ups requested */
+	/* host-to-host */
+	uint64_t remote_msgs;          /* messages handed to channels */
+	uint64_t remote_queued;        /* submissions that waited for channel space */
+	uint64_t send_retries;         /* sends resent after the receiver had no buffer */
+	uint64_t rx_delivered;         /* DATA payloads accepted */
+	uint64_t rx_refused_conn;      /* no such connection, or not bound to that channel */
+	uint64_t rx_refused_access;    /* remote key not the connection owner's */
+	uint64_t rx_refused_range;     /* outside the target region */
+	uint64_t rx_refused_nobuf;     /* unexpected-message buffer full (sender retries) */
+	uint64_t rx_refused_other;     /* bad opcode, stale message, receive too small */
+	uint64_t rx_no_chan;           /* engine_rx for a channel that does not exist */
+	uint64_t unexpected_bytes;     /* buffered now */
+	uint64_t unexpected_msgs;      /* records now */
 };
 
 struct engine *engine_new(const struct engine_params *p);
@@ -114,6 +139,48 @@ int engine_poll(struct engine *e, uint64_t now_ns);
  * Returns 0 if it is safe to sleep, >0 if work arrived meanwhile. */
 int engine_sleep_arm(struct engine *e);
 void engine_sleep_disarm(struct engine *e);
+
+/* ---- host-to-host (engine/remote.c) ---- */
+
+/* A channel to one remote host. p->cb and p->cb_arg are the engine's; the
+ * rest as tpchan.h. -EBUSY if chan exists, -EINVAL, -ENOMEM. */
+int engine_chan_add(struct engine *e, uint32_t chan, const struct tpchan_params *p);
+/* The host is gone (or came back with new tokens: remove, then add): every
+ * connection bound to chan is reset, its pending operations complete with
+ * err (negative errno). */
+int engine_chan_remove(struct engine *e, uint32_t chan, int err);
+/* Bind conn of ep to chan. wire_id (conn | generation << 16) is what
+ * packets to this side carry in dst_conn, so that a late packet of an
+ * earlier connection on the same conn id is refused. The side receives at
+ * once; it sends once engine_rconn_connect named the remote side. */
+int engine_rconn_add(struct engine *e, uint32_t ep, uint32_t conn, uint32_t wire_id, uint32_t chan);
+int engine_rconn_connect(struct engine *e, uint32_t ep, uint32_t conn, uint32_t rep,
+			 uint32_t rconn_wire);
+/* The remote side closed: pending and later operations fail with
+ * -ECONNRESET until engine_conn_remove. */
+int engine_conn_reset(struct engine *e, uint32_t ep, uint32_t conn);
+
+/* One received packet from chan's host. 0 or why it was dropped (counted). */
+int engine_rx(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns);
+
+struct engine_txpkt {
+	uint8_t *buf;                  /* caller's buffer of at least the channel's mtu */
+	uint32_t len;                  /* set by engine_tx */
+	uint16_t path;
+	uint32_t chan;
+};
+/* Up to max packets to send now, across channels in turn. */
+int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int max);
+/* When engine_tx must run again without new input; UINT64_MAX if never. */
+uint64_t engine_next_deadline(const struct engine *e);
+
+struct engine_chan_stats {
+	struct tpchan_stats tp;
+	uint32_t conns;                /* connection sides bound to it */
+	uint32_t queued_ops;           /* waiting for channel space or a retry */
+	bool failed;                   /* gave up on the peer (max_retx): connections reset */
+};
+int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_stats *out);
 
 const struct engine_stats *engine_stats(const struct engine *e);
 int engine_ep_stats(const struct engine *e, uint32_t ep_id, struct engine_ep_stats *out);

@@ -129,6 +129,9 @@ static void creorder_del(struct opq_creorder *q, struct opq_op *op)
 
 static void mq_push(struct opq_mq *q, struct opq_op *op)
 {
+	if (!q)
+		return;
+	op->in_mq = 1;
 	op->mnext = NULL;
 	op->mprev = q->tail;
 	if (q->tail)
@@ -140,6 +143,9 @@ static void mq_push(struct opq_mq *q, struct opq_op *op)
 
 static void mq_del(struct opq_mq *q, struct opq_op *op)
 {
+	if (!q || !op->in_mq)
+		return;
+	op->in_mq = 0;
 	if (op->mprev)
 		op->mprev->mnext = op->mnext;
 	else
@@ -151,9 +157,18 @@ static void mq_del(struct opq_mq *q, struct opq_op *op)
 	op->mnext = op->mprev = NULL;
 }
 
+/* Only sends and receives are matched; a waiting remote put or signal is on
+ * no match queue. */
 static struct opq_mq *mq_of(struct opq_conn *qc, const struct opq_op *op)
 {
-	return op->opcode == UCCL_OP_SEND ? &qc->sends : &qc->recvs;
+	if (op->opcode == UCCL_OP_SEND)
+		return &qc->sends;
+	return op->opcode == UCCL_OP_RECV ? &qc->recvs : NULL;
+}
+
+void opq_conn_unmatch(struct opq_conn *qc, struct opq_op *op)
+{
+	mq_del(mq_of(qc, op), op);
 }
 
 /* ---- connection side ---- */

@@ -44,7 +44,18 @@ struct opq_op {
 	uint8_t opcode;
 	uint8_t flags;
 	uint8_t state;                  /* enum opq_state */
+	uint8_t in_mq;                  /* on its match queue */
+	/* remote operations (engine/remote.c); rmsg is OPQ_NO_RMSG otherwise */
+	uint8_t rflags;
+	uint32_t rmsg;                  /* in-flight message slot */
+	uint32_t rbackoff_us;           /* SEND refused for lack of buffer: next retry delay */
+	uint64_t rseq;                  /* SEND: sequence number on its connection */
+	uint64_t rdue;                  /* retry time */
+	struct opq_op *rnext;           /* channel's submit queue */
+	void *rside;                    /* its connection side (struct conn) */
+	void *rrec;                     /* RECV: the incoming message it was matched to */
 };
+#define OPQ_NO_RMSG UINT32_MAX
 
 /* The pool. */
 struct opq_pool;
@@ -108,6 +119,9 @@ struct opq_op *opq_conn_pop_done(struct opq_conn *qc);
 struct opq_op *opq_conn_next_start(struct opq_conn *qc);
 /* Teardown: the oldest op, removed from every list, or NULL when empty. */
 struct opq_op *opq_conn_take(struct opq_conn *qc);
+/* Take a WAITING op off its match queue (it stays WAITING in order): a
+ * remote receive that was matched to an incoming message. */
+void opq_conn_unmatch(struct opq_conn *qc, struct opq_op *op);
 /* First posted receive that accepts a send with this tag. */
 struct opq_op *opq_conn_find_recv(const struct opq_conn *qc, uint64_t tag);
 /* First waiting send that a receive with this tag (maybe UCCL_TAG_ANY) accepts. */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_int: the engine's private structures and helpers, shared by
+ * engine.c (rings, same-host operations, ordering) and remote.c (channels to
+ * other hosts). Nothing outside engine/engine.c and engine/remote.c includes
+ * it; the public interface is engine.h.
+ */
+#ifndef UCCL_ENGINE_ENGINE_INT_H
+#define UCCL_ENGINE_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uccl/shm.h>
+
+#include "engine/engine.h"
+#include "engine/opq.h"
+#include "engine/ring.h"
+
+#define ENGINE_MAX_ENDPOINTS   (1u << 20)
+#define ENGINE_MAX_BATCH       4096u
+#define ENGINE_DEFAULT_BATCH   64u
+#define EP_MAX_OUTSTANDING     (1u << 20)
+
+enum conn_state {
+	CONN_FREE = 0,
+	CONN_UP,         /* joined to a live peer side (same host) or bound to a channel */
+	CONN_RESET,      /* the peer side went away; ops fail until this side is removed */
+};
+
+struct rchan;
+struct rrec;
+
+/* The remote half of a connection side whose peer is on another host. */
+struct rconn {
+	struct rchan *ch;
+	struct conn *ch_next, *ch_prev;   /* the channel's connection sides */
+	uint32_t wire_id;          /* ours: packets to us name it in dst_conn */
+	uint32_t rep;              /* the peer's endpoint id; UINT32_MAX until known */
+	uint32_t rconn_wire;       /* the peer's wire id for its side */
+	uint64_t send_seq;         /* next SEND sequence number */
+	uint64_t put_seq;          /* next PUT number: a signal waits for those before it */
+	struct opq_op *sig_head, *sig_tail; /* signals waiting for earlier puts */
+	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
+	struct rrec *recs;         /* every incoming-message record of this side */
+	struct rrec *um_head, *um_tail; /* took their turn, no receive matched yet */
+};
+
+/* One side of a connection, owned by its endpoint. */
+struct conn {
+	struct opq_conn q;         /* its ops: completion reorder list, match queues */
+	struct ep *ep;             /* owner */
+	struct ep *peer_ep;        /* CONN_UP, same host only */
+	struct conn *peer;         /* CONN_UP, same host only */
+	struct conn *work_next;    /* engine worklist */
+	uint32_t id;
+	uint32_t peer_id;
+	uint8_t state;
+	bool queued;
+	bool remote;               /* r is valid: the peer is on another host */
+	struct rconn r;
+};
+
+struct ep {
+	struct ring_side sq;       /* engine consumes */
+	struct ring_side cq;       /* engine produces */
+	uint64_t *sems;            /* shared, indexed by this endpoint's conn id */
+	struct conn *conns;
+	struct opq_pool *pool;
+	uint32_t id;
+	uint32_t client_id;
+	uint32_t max_conns;
+	uint32_t max_outstanding;
+	uint32_t staged;           /* CQEs written but not yet published */
+	uint32_t live_pos;         /* index in engine.live while not broken */
+	bool broken;               /* ring corrupt or being removed: not served */
+	bool touched;              /* on engine.touched */
+	struct engine_ep_stats st;
+};
+
+struct remote;                     /* remote.c's state */
+
+struct engine {
+	struct engine_mem_ops mem;
+	void (*notify)(void *arg, uint32_t ep_id);
+	void *notify_arg;
+	uint32_t max_endpoints;
+	uint32_t poll_batch;
+	uint64_t max_op_bytes;
+	struct mr_table *mrs;
+	struct ep **eps;           /* by id */
+	struct ep **live;          /* served endpoints, dense */
+	uint32_t nlive;
+	struct ep **touched;       /* got CQEs or a semaphore bump since the last flush */
+	uint32_t ntouched;
+	struct conn *work;         /* conn sides whose reorder list may move */
+	struct uccl_sqe *sqebuf;   /* private copies of one batch */
+	struct remote *rm;         /* NULL when max_chans is 0 */
+	uint64_t now;              /* time of the current engine call */
+	struct engine_stats st;
+};
+
+/* engine.c, for remote.c */
+void eng_touch(struct engine *e, struct ep *ep);
+void eng_count_err(struct engine *e, int res);
+/* A WAITING op on side c got its result (op->res set): post or hold it. */
+void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op);
+int eng_copy(struct engine *e, const struct mr *dst, uint64_t dst_off, const struct mr *src,
+	     uint64_t src_off, uint64_t len);
+struct ep *eng_ep_get(const struct engine *e, uint32_t ep_id);
+/* Side c's peer is gone: its ops complete with err, it stays RESET. */
+void eng_conn_reset(struct engine *e, struct conn *c, int err);
+/* Run the worklist and publish completions. */
+void eng_settle(struct engine *e);
+
+/* remote.c, for engine.c */
+struct remote *remote_new(const struct engine_params *p);
+void remote_free(struct engine *e);
+/* A WAITING op (already in its endpoint's pool) starts on a remote side. */
+void remote_start(struct engine *e, struct conn *c, struct opq_op *op);
+/* Its local region went away under a pending op: settle or mark it. */
+void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op);
+/* Side c stops being remote: forget its in-flight messages, queued
+ * submissions and incoming records (its ops are flushed by the caller). */
+void remote_conn_detach(struct engine *e, struct conn *c);
+
+#endif

@@ -1,0 +1,2057 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote: two engines, host A and host B, each with one endpoint, memory
+ * regions and channel 0 to the other, joined by an in-memory wire in virtual
+ * time: every step both engines poll and hand over their packets, the wire
+ * loses, duplicates and delays them (seeded), and the clock jumps to the next
+ * arrival or engine_next_deadline. The tests play the client library by hand
+ * (as test_engine does) and pin what engine/remote.c promises across hosts:
+ * data in place, signals after earlier puts, send/recv order, tag matching and
+ * backpressure, refusal of forged or stale packets, and teardown.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "engine/ring.h"
+#include "engine/wire.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+#define HA 0                 /* host index of A */
+#define HB 1
+#define EP_A 0u              /* A's endpoint id */
+#define EP_B 2u              /* B's: different, to catch a mixed-up dst_ep */
+#define NEP 3
+#define SEMS 8
+#define MAX_CONNS 8
+#define RING 256             /* sq and cq entries, max_outstanding */
+#define LOG_MAX 1024         /* completions a test may collect per host */
+#define BATCH 64             /* packets per engine_tx call */
+
+/* The connection under test: conn ids and generations differ on the two
+ * sides, so that a packet naming the wrong one is refused. */
+#define WIRE(conn, gen) ((uint32_t)(conn) | (uint32_t)(gen) << 16)
+#define CONN_A 0u
+#define CONN_B 1u
+#define GEN_A 1u
+#define GEN_B 5u
+/* A second connection on the same channel */
+#define CONN_A2 2u
+#define CONN_B2 3u
+
+#define CLIENT_A 1u          /* on host A */
+#define CLIENT_B 2u          /* on host B */
+#define CLIENT_C 3u          /* on host B, no endpoint: its key must not work for B's conns */
+#define KEY_B  0xB1B1B1B1B1B1B1B1ull   /* client B, mr 1 */
+#define KEY_B2 0xB2B2B2B2B2B2B2B2ull   /* client B, mr 2 */
+#define KEY_C  0xC1C1C1C1C1C1C1C1ull   /* client C, mr 1 */
+#define KEY_A  0xA1A1A1A1A1A1A1A1ull   /* client A, mr 1 (never named by B) */
+#define REG_LEN ((size_t)4 * MiB + 64 * KiB)
+#define REG_C_LEN ((size_t)64 * KiB)
+
+#define TOKEN(gen, to) (0x5eed000000000000ull | (uint64_t)(gen) << 8 | (uint64_t)(to))
+
+/* Descriptor builders: defaults first, the test's fields override them. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#else
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+#define SQE(...)    ((struct uccl_sqe){ __VA_ARGS__ })
+#define PUT(...)    SQE(.opcode = UCCL_OP_PUT, .conn = CONN_A, .lmr = 1, .rkey = KEY_B, __VA_ARGS__)
+#define SIGNAL(...) SQE(.opcode = UCCL_OP_SIGNAL, .conn = CONN_A, __VA_ARGS__)
+#define SEND(...)   SQE(.opcode = UCCL_OP_SEND, .conn = CONN_A, .lmr = 1, __VA_ARGS__)
+#define RECV(...)   SQE(.opcode = UCCL_OP_RECV, .conn = CONN_B, .lmr = 2, __VA_ARGS__)
+
+struct fx_params {
+	uint64_t seed;
+	uint32_t mtu, npaths;
+	uint32_t loss_ppm, dup_ppm, reorder_ppm;
+	uint64_t jitter_ns;
+	uint64_t skew_ns;             /* path p arrives p * skew_ns later */
+	uint64_t max_unexp_bytes;     /* host B's; 0: the engine's default */
+	uint32_t max_msgs;            /* per channel; 0: 256 */
+	uint32_t max_remote_msgs;     /* per engine; 0: the default */
+};
+#define PARAMS(...) ((struct fx_params){ .seed = 1, .mtu = 1500, .npaths = 4, __VA_ARGS__ })
+/* loss, duplication and reordering */
+#define ROUGH(loss) .loss_ppm = (loss), .dup_ppm = 10000, .reorder_ppm = 50000, .jitter_ns = 5 * US, \
+	.skew_ns = 200
+
+/* One endpoint as the client library sees it, plus the completions it reaped. */
+struct cli {
+	void *region;
+	size_t len;
+	struct uccl_shm_hdr hdr;
+	struct ring_side sq, cq;
+	uint64_t *sems;
+	struct uccl_cqe log[LOG_MAX];
+	int nlog;
+};
+
+struct host {
+	struct engine *e;
+	struct engine_mem_ops mem;
+	struct cli ep[NEP];
+	uint32_t ep_id;
+	uint8_t *mr1, *mr2;           /* the client's regions (A: sources, B: targets) */
+	uint8_t *mr_c;                /* B: client C's region */
+	uint64_t oob_copies;          /* copies the engine asked for outside a region */
+};
+
+struct ev {
+	uint64_t t, seq;
+	uint8_t *buf;
+	uint32_t len;
+	uint8_t to;
+};
+
+struct link_stats {
+	uint64_t sent[2], lost[2], dup[2], delivered[2], rx_errors[2];
+	uint64_t steps;
+};
+
+/* B's regions and semaphores, saved to prove that nothing changed */
+struct b_state {
+	uint8_t *mr1, *mr2, *mr_c;
+	uint64_t sems[SEMS];
+};
+
+struct fx {
+	struct fx_params p;
+	struct host h[2];
+	uint64_t now, seq, rng;
+	uint64_t free_at[2];          /* a host's link is busy sending until then */
+	struct ev *heap;
+	size_t nheap, capheap;
+	uint8_t *txbuf[BATCH];
+	struct engine_txpkt txp[BATCH];
+	struct link_stats ls;
+	uint32_t loss[2];
+	/* called after every step's polls and after every delivered packet */
+	void (*watch)(struct fx *f, void *arg);
+	void *watch_arg;
+	uint32_t forged_psn;
+	struct b_state saved;
+};
+
+/* ---- memory ---- */
+
+static int fx_copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
+		   uint64_t src_off, uint64_t len)
+{
+	struct host *h = arg;
+
+	/* the engine promises checked ranges: hold it to that */
+	if (dst_off > dst->len || len > dst->len - dst_off || src_off > src->len ||
+	    len > src->len - src_off) {
+		h->oob_copies++;
+		return -EFAULT;
+	}
+	memmove((uint8_t *)dst->base + dst_off, (const uint8_t *)src->base + src_off, len);
+	return 0;
+}
+
+static void fill_pattern(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i % 8 == 0) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+		}
+		p[i] = (uint8_t)(x >> (i % 8 * 8));
+	}
+}
+
+static void assert_filled(const uint8_t *b, size_t len, uint8_t v)
+{
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != v)
+			fail_msg("byte %zu is 0x%02x, expected 0x%02x", i, b[i], v);
+}
+
+static void assert_same(const uint8_t *got, const uint8_t *want, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (got[i] != want[i])
+			fail_msg("byte %zu is 0x%02x, expected 0x%02x", i, got[i], want[i]);
+}
+
+/* ---- hosts ---- */
+
+static void cli_map(struct cli *c)
+{
+	c->len = ring_region_layout(RING, RING, SEMS, &c->hdr);
+	assert_true(c->len > 0);
+	c->region = aligned_alloc(4096, c->len);
+	assert_non_null(c->region);
+	memset(c->region, 0, c->len);
+	memcpy(c->region, &c->hdr, sizeof(c->hdr));
+	ring_side_init(&c->sq, c->region, c->hdr.sq_ctl_off, c->hdr.sq_off, RING, UCCL_SQE_SIZE);
+	ring_side_init(&c->cq, c->region, c->hdr.cq_ctl_off, c->hdr.cq_off, RING, UCCL_CQE_SIZE);
+	c->sems = (uint64_t *)((uint8_t *)c->region + c->hdr.sem_off);
+}
+
+static uint8_t *mr_add(struct host *h, uint32_t client, uint32_t id, uint64_t rkey, size_t len)
+{
+	uint8_t *b = malloc(len);
+	struct mr m = { .id = id, .client_id = client, .rkey = rkey, .len = len,
+			.kind = MR_MAPPED, .base = b };
+
+	assert_non_null(b);
+	assert_int_equal(engine_mr_add(h->e, &m), 0);
+	return b;
+}
+
+static struct tpchan_params chan_params(const struct fx_params *p, int side, uint32_t gen)
+{
+	return (struct tpchan_params){
+		.tx_token = TOKEN(gen, !side), .rx_token = TOKEN(gen, side),
+		.mtu = p->mtu, .chunk_bytes = 32768, .npaths = p->npaths,
+		.max_inflight_pkts = 4096, .rx_window_pkts = 4096,
+		.max_inflight_bytes = 4 << 20, .max_msgs = p->max_msgs ? p->max_msgs : 256,
+		.crc = true,
+		.rto_init_ns = 1 * MS, .rto_min_ns = 200 * US, .rto_max_ns = 20 * MS,
+		.max_retx = 12, .ack_delay_ns = 10 * US, .ack_every = 8, .dupthresh = 3,
+		.path_loss_hold_ns = 500 * US, .seed = p->seed * 2 + (uint64_t)side,
+	};
+}
+
+static void host_new(struct fx *f, int side)
+{
+	struct host *h = &f->h[side];
+	struct engine_params ep = {
+		.max_endpoints = 4, .max_mrs = 8, .poll_batch = 64, .mem = &h->mem,
+		.max_chans = 2, .max_remote_msgs = f->p.max_remote_msgs,
+		.max_unexpected_bytes = side == HB ? f->p.max_unexp_bytes : 0,
+	};
+	struct engine_ep_params pp;
+	struct tpchan_params cp = chan_params(&f->p, side, 1);
+	struct cli *c;
+
+	h->mem = (struct engine_mem_ops){ .copy = fx_copy, .arg = h };
+	h->e = engine_new(&ep);
+	assert_non_null(h->e);
+	h->ep_id = side == HA ? EP_A : EP_B;
+	c = &h->ep[h->ep_id];
+	cli_map(c);
+	pp = (struct engine_ep_params){
+		.ep_id = h->ep_id, .client_id = side == HA ? CLIENT_A : CLIENT_B,
+		.region = c->region, .region_len = c->len, .hdr = &c->hdr,
+		.max_conns = MAX_CONNS, .max_outstanding = RING,
+	};
+	assert_int_equal(engine_ep_add(h->e, &pp), 0);
+	assert_int_equal(engine_chan_add(h->e, 0, &cp), 0);
+	if (side == HA) {
+		h->mr1 = mr_add(h, CLIENT_A, 1, KEY_A, REG_LEN);
+		h->mr2 = mr_add(h, CLIENT_A, 2, KEY_A + 1, REG_LEN);
+		fill_pattern(h->mr1, REG_LEN, f->p.seed + 11);
+		fill_pattern(h->mr2, REG_LEN, f->p.seed + 22);
+	} else {
+		h->mr1 = mr_add(h, CLIENT_B, 1, KEY_B, REG_LEN);
+		h->mr2 = mr_add(h, CLIENT_B, 2, KEY_B2, REG_LEN);
+		h->mr_c = mr_add(h, CLIENT_C, 1, KEY_C, REG_C_LEN);
+		memset(h->mr1, 'b', REG_LEN);
+		memset(h->mr2, 'B', REG_LEN);
+		memset(h->mr_c, 'c', REG_C_LEN);
+	}
+}
+
+/* Bind conn_a (A) and conn_b (B) to channel 0 with these generations. */
+static void rconn_pair(struct fx *f, uint32_t conn_a, uint32_t gen_a, uint32_t conn_b, uint32_t gen_b)
+{
+	struct engine *a = f->h[HA].e, *b = f->h[HB].e;
+
+	assert_int_equal(engine_rconn_add(a, EP_A, conn_a, WIRE(conn_a, gen_a), 0), 0);
+	assert_int_equal(engine_rconn_add(b, EP_B, conn_b, WIRE(conn_b, gen_b), 0), 0);
+	assert_int_equal(engine_rconn_connect(a, EP_A, conn_a, EP_B, WIRE(conn_b, gen_b)), 0);
+	assert_int_equal(engine_rconn_connect(b, EP_B, conn_b, EP_A, WIRE(conn_a, gen_a)), 0);
+}
+
+static void fx_free(struct fx *f)
+{
+	if (!f)
+		return;
+	for (int s = 0; s < 2; s++) {
+		struct host *h = &f->h[s];
+
+		engine_free(h->e);
+		for (int i = 0; i < NEP; i++)
+			free(h->ep[i].region);
+		free(h->mr1);
+		free(h->mr2);
+		free(h->mr_c);
+	}
+	for (size_t i = 0; i < f->nheap; i++)
+		free(f->heap[i].buf);
+	free(f->heap);
+	for (int i = 0; i < BATCH; i++)
+		free(f->txbuf[i]);
+	free(f->saved.mr1);
+	free(f->saved.mr2);
+	free(f->saved.mr_c);
+	free(f);
+}
+
+/* A fresh pair of hosts with CONN_A <-> CONN_B and CONN_A2 <-> CONN_B2;
+ * the previous fixture of this test (if any) goes. */
+static struct fx *fx_open(void **state, struct fx_params p)
+{
+	struct fx *f;
+
+	fx_free(*state);
+	*state = NULL;
+	f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	*state = f;
+	f->p = p;
+	f->now = 1 * MS;
+	f->rng = p.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	f->loss[0] = f->loss[1] = p.loss_ppm;
+	f->forged_psn = 3000;
+	for (int i = 0; i < BATCH; i++) {
+		f->txbuf[i] = malloc(9000);
+		assert_non_null(f->txbuf[i]);
+		f->txp[i].buf = f->txbuf[i];
+	}
+	host_new(f, HA);
+	host_new(f, HB);
+	rconn_pair(f, CONN_A, GEN_A, CONN_B, GEN_B);
+	rconn_pair(f, CONN_A2, 3, CONN_B2, 3);
+	return f;
+}
+
+static int teardown(void **state)
+{
+	fx_free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static struct cli *cli_of(struct fx *f, int side)
+{
+	return &f->h[side].ep[f->h[side].ep_id];
+}
+
+static const struct engine_stats *st(struct fx *f, int side)
+{
+	return engine_stats(f->h[side].e);
+}
+
+static struct engine_chan_stats chst(struct fx *f, int side, uint32_t chan)
+{
+	struct engine_chan_stats s;
+
+	assert_int_equal(engine_chan_stats(f->h[side].e, chan, &s), 0);
+	return s;
+}
+
+static uint64_t sem(struct fx *f, int side, uint32_t conn)
+{
+	return __atomic_load_n(&cli_of(f, side)->sems[conn], __ATOMIC_ACQUIRE);
+}
+
+/* ---- the client library by hand ---- */
+
+static void submit(struct fx *f, int side, struct uccl_sqe s)
+{
+	struct cli *c = cli_of(f, side);
+
+	assert_true(ring_prod_space(&c->sq) > 0);
+	memcpy(ring_prod_slot(&c->sq, 0), &s, sizeof(s));
+	ring_prod_publish(&c->sq, 1);
+}
+
+/* Reap every endpoint's completions into its log. */
+static void reap(struct fx *f)
+{
+	for (int s = 0; s < 2; s++) {
+		struct cli *c = cli_of(f, s);
+		int n = ring_cons_avail(&c->cq);
+
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++) {
+			assert_true(c->nlog < LOG_MAX);
+			memcpy(&c->log[c->nlog++], ring_cons_slot(&c->cq, (uint32_t)i), sizeof(c->log[0]));
+		}
+		ring_cons_release(&c->cq, (uint32_t)n);
+		if (f->h[s].oob_copies)
+			fail_msg("host %d: the engine copied outside a region", s);
+	}
+}
+
+static int ncqes(struct fx *f, int side)
+{
+	return cli_of(f, side)->nlog;
+}
+
+/* The one completion with this user_data (fails if none or several). */
+static struct uccl_cqe cqe(struct fx *f, int side, uint64_t user_data)
+{
+	struct cli *c = cli_of(f, side);
+	const struct uccl_cqe *found = NULL;
+
+	for (int i = 0; i < c->nlog; i++) {
+		if (c->log[i].user_data != user_data)
+			continue;
+		if (found)
+			fail_msg("host %d: two completions for user_data %llu", side,
+				 (unsigned long long)user_data);
+		found = &c->log[i];
+	}
+	if (!found)
+		fail_msg("host %d: no completion for user_data %llu", side, (unsigned long long)user_data);
+	return *found;
+}
+
+static bool has_cqe(struct fx *f, int side, uint64_t user_data)
+{
+	struct cli *c = cli_of(f, side);
+
+	for (int i = 0; i < c->nlog; i++)
+		if (c->log[i].user_data == user_data)
+			return true;
+	return false;
+}
+
+/* Position of user_data's completion in the log. */
+static int cqe_pos(struct fx *f, int side, uint64_t user_data)
+{
+	struct cli *c = cli_of(f, side);
+
+	for (int i = 0; i < c->nlog; i++)
+		if (c->log[i].user_data == user_data)
+			return i;
+	fail_msg("host %d: no completion for user_data %llu", side, (unsigned long long)user_data);
+	return -1;
+}
+
+/* ---- the wire ---- */
+
+static uint64_t rnd(struct fx *f)
+{
+	uint64_t x = f->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	f->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static bool chance(struct fx *f, uint32_t ppm)
+{
+	return ppm && (rnd(f) >> 11) % 1000000 < ppm;
+}
+
+static bool ev_less(const struct ev *a, const struct ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void heap_push(struct fx *f, struct ev e)
+{
+	size_t i;
+
+	if (f->nheap == f->capheap) {
+		f->capheap = f->capheap ? 2 * f->capheap : 1024;
+		f->heap = realloc(f->heap, f->capheap * sizeof(*f->heap));
+		assert_non_null(f->heap);
+	}
+	i = f->nheap++;
+	while (i > 0 && ev_less(&e, &f->heap[(i - 1) / 2])) {
+		f->heap[i] = f->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	f->heap[i] = e;
+}
+
+static struct ev heap_pop(struct fx *f)
+{
+	struct ev top = f->heap[0], last = f->heap[--f->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= f->nheap)
+			break;
+		if (c + 1 < f->nheap && ev_less(&f->heap[c + 1], &f->heap[c]))
+			c++;
+		if (!ev_less(&f->heap[c], &last))
+			break;
+		f->heap[i] = f->heap[c];
+		i = c;
+	}
+	if (f->nheap)
+		f->heap[i] = last;
+	return top;
+}
+
+/* One packet leaves host `from` on path `path`: 100 Gb/s, 10 us away. */
+static void wire_put(struct fx *f, int from, const uint8_t *pkt, uint32_t len, uint16_t path)
+{
+	struct ev e = { .len = len, .to = (uint8_t)!from };
+	uint64_t depart = f->now > f->free_at[from] ? f->now : f->free_at[from];
+
+	depart += (uint64_t)len * 8 / 100;
+	f->free_at[from] = depart;
+	f->ls.sent[from]++;
+	if (chance(f, f->loss[from])) {
+		f->ls.lost[from]++;
+		return;
+	}
+	e.t = depart + 10 * US + path * f->p.skew_ns;
+	if (f->p.jitter_ns && chance(f, f->p.reorder_ppm))
+		e.t += rnd(f) % f->p.jitter_ns;
+	e.seq = f->seq++;
+	e.buf = malloc(len);
+	assert_non_null(e.buf);
+	memcpy(e.buf, pkt, len);
+	if (chance(f, f->p.dup_ppm)) {
+		struct ev d = e;
+
+		d.buf = malloc(len);
+		assert_non_null(d.buf);
+		memcpy(d.buf, pkt, len);
+		d.t += 1 + (f->p.jitter_ns ? rnd(f) % f->p.jitter_ns : 0);
+		d.seq = f->seq++;
+		heap_push(f, d);
+		f->ls.dup[from]++;
+	}
+	heap_push(f, e);
+}
+
+static void observe(struct fx *f)
+{
+	reap(f);
+	if (f->watch)
+		f->watch(f, f->watch_arg);
+}
+
+/* Let host `side` send everything it has now. A deadline that is still
+ * due afterwards asks for another call at once (an op may have been queued
+ * for resending while the packets were built); one that stays due while
+ * nothing goes out would make a caller that sleeps by it spin. */
+static int drain(struct fx *f, int side)
+{
+	struct engine *e = f->h[side].e;
+
+	for (;;) {
+		int k, sent = 0;
+
+		do {
+			k = engine_tx(e, f->now, f->txp, BATCH);
+			for (int i = 0; i < k; i++) {
+				assert_int_equal(f->txp[i].chan, 0);
+				assert_true(f->txp[i].len <= f->p.mtu);
+				wire_put(f, side, f->txp[i].buf, f->txp[i].len, f->txp[i].path);
+			}
+			sent += k;
+		} while (k == BATCH);
+		if (engine_next_deadline(e) > f->now)
+			return 0;
+		if (!sent)
+			return -EDEADLK;
+	}
+}
+
+/* One event. 1: something happened; 0: nothing ever will (idle). */
+static int step(struct fx *f)
+{
+	uint64_t t = UINT64_MAX;
+	int r;
+
+	f->ls.steps++;
+	for (int s = 0; s < 2; s++)
+		engine_poll(f->h[s].e, f->now);
+	observe(f);
+	for (int s = 0; s < 2; s++) {
+		r = drain(f, s);
+		if (r < 0)
+			return r;
+	}
+	observe(f);                   /* building packets can complete ops too */
+	if (f->nheap)
+		t = f->heap[0].t;
+	for (int s = 0; s < 2; s++) {
+		uint64_t d = engine_next_deadline(f->h[s].e);
+
+		if (d < t)
+			t = d;
+	}
+	if (t == UINT64_MAX)
+		return 0;
+	if (t > f->now)
+		f->now = t;
+	while (f->nheap && f->heap[0].t <= f->now) {
+		struct ev e = heap_pop(f);
+
+		r = engine_rx(f->h[e.to].e, 0, e.buf, e.len, f->now);
+		f->ls.delivered[!e.to]++;
+		if (r < 0)
+			f->ls.rx_errors[!e.to]++;
+		free(e.buf);
+		observe(f);
+	}
+	return 1;
+}
+
+typedef bool (*done_fn)(struct fx *f, const void *arg);
+
+/* Step until done (checked before each step), idle (-ENODATA unless done),
+ * limit_ns of virtual time passed (-ETIME), or a step fails. */
+static int run(struct fx *f, done_fn done, const void *arg, uint64_t limit_ns)
+{
+	uint64_t end = f->now + limit_ns;
+
+	for (;;) {
+		int r;
+
+		if (done && done(f, arg))
+			return 0;
+		if (f->now > end)
+			return -ETIME;
+		r = step(f);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return done && done(f, arg) ? 0 : -ENODATA;
+	}
+}
+
+struct want {
+	int side;
+	int n;
+};
+
+static bool enough_cqes(struct fx *f, const void *arg)
+{
+	const struct want *w = arg;
+
+	return ncqes(f, w->side) >= w->n;
+}
+
+/* Run until host `side` has n completions in all. */
+static void wait_cqes(struct fx *f, int side, int n)
+{
+	struct want w = { side, n };
+	int r = run(f, enough_cqes, &w, 2000 * MS);
+
+	if (r != 0)
+		fail_msg("host %d: %d of %d completions, run: %d", side, ncqes(f, side), n, r);
+}
+
+static bool has_user_data(struct fx *f, const void *arg)
+{
+	const uint64_t *ud = arg;
+
+	return has_cqe(f, (int)ud[0], ud[1]);
+}
+
+static void wait_cqe(struct fx *f, int side, uint64_t user_data)
+{
+	uint64_t arg[2] = { (uint64_t)side, user_data };
+	int r = run(f, has_user_data, arg, 2000 * MS);
+
+	if (r != 0)
+		fail_msg("host %d: no completion for %llu, run: %d", side, (unsigned long long)user_data, r);
+}
+
+/* Run until nothing will happen any more. */
+static void settle(struct fx *f)
+{
+	assert_int_equal(run(f, NULL, NULL, 2000 * MS), -ENODATA);
+}
+
+static bool time_reached(struct fx *f, const void *arg)
+{
+	return f->now >= *(const uint64_t *)arg;
+}
+
+/* Run for ns of virtual time (or until idle). */
+static void run_for(struct fx *f, uint64_t ns)
+{
+	uint64_t end = f->now + ns;
+	int r = run(f, time_reached, &end, ns + MS);
+
+	if (r != 0 && r != -ENODATA)
+		fail_msg("run: %d at %llu ns", r, (unsigned long long)f->now);
+}
+
+static void run_steps(struct fx *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_true(step(f) >= 0);
+}
+
+/* ---- put ---- */
+
+struct snapshot {
+	struct engine_stats a, b;
+	struct tpchan_stats ca, cb;
+	struct link_stats link;
+	uint64_t now;
+};
+
+/* 4 MiB from A's mr 1 at 4 KiB to B's mr 1 at 8 KiB, verified. */
+static void put_4mib(struct fx *f, struct snapshot *out)
+{
+	const uint64_t len = 4 * MiB, loff = 4 * KiB, roff = 8 * KiB;
+	struct uccl_cqe c;
+
+	submit(f, HA, PUT(.loff = loff, .roff = roff, .len = len, .user_data = 0xfeed));
+	wait_cqes(f, HA, 1);
+	c = cqe(f, HA, 0xfeed);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, len);
+	assert_int_equal(c.opcode, UCCL_OP_PUT);
+	assert_int_equal(c.tag, 0);
+	settle(f);
+	assert_same(f->h[HB].mr1 + roff, f->h[HA].mr1 + loff, len);
+	assert_filled(f->h[HB].mr1, roff, 'b');
+	assert_filled(f->h[HB].mr1 + roff + len, REG_LEN - roff - len, 'b');
+	assert_int_equal(ncqes(f, HA), 1);
+	assert_int_equal(ncqes(f, HB), 0);            /* a put completes at its issuer only */
+	assert_int_equal(st(f, HA)->remote_msgs, 1);
+	assert_int_equal(st(f, HA)->bytes, len);
+	assert_int_equal(st(f, HB)->bytes, len);      /* payload written there, once each */
+	assert_true(st(f, HB)->rx_delivered >= len / f->p.mtu);
+	assert_int_equal(st(f, HB)->rx_refused_conn + st(f, HB)->rx_refused_access +
+			 st(f, HB)->rx_refused_range + st(f, HB)->rx_refused_other, 0);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_completed, 1);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_failed, 0);
+	if (out) {
+		out->a = *st(f, HA);
+		out->b = *st(f, HB);
+		out->ca = chst(f, HA, 0).tp;
+		out->cb = chst(f, HB, 0).tp;
+		out->link = f->ls;
+		out->now = f->now;
+	}
+}
+
+static bool same_tp(const struct tpchan_stats *a, const struct tpchan_stats *b)
+{
+	/* every field but the last (u32) is a u64: compare up to the padding */
+	return memcmp(a, b, offsetof(struct tpchan_stats, sack_holes)) == 0 &&
+	       a->sack_holes == b->sack_holes;
+}
+
+static bool same_run(const struct snapshot *x, const struct snapshot *y)
+{
+	return memcmp(&x->a, &y->a, sizeof(x->a)) == 0 && memcmp(&x->b, &y->b, sizeof(x->b)) == 0 &&
+	       same_tp(&x->ca, &y->ca) && same_tp(&x->cb, &y->cb) &&
+	       memcmp(&x->link, &y->link, sizeof(x->link)) == 0 && x->now == y->now;
+}
+
+/* 1: 4 MiB arrive intact with a clean wire, and with loss, duplicates and
+ * reordering, at two MTUs and path counts. */
+static void test_put_of_4mib_arrives_intact(void **state)
+{
+	const struct fx_params runs[] = {
+		PARAMS(.seed = 3, .mtu = 1500, .npaths = 4),
+		PARAMS(.seed = 4, .mtu = 1500, .npaths = 8, ROUGH(10000)),
+		PARAMS(.seed = 5, .mtu = 9000, .npaths = 6, ROUGH(10000)),
+	};
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct fx *f = fx_open(state, runs[i]);
+
+		put_4mib(f, NULL);
+		if (runs[i].loss_ppm) {
+			/* the wire did its worst and the channel repaired it */
+			assert_true(f->ls.lost[0] > 0);
+			assert_true(f->ls.dup[0] + f->ls.dup[1] > 0);
+			assert_true(chst(f, HA, 0).tp.retx_pkts > 0);
+			assert_true(chst(f, HB, 0).tp.dup_pkts_rx > 0);
+		} else {
+			assert_int_equal(chst(f, HA, 0).tp.retx_pkts, 0);
+		}
+	}
+}
+
+/* 12: same seed, same run, counter for counter; another seed differs. */
+static void test_a_run_is_a_function_of_its_seed(void **state)
+{
+	struct snapshot s1, s2, s3;
+	struct fx_params p = PARAMS(.seed = 7, ROUGH(10000));
+
+	put_4mib(fx_open(state, p), &s1);
+	put_4mib(fx_open(state, p), &s2);
+	assert_true(same_run(&s1, &s2));
+	p.seed = 8;
+	put_4mib(fx_open(state, p), &s3);
+	assert_false(same_run(&s1, &s3));
+	assert_true(s1.ca.retx_pkts > 0);
+}
+
+/* ---- signal ---- */
+
+struct sigwatch {
+	uint64_t target;              /* semaphore value to wait for */
+	const uint8_t *want;          /* what B's region must hold by then ... */
+	size_t len;                   /* ... over this many bytes */
+	bool seen, complete;
+};
+
+/* Runs after every packet B takes in: catches the semaphore as it moves. */
+static void watch_signal(struct fx *f, void *arg)
+{
+	struct sigwatch *w = arg;
+
+	if (!w->seen && sem(f, HB, CONN_B) >= w->target) {
+		w->seen = true;
+		w->complete = memcmp(f->h[HB].mr1, w->want, w->len) == 0;
+	}
+}
+
+static bool sem_seen(struct fx *f, const void *arg)
+{
+	(void)f;
+	return ((const struct sigwatch *)arg)->seen;
+}
+
+/* 2: the semaphore moves only once every earlier put is in B's region, even
+ * when the puts' packets are lost and reordered and the signal's are not. */
+static void test_signal_is_seen_after_every_earlier_put_is_written(void **state)
+{
+	const int nputs = 64;
+	const uint64_t len = 64 * KiB;
+	struct fx *f = fx_open(state, PARAMS(.seed = 21, .npaths = 8, ROUGH(10000)));
+	struct sigwatch w = { .target = 1, .want = f->h[HA].mr1, .len = (size_t)nputs * len };
+
+	f->watch = watch_signal;
+	f->watch_arg = &w;
+	for (int i = 0; i < nputs; i++)
+		submit(f, HA, PUT(.loff = i * len, .roff = i * len, .len = len, .user_data = 1 + i));
+	submit(f, HA, SIGNAL(.user_data = 100));
+	assert_int_equal(run(f, sem_seen, &w, 2000 * MS), 0);
+	assert_true(w.complete);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+	wait_cqes(f, HA, nputs + 1);
+	settle(f);
+	for (int i = 0; i < nputs; i++) {
+		struct uccl_cqe c = cqe(f, HA, 1 + i);
+
+		assert_int_equal(c.res, 0);
+		assert_int_equal(c.len, len);
+	}
+	assert_int_equal(cqe(f, HA, 100).res, 0);
+	assert_int_equal(cqe(f, HA, 100).len, 0);
+	assert_int_equal(cqe(f, HA, 100).opcode, UCCL_OP_SIGNAL);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+	assert_int_equal(sem(f, HB, CONN_B2), 0);     /* the other connection's is untouched */
+	assert_int_equal(sem(f, HA, CONN_A), 0);
+	assert_int_equal(ncqes(f, HB), 0);            /* a signal posts nothing at the receiver */
+	assert_true(chst(f, HA, 0).tp.retx_pkts > 0);
+}
+
+/* Puts, signal, puts, signal, all submitted at once: the second signal
+ * waits for the second batch of puts too. */
+static void test_each_signal_waits_for_its_own_earlier_puts(void **state)
+{
+	const uint64_t len = 256 * KiB;
+	struct fx *f = fx_open(state, PARAMS(.seed = 22, .npaths = 8, ROUGH(10000)));
+	struct sigwatch w1 = { .target = 1, .want = f->h[HA].mr1, .len = 2 * len };
+	struct sigwatch w2 = { .target = 2, .want = f->h[HA].mr1, .len = 4 * len };
+
+	for (int i = 0; i < 4; i++) {
+		submit(f, HA, PUT(.loff = i * len, .roff = i * len, .len = len, .user_data = 1 + i));
+		if (i == 1)
+			submit(f, HA, SIGNAL(.user_data = 10));
+	}
+	submit(f, HA, SIGNAL(.user_data = 11));
+	f->watch = watch_signal;
+	f->watch_arg = &w1;
+	assert_int_equal(run(f, sem_seen, &w1, 2000 * MS), 0);
+	assert_true(w1.complete);
+	f->watch_arg = &w2;
+	watch_signal(f, &w2);
+	assert_int_equal(run(f, sem_seen, &w2, 2000 * MS), 0);
+	assert_true(w2.complete);
+	wait_cqes(f, HA, 6);
+	assert_int_equal(cqe(f, HA, 10).res, 0);
+	assert_int_equal(cqe(f, HA, 11).res, 0);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 2);
+}
+
+struct readywatch {
+	bool sent;
+};
+
+/* B waits for A's "ready" signal, then sends. */
+static void watch_ready(struct fx *f, void *arg)
+{
+	struct readywatch *w = arg;
+
+	if (!w->sent && sem(f, HB, CONN_B) == 1) {
+		w->sent = true;
+		submit(f, HB, SQE(.opcode = UCCL_OP_SEND, .conn = CONN_B, .lmr = 1, .len = 3000,
+				  .tag = 9, .user_data = 50));
+	}
+}
+
+/* Post a receive, then signal "ready": the signal starts after the receive
+ * started, as on one host (docs/shm-abi.md "Ordering"), not after it
+ * finished, or this handshake never completes. */
+static void test_signal_is_not_held_behind_a_pending_recv(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 23, ROUGH(0)));
+	struct readywatch w = { false };
+	struct uccl_cqe c;
+
+	f->watch = watch_ready;
+	f->watch_arg = &w;
+	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 1, .len = 4096, .tag = 9,
+			  .user_data = 1));
+	submit(f, HA, SIGNAL(.user_data = 2));
+	wait_cqes(f, HA, 2);
+	assert_true(w.sent);
+	assert_int_equal(cqe(f, HA, 2).res, 0);
+	c = cqe(f, HA, 1);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, 3000);
+	assert_int_equal(c.tag, 9);
+	assert_same(f->h[HA].mr1, f->h[HB].mr1, 3000);
+	wait_cqes(f, HB, 1);
+	assert_int_equal(cqe(f, HB, 50).res, 0);
+}
+
+/* ---- send / recv ---- */
+
+struct unexpwatch {
+	uint64_t max_bytes, max_msgs;
+};
+
+static void watch_unexpected(struct fx *f, void *arg)
+{
+	struct unexpwatch *w = arg;
+
+	if (st(f, HB)->unexpected_bytes > w->max_bytes)
+		w->max_bytes = st(f, HB)->unexpected_bytes;
+	if (st(f, HB)->unexpected_msgs > w->max_msgs)
+		w->max_msgs = st(f, HB)->unexpected_msgs;
+}
+
+/* 3a: a receive posted first takes the message straight into its buffer. */
+static void test_recv_posted_first_is_written_directly(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 31, ROUGH(5000)));
+	struct unexpwatch w = { 0, 0 };
+	struct uccl_cqe c;
+
+	f->watch = watch_unexpected;
+	f->watch_arg = &w;
+	submit(f, HB, RECV(.loff = 100, .len = 64 * KiB, .tag = 5, .user_data = 1));
+	settle(f);
+	assert_int_equal(ncqes(f, HB), 0);
+	submit(f, HA, SEND(.loff = 7, .len = 40000, .tag = 5, .user_data = 2));
+	wait_cqes(f, HB, 1);
+	wait_cqes(f, HA, 1);
+	c = cqe(f, HB, 1);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, 40000);
+	assert_int_equal(c.tag, 5);
+	assert_int_equal(c.opcode, UCCL_OP_RECV);
+	assert_same(f->h[HB].mr2 + 100, f->h[HA].mr1 + 7, 40000);
+	assert_filled(f->h[HB].mr2, 100, 'B');
+	assert_filled(f->h[HB].mr2 + 100 + 40000, 64 * KiB, 'B');
+	c = cqe(f, HA, 2);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, 40000);
+	assert_int_equal(c.opcode, UCCL_OP_SEND);
+	assert_int_equal(w.max_bytes, 0);             /* never buffered */
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+}
+
+/* 3b: a send that finds no receive is buffered (within the limit) and the
+ * sender completes; a receive posted later (any tag) gets it. */
+static void test_send_first_is_buffered_until_a_recv(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 32, ROUGH(5000)));
+	struct uccl_cqe c;
+
+	submit(f, HA, SEND(.loff = 1000, .len = 50000, .tag = 7, .user_data = 1));
+	wait_cqes(f, HA, 1);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_int_equal(cqe(f, HA, 1).len, 50000);
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 50000);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 1);
+	assert_int_equal(ncqes(f, HB), 0);
+	assert_filled(f->h[HB].mr2, REG_LEN, 'B');    /* nothing written before the recv */
+
+	submit(f, HB, RECV(.loff = 0, .len = 64 * KiB, .tag = UCCL_TAG_ANY, .user_data = 2));
+	wait_cqes(f, HB, 1);
+	c = cqe(f, HB, 2);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, 50000);
+	assert_int_equal(c.tag, 7);
+	assert_same(f->h[HB].mr2, f->h[HA].mr1 + 1000, 50000);
+	assert_filled(f->h[HB].mr2 + 50000, 64 * KiB, 'B');
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+}
+
+/* 3c: a receive takes the oldest message with its tag; UCCL_TAG_ANY the oldest. */
+static void test_recv_matches_by_tag_and_tag_any_takes_the_oldest(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 33, ROUGH(5000)));
+
+	submit(f, HA, SEND(.loff = 0, .len = 100, .tag = 1, .user_data = 1));
+	submit(f, HA, SEND(.loff = 1000, .len = 200, .tag = 2, .user_data = 2));
+	submit(f, HA, SEND(.loff = 2000, .len = 300, .tag = 2, .user_data = 3));
+	wait_cqes(f, HA, 3);
+	settle(f);
+	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 2, .user_data = 10));
+	wait_cqes(f, HB, 1);
+	assert_int_equal(cqe(f, HB, 10).res, 0);
+	assert_int_equal(cqe(f, HB, 10).len, 200);
+	assert_int_equal(cqe(f, HB, 10).tag, 2);
+	assert_same(f->h[HB].mr2, f->h[HA].mr1 + 1000, 200);
+	submit(f, HB, RECV(.loff = 4096, .len = 1000, .tag = UCCL_TAG_ANY, .user_data = 11));
+	wait_cqes(f, HB, 2);
+	assert_int_equal(cqe(f, HB, 11).len, 100);
+	assert_int_equal(cqe(f, HB, 11).tag, 1);
+	assert_same(f->h[HB].mr2 + 4096, f->h[HA].mr1, 100);
+	submit(f, HB, RECV(.loff = 8192, .len = 1000, .tag = 3, .user_data = 12));
+	settle(f);
+	assert_int_equal(ncqes(f, HB), 2);            /* nothing with tag 3 */
+	submit(f, HB, RECV(.loff = 12288, .len = 1000, .tag = 2, .user_data = 13));
+	wait_cqes(f, HB, 3);
+	assert_int_equal(cqe(f, HB, 13).len, 300);
+	assert_same(f->h[HB].mr2 + 12288, f->h[HA].mr1 + 2000, 300);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+}
+
+#define NMSG 16
+
+static uint64_t msg_len(int i)
+{
+	return 1000 + (uint64_t)i * 6151;             /* 1 to 67 packets at mtu 1500 */
+}
+
+static uint64_t msg_off(int i)
+{
+	return (uint64_t)i * 128 * KiB + 13;
+}
+
+/* Receive i got message i. */
+static void assert_messages_in_order(struct fx *f, uint64_t recv_ud0, uint64_t send_ud0)
+{
+	for (int i = 0; i < NMSG; i++) {
+		struct uccl_cqe r = cqe(f, HB, recv_ud0 + i), s = cqe(f, HA, send_ud0 + i);
+
+		assert_int_equal(r.res, 0);
+		assert_int_equal(r.len, msg_len(i));
+		assert_int_equal(r.tag, 4);
+		assert_same(f->h[HB].mr2 + (uint64_t)i * 128 * KiB, f->h[HA].mr1 + msg_off(i),
+			    msg_len(i));
+		assert_int_equal(s.res, 0);
+		assert_int_equal(s.len, msg_len(i));
+	}
+}
+
+/* 3d: messages with one tag match receives in send order whatever order
+ * their packets arrive in: receives posted after the sends, and before. */
+static void test_messages_match_receives_in_send_order(void **state)
+{
+	for (int recv_first = 0; recv_first < 2; recv_first++) {
+		struct fx *f = fx_open(state, PARAMS(.seed = 34 + recv_first, .npaths = 8,
+						     ROUGH(10000), .reorder_ppm = 200000));
+		struct unexpwatch w = { 0, 0 };
+
+		f->watch = watch_unexpected;
+		f->watch_arg = &w;
+
+		if (recv_first)
+			for (int i = 0; i < NMSG; i++)
+				submit(f, HB, RECV(.loff = (uint64_t)i * 128 * KiB, .len = 100 * KiB,
+						   .tag = 4, .user_data = 100 + i));
+		for (int i = 0; i < NMSG; i++)
+			submit(f, HA, SEND(.loff = msg_off(i), .len = msg_len(i), .tag = 4,
+					   .user_data = 1 + i));
+		wait_cqes(f, HA, NMSG);
+		if (!recv_first)
+			for (int i = 0; i < NMSG; i++)
+				submit(f, HB, RECV(.loff = (uint64_t)i * 128 * KiB, .len = 100 * KiB,
+						   .tag = 4, .user_data = 100 + i));
+		wait_cqes(f, HB, NMSG);
+		settle(f);
+		assert_messages_in_order(f, 100, 1);
+		assert_true(f->ls.lost[0] > 0);
+		assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+		assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+		if (recv_first) {
+			/* some message arrived before its turn and waited in the buffer */
+			assert_true(w.max_msgs > 0);
+		} else {
+			/* matched as they were posted: completions in order too */
+			for (int i = 1; i < NMSG; i++)
+				assert_true(cqe_pos(f, HB, 100 + i - 1) < cqe_pos(f, HB, 100 + i));
+		}
+	}
+}
+
+/* 4: with no receive and a small buffer the receiver refuses, the sender
+ * retries; receives posted later get every message, in order, and the
+ * buffer never grows past its limit. */
+static void test_full_unexpected_buffer_pushes_back_and_loses_nothing(void **state)
+{
+	const uint64_t len = 32 * KiB, limit = 64 * KiB;
+	struct fx *f = fx_open(state, PARAMS(.seed = 41, ROUGH(5000), .max_unexp_bytes = limit));
+	struct unexpwatch w = { 0, 0 };
+
+	f->watch = watch_unexpected;
+	f->watch_arg = &w;
+	for (int i = 0; i < 8; i++)
+		submit(f, HA, SEND(.loff = i * 100 * KiB, .len = len, .tag = 8, .user_data = 1 + i));
+	run_for(f, 30 * MS);
+	assert_true(st(f, HB)->rx_refused_nobuf > 0);
+	assert_true(st(f, HA)->send_retries > 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, limit);
+	assert_true(ncqes(f, HA) <= 2);               /* only what fit was taken */
+	assert_int_equal(ncqes(f, HB), 0);
+	assert_int_equal(w.max_bytes, limit);         /* the limit held */
+
+	for (int i = 0; i < 8; i++)
+		submit(f, HB, RECV(.loff = i * 100 * KiB, .len = 100 * KiB, .tag = UCCL_TAG_ANY,
+				   .user_data = 100 + i));
+	wait_cqes(f, HB, 8);
+	wait_cqes(f, HA, 8);
+	settle(f);
+	for (int i = 0; i < 8; i++) {
+		struct uccl_cqe r = cqe(f, HB, 100 + i);
+
+		assert_int_equal(r.res, 0);
+		assert_int_equal(r.len, len);
+		assert_int_equal(r.tag, 8);
+		assert_same(f->h[HB].mr2 + i * 100 * KiB, f->h[HA].mr1 + i * 100 * KiB, len);
+		assert_int_equal(cqe(f, HA, 1 + i).res, 0);
+		assert_int_equal(cqe(f, HA, 1 + i).len, len);
+	}
+	assert_int_equal(ncqes(f, HA), 8);
+	assert_int_equal(ncqes(f, HB), 8);
+	assert_int_equal(w.max_bytes, limit);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+	assert_int_equal(chst(f, HA, 0).queued_ops, 0);
+}
+
+/* Sends refused for lack of buffer while the channel is full of other
+ * messages: the retries wait for the channel without the engine asking to
+ * be called again and again (the pump fails a step that says "due" and
+ * sends nothing), and every message still arrives in order. */
+static void test_retries_behind_a_full_channel_do_not_spin(void **state)
+{
+	const uint64_t len = 32 * KiB;
+	struct fx *f = fx_open(state, PARAMS(.seed = 42, ROUGH(2000), .max_msgs = 2,
+					     .max_unexp_bytes = 32 * KiB));
+
+	for (int i = 0; i < 8; i++)
+		submit(f, HA, SEND(.loff = i * 100 * KiB, .len = len, .tag = 8, .user_data = 1 + i));
+	for (int i = 0; i < 4; i++)
+		submit(f, HA, PUT(.conn = CONN_A2, .loff = 0, .roff = i * 512 * KiB, .len = 512 * KiB,
+				  .user_data = 20 + i));
+	run_for(f, 20 * MS);
+	assert_true(st(f, HA)->send_retries > 0);
+	assert_true(st(f, HA)->remote_queued > 0);
+	for (int i = 0; i < 8; i++)
+		submit(f, HB, RECV(.loff = i * 100 * KiB, .len = 100 * KiB, .tag = 8,
+				   .user_data = 100 + i));
+	wait_cqes(f, HB, 8);
+	wait_cqes(f, HA, 12);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(cqe(f, HB, 100 + i).len, len);
+		assert_same(f->h[HB].mr2 + i * 100 * KiB, f->h[HA].mr1 + i * 100 * KiB, len);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(cqe(f, HA, 20 + i).res, 0);
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+}
+
+/* Puts, sends and signals in both directions at once, under loss. */
+static void test_traffic_both_ways_at_once(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 43, .npaths = 5, ROUGH(10000)));
+
+	submit(f, HB, RECV(.loff = 0, .len = 200 * KiB, .tag = 1, .user_data = 1));
+	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 2, .loff = 0,
+			  .len = 200 * KiB, .tag = 2, .user_data = 1));
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1 * MiB, .user_data = 2));
+	fill_pattern(f->h[HB].mr1 + 2 * MiB, 1 * MiB, 77);
+	submit(f, HB, SQE(.opcode = UCCL_OP_PUT, .conn = CONN_B, .lmr = 1, .rkey = KEY_A,
+			  .loff = 2 * MiB, .roff = 2 * MiB, .len = 1 * MiB, .user_data = 2));
+	submit(f, HA, SEND(.loff = 1 * MiB, .len = 150 * KiB, .tag = 1, .user_data = 3));
+	memset(f->h[HB].mr1 + 3 * MiB, 0x5a, 150 * KiB);
+	submit(f, HB, SQE(.opcode = UCCL_OP_SEND, .conn = CONN_B, .lmr = 1, .loff = 3 * MiB,
+			  .len = 150 * KiB, .tag = 2, .user_data = 3));
+	submit(f, HA, SIGNAL(.user_data = 4));
+	submit(f, HB, SQE(.opcode = UCCL_OP_SIGNAL, .conn = CONN_B, .user_data = 4));
+	wait_cqes(f, HA, 4);
+	wait_cqes(f, HB, 4);
+	settle(f);
+	for (int s = 0; s < 2; s++)
+		for (uint64_t ud = 1; ud <= 4; ud++)
+			assert_int_equal(cqe(f, s, ud).res, 0);
+	assert_same(f->h[HB].mr1, f->h[HA].mr1, 1 * MiB);
+	assert_same(f->h[HA].mr1 + 2 * MiB, f->h[HB].mr1 + 2 * MiB, 1 * MiB);
+	assert_same(f->h[HB].mr2, f->h[HA].mr1 + 1 * MiB, 150 * KiB);
+	assert_filled(f->h[HA].mr2, 150 * KiB, 0x5a);
+	assert_int_equal(sem(f, HA, CONN_A), 1);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+}
+
+/* A flush on a remote connection completes after every earlier op, when
+ * the puts before it are written at the receiver. */
+static void test_flush_completes_after_every_earlier_op(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 44, ROUGH(10000)));
+	struct uccl_cqe c;
+
+	for (int i = 0; i < 4; i++)
+		submit(f, HA, PUT(.loff = i * 256 * KiB, .roff = i * 256 * KiB, .len = 256 * KiB,
+				  .user_data = 1 + i));
+	submit(f, HA, SQE(.opcode = UCCL_OP_FLUSH, .conn = CONN_A, .user_data = 5));
+	wait_cqe(f, HA, 5);
+	assert_same(f->h[HB].mr1, f->h[HA].mr1, 1 * MiB);
+	assert_int_equal(ncqes(f, HA), 5);
+	c = cli_of(f, HA)->log[4];
+	assert_int_equal(c.user_data, 5);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.opcode, UCCL_OP_FLUSH);
+}
+
+/* More operations than the engine has message slots: they queue, go out
+ * as slots come back, and all complete. */
+static void test_a_small_slot_table_queues_and_loses_nothing(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 45, ROUGH(5000), .max_remote_msgs = 4));
+	struct sigwatch w = { .target = 1, .want = f->h[HA].mr1, .len = 32 * 16 * KiB };
+
+	f->watch = watch_signal;
+	f->watch_arg = &w;
+	for (int i = 0; i < 32; i++)
+		submit(f, HA, PUT(.loff = i * 16 * KiB, .roff = i * 16 * KiB, .len = 16 * KiB,
+				  .user_data = 1 + i));
+	submit(f, HA, SIGNAL(.user_data = 50));
+	for (int i = 0; i < 8; i++)
+		submit(f, HA, SEND(.conn = CONN_A2, .loff = i * 1000, .len = 1000, .tag = 3,
+				   .user_data = 60 + i));
+	wait_cqes(f, HA, 41);
+	settle(f);
+	assert_true(w.seen && w.complete);
+	assert_true(st(f, HA)->remote_queued > 0);
+	for (int i = 0; i < 32; i++)
+		assert_int_equal(cqe(f, HA, 1 + i).res, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 8);
+	for (int i = 0; i < 8; i++)
+		submit(f, HB, RECV(.conn = CONN_B2, .loff = i * 1000, .len = 1000, .tag = 3,
+				   .user_data = 100 + i));
+	wait_cqes(f, HB, 8);
+	assert_same(f->h[HB].mr2, f->h[HA].mr1, 8000);
+}
+
+/* Zero-length puts and sends cross too (one packet without payload). */
+static void test_zero_length_put_and_send(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 46));
+
+	submit(f, HB, RECV(.loff = 0, .len = 0, .tag = 1, .user_data = 1));
+	submit(f, HA, SEND(.loff = REG_LEN, .len = 0, .tag = 1, .user_data = 2));
+	submit(f, HA, PUT(.loff = 0, .roff = REG_LEN, .len = 0, .user_data = 3));
+	submit(f, HA, SEND(.loff = 0, .len = 0, .tag = 2, .user_data = 4));
+	wait_cqes(f, HA, 3);
+	wait_cqes(f, HB, 1);
+	settle(f);
+	assert_int_equal(cqe(f, HB, 1).res, 0);
+	assert_int_equal(cqe(f, HB, 1).len, 0);
+	assert_int_equal(cqe(f, HB, 1).tag, 1);
+	assert_int_equal(cqe(f, HA, 2).res, 0);
+	assert_int_equal(cqe(f, HA, 3).res, 0);
+	assert_int_equal(cqe(f, HA, 4).res, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 1);   /* the tag-2 one waits */
+	submit(f, HB, RECV(.loff = 0, .len = 10, .tag = UCCL_TAG_ANY, .user_data = 5));
+	wait_cqes(f, HB, 2);
+	assert_int_equal(cqe(f, HB, 5).tag, 2);
+	assert_int_equal(cqe(f, HB, 5).len, 0);
+	assert_filled(f->h[HB].mr1, REG_LEN, 'b');
+	assert_filled(f->h[HB].mr2, REG_LEN, 'B');
+}
+
+/* 5: a message longer than the posted receive: the receive fails with
+ * -EMSGSIZE and learns the length; the connection goes on. */
+static void test_send_longer_than_the_recv_fails_it_with_emsgsize(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 51, ROUGH(5000)));
+	struct uccl_cqe c;
+
+	/* receive posted first: refused on arrival, both sides fail as on one host */
+	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 3, .user_data = 1));
+	settle(f);
+	submit(f, HA, SEND(.loff = 0, .len = 5000, .tag = 3, .user_data = 2));
+	wait_cqes(f, HB, 1);
+	wait_cqes(f, HA, 1);
+	c = cqe(f, HB, 1);
+	assert_int_equal(c.res, -EMSGSIZE);
+	assert_int_equal(c.len, 5000);
+	assert_int_equal(c.tag, 3);
+	assert_int_equal(cqe(f, HA, 2).res, -EMSGSIZE);
+	settle(f);
+	assert_filled(f->h[HB].mr2, 64 * KiB, 'B');
+	assert_int_equal(st(f, HB)->err_msgsize, 1);
+
+	/* message first: buffered, the sender is done; the small receive fails */
+	submit(f, HA, SEND(.loff = 10000, .len = 5000, .tag = 3, .user_data = 3));
+	wait_cqes(f, HA, 2);
+	assert_int_equal(cqe(f, HA, 3).res, 0);
+	settle(f);
+	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 3, .user_data = 4));
+	wait_cqes(f, HB, 2);
+	c = cqe(f, HB, 4);
+	assert_int_equal(c.res, -EMSGSIZE);
+	assert_int_equal(c.len, 5000);
+	assert_int_equal(c.tag, 3);
+	assert_filled(f->h[HB].mr2, 64 * KiB, 'B');
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+
+	/* the next message on the connection is received normally */
+	submit(f, HA, SEND(.loff = 20000, .len = 800, .tag = 3, .user_data = 5));
+	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 3, .user_data = 6));
+	wait_cqes(f, HB, 3);
+	assert_int_equal(cqe(f, HB, 6).res, 0);
+	assert_int_equal(cqe(f, HB, 6).len, 800);
+	assert_same(f->h[HB].mr2, f->h[HA].mr1 + 20000, 800);
+	wait_cqes(f, HA, 3);
+	assert_int_equal(cqe(f, HA, 5).res, 0);
+}
+
+/* ---- refusals ---- */
+
+/* A DATA packet to B on channel 0 as A would send it; fields overridable. */
+#define DATA(...) ((struct wire_data){ .flags = WIRE_F_CRC, .opcode = UCCL_OP_PUT, \
+	.token = TOKEN(1, HB), .dst_ep = EP_B, .dst_conn = WIRE(CONN_B, GEN_B), .rkey = KEY_B, \
+	__VA_ARGS__ })
+
+static uint8_t forged_payload[2048];
+
+/* Encode d (payload: forged_payload, its own psn and message) into buf. */
+static size_t forge(struct fx *f, uint8_t *buf, struct wire_data d)
+{
+	int n;
+
+	d.psn = f->forged_psn++;
+	if (!d.msg_id)
+		d.msg_id = 0x7000000000ull + d.psn;
+	if (!d.payload) {
+		d.payload = forged_payload;
+		if (!d.msg_len && d.payload_len)
+			d.msg_len = d.payload_len;
+	}
+	n = wire_write_data(buf, 9000, &d);
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* engine_rx of one forged packet into B's channel chan. */
+static int inject(struct fx *f, uint32_t chan, struct wire_data d)
+{
+	uint8_t buf[9000];
+	size_t n = forge(f, buf, d);
+
+	return engine_rx(f->h[HB].e, chan, buf, n, f->now);
+}
+
+static void b_save(struct fx *f)
+{
+	struct b_state *s = &f->saved;
+
+	s->mr1 = malloc(REG_LEN);
+	s->mr2 = malloc(REG_LEN);
+	s->mr_c = malloc(REG_C_LEN);
+	assert_true(s->mr1 && s->mr2 && s->mr_c);
+	memcpy(s->mr1, f->h[HB].mr1, REG_LEN);
+	memcpy(s->mr2, f->h[HB].mr2, REG_LEN);
+	memcpy(s->mr_c, f->h[HB].mr_c, REG_C_LEN);
+	for (int i = 0; i < SEMS; i++)
+		s->sems[i] = sem(f, HB, (uint32_t)i);
+}
+
+/* Not one byte of B's regions, nor a semaphore, changed. */
+static void b_unchanged(struct fx *f)
+{
+	struct b_state *s = &f->saved;
+
+	assert_true(memcmp(s->mr1, f->h[HB].mr1, REG_LEN) == 0);
+	assert_true(memcmp(s->mr2, f->h[HB].mr2, REG_LEN) == 0);
+	assert_true(memcmp(s->mr_c, f->h[HB].mr_c, REG_C_LEN) == 0);
+	for (int i = 0; i < SEMS; i++)
+		assert_int_equal(s->sems[i], sem(f, HB, (uint32_t)i));
+}
+
+/* 6: forged and stale packets are dropped or refused, each counted where it
+ * was stopped, and none of them writes a byte or moves a semaphore. */
+static void test_forged_and_stale_packets_change_nothing(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 61));
+	struct fx_params other = PARAMS(.seed = 99);
+	struct tpchan_params cp = chan_params(&other, HB, 9);
+	struct engine_stats s0;
+	struct engine_chan_stats c0, c1;
+	uint8_t buf[9000], junk[512];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(forged_payload); i++)
+		forged_payload[i] = (uint8_t)(0xE0 ^ i);
+	/* the connection works */
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1024, .user_data = 1));
+	wait_cqes(f, HA, 1);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	settle(f);
+	/* a second channel on B, to another host, for packets on the wrong one */
+	assert_int_equal(engine_chan_add(f->h[HB].e, 1, &cp), 0);
+	b_save(f);
+	s0 = *st(f, HB);
+	c0 = chst(f, HB, 0);
+
+	/* stopped by the channel */
+	assert_int_equal(inject(f, 0, DATA(.token = TOKEN(1, HA), .payload_len = 100)), -EACCES);
+	assert_int_equal(inject(f, 0, DATA(.token = 0, .payload_len = 100)), -EACCES);
+	n = forge(f, buf, DATA(.payload_len = 100));
+	assert_int_equal(engine_rx(f->h[HB].e, 0, buf, WIRE_DATA_HDR_LEN - 1, f->now), -EBADMSG);
+	assert_int_equal(engine_rx(f->h[HB].e, 0, buf, n - 1, f->now), -EBADMSG);
+	assert_int_equal(engine_rx(f->h[HB].e, 0, buf, 3, f->now), -EBADMSG);
+	buf[WIRE_DATA_HDR_LEN + 5] ^= 1;
+	assert_int_equal(engine_rx(f->h[HB].e, 0, buf, n, f->now), -EILSEQ);
+	for (int i = 0; i < 200; i++) {
+		uint32_t len = 1 + (uint32_t)(rnd(f) % sizeof(junk));
+
+		for (uint32_t k = 0; k < len; k++)
+			junk[k] = (uint8_t)rnd(f);
+		if (i % 2) {                      /* past the prefix check */
+			junk[0] = WIRE_MAGIC;
+			junk[1] = WIRE_VERSION;
+			if (len > 2)
+				junk[2] = WIRE_DATA;
+		}
+		assert_true(engine_rx(f->h[HB].e, 0, junk, len, f->now) < 0);
+	}
+	c1 = chst(f, HB, 0);
+	assert_int_equal(c1.tp.drop_token - c0.tp.drop_token, 2);
+	assert_int_equal(c1.tp.drop_crc - c0.tp.drop_crc, 1);
+	assert_true(c1.tp.drop_malformed - c0.tp.drop_malformed >= 3);
+	assert_true(c1.tp.drop_version > c0.tp.drop_version);
+	assert_int_equal(c1.tp.data_pkts_rx, c0.tp.data_pkts_rx);
+	assert_int_equal(st(f, HB)->rx_delivered, s0.rx_delivered);
+
+	/* accepted by the channel, refused by the engine: keys and ranges */
+	assert_int_equal(inject(f, 0, DATA(.rkey = KEY_C, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.rkey = KEY_A, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.rkey = 0, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_access - s0.rx_refused_access, 3);
+	assert_int_equal(inject(f, 0, DATA(.roff = REG_LEN - 50, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.roff = UINT64_MAX - 50, .msg_len = 200, .msg_off = 100,
+					   .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.roff = REG_LEN, .msg_len = 200, .msg_off = 100,
+					   .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_range - s0.rx_refused_range, 3);
+
+	/* no such endpoint or connection, a stale generation, the wrong channel */
+	assert_int_equal(inject(f, 0, DATA(.dst_ep = EP_A, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_ep = 3, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_ep = UINT32_MAX, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_conn = WIRE(5, GEN_B), .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_conn = WIRE(0xffff, GEN_B), .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_conn = WIRE(CONN_B, GEN_B + 1), .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_conn = WIRE(CONN_B, 0), .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.dst_conn = WIRE(CONN_B, GEN_B), .opcode = UCCL_OP_SIGNAL,
+					   .dst_ep = EP_A)), 0);
+	assert_int_equal(inject(f, 1, DATA(.token = TOKEN(9, HB), .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 1, DATA(.token = TOKEN(9, HB), .opcode = UCCL_OP_SIGNAL)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_conn - s0.rx_refused_conn, 10);
+	assert_int_equal(inject(f, 7, DATA(.payload_len = 100)), -ENOENT);
+	assert_int_equal(inject(f, 2, DATA(.payload_len = 100)), -ENOENT);
+	assert_int_equal(st(f, HB)->rx_no_chan - s0.rx_no_chan, 2);
+
+	/* malformed operations */
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SIGNAL, .payload_len = 8)), 0);
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_GET, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.opcode = 0x77, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.opcode = 0, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_NOP, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_other - s0.rx_refused_other, 5);
+
+	/* every refusal went back as a record; nothing was delivered */
+	c1 = chst(f, HB, 0);
+	assert_int_equal(c1.tp.drop_refused - c0.tp.drop_refused, 3 + 3 + 8 + 5);
+	assert_int_equal(st(f, HB)->rx_delivered, s0.rx_delivered);
+	assert_int_equal(st(f, HB)->bytes, s0.bytes);
+	assert_int_equal(ncqes(f, HB), 0);
+	b_unchanged(f);
+}
+
+/* A later packet of a message may not claim a different length than its
+ * first one: it would write past the receive (or the buffer) it was given. */
+static void test_a_message_cannot_grow_after_its_first_packet(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 62));
+	struct engine_stats s0;
+
+	for (size_t i = 0; i < sizeof(forged_payload); i++)
+		forged_payload[i] = (uint8_t)(0x3C ^ i);
+	/* a receive of 200 bytes at the very end of B's region */
+	submit(f, HB, RECV(.loff = REG_LEN - 200, .len = 200, .tag = 1, .user_data = 1));
+	settle(f);
+	b_save(f);
+	s0 = *st(f, HB);
+	/* first packet: 100 of a 200-byte message, matched directly */
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0, .msg_id = 77,
+					   .msg_len = 200, .msg_off = 0, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_delivered - s0.rx_delivered, 1);
+	/* the same message, now 64 KiB long, with bytes at 60000 */
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0, .msg_id = 77,
+					   .msg_len = 64 * KiB, .msg_off = 60000, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_other - s0.rx_refused_other, 1);
+	assert_int_equal(f->h[HB].oob_copies, 0);
+	/* a buffered one (no receive for tag 2) likewise */
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = 1, .msg_id = 78,
+					   .msg_len = 200, .msg_off = 0, .payload_len = 100)), 0);
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = 1, .msg_id = 78,
+					   .msg_len = 1 * MiB, .msg_off = 500000, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_other - s0.rx_refused_other, 2);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 200);
+	/* the first message, completed with its real length, is intact */
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0, .msg_id = 77,
+					   .msg_len = 200, .msg_off = 100, .payload_len = 100)), 0);
+	reap(f);
+	assert_int_equal(ncqes(f, HB), 1);
+	assert_int_equal(cqe(f, HB, 1).res, 0);
+	assert_int_equal(cqe(f, HB, 1).len, 200);
+	assert_same(f->h[HB].mr2 + REG_LEN - 200, forged_payload, 100);
+	assert_same(f->h[HB].mr2 + REG_LEN - 100, forged_payload, 100);
+	memcpy(f->saved.mr2 + REG_LEN - 200, f->h[HB].mr2 + REG_LEN - 200, 200);
+	b_unchanged(f);
+}
+
+/* A put refused at B comes back as the put's error at A. */
+static void test_refused_put_fails_with_the_receivers_error(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 63, ROUGH(5000)));
+
+	b_save(f);
+	submit(f, HA, PUT(.rkey = KEY_C, .loff = 0, .roff = 0, .len = 1000, .user_data = 1));
+	submit(f, HA, PUT(.rkey = KEY_B, .loff = 0, .roff = REG_LEN - 500, .len = 1000, .user_data = 2));
+	submit(f, HA, PUT(.rkey = KEY_A, .loff = 0, .roff = 0, .len = 1000, .user_data = 3));
+	/* many packets, the last ones past the end: none of it is written,
+	 * as on one host */
+	submit(f, HA, PUT(.rkey = KEY_B, .loff = 0, .roff = REG_LEN - 50 * KiB, .len = 100 * KiB,
+			  .user_data = 4));
+	wait_cqes(f, HA, 4);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 1).res, -EACCES);
+	assert_int_equal(cqe(f, HA, 1).len, 0);
+	assert_int_equal(cqe(f, HA, 2).res, -ERANGE);
+	assert_int_equal(cqe(f, HA, 3).res, -EACCES);
+	assert_int_equal(cqe(f, HA, 4).res, -ERANGE);
+	assert_int_equal(st(f, HA)->err_access, 4);
+	assert_true(st(f, HB)->rx_refused_access >= 2);
+	assert_true(st(f, HB)->rx_refused_range >= 1);
+	assert_int_equal(ncqes(f, HB), 0);
+	b_unchanged(f);
+}
+
+/* ---- teardown ---- */
+
+/* 7: the channel goes away with puts, a send and a receive in flight: each
+ * completes once, with the error; the connection then fails at once and
+ * can be removed, and a new channel carries a new connection. */
+static void test_chan_remove_fails_every_pending_op_once(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 71, ROUGH(5000)));
+	struct tpchan_params pa = chan_params(&f->p, HA, 2), pb = chan_params(&f->p, HB, 2);
+	int errors = 0;
+
+	for (int i = 0; i < 8; i++)
+		submit(f, HA, PUT(.loff = i * 512 * KiB, .roff = i * 512 * KiB, .len = 512 * KiB,
+				  .user_data = 1 + i));
+	submit(f, HA, SEND(.loff = 0, .len = 64 * KiB, .tag = 1, .user_data = 9));
+	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 2, .len = 4096,
+			  .user_data = 10));
+	submit(f, HA, SIGNAL(.user_data = 11));
+	submit(f, HA, SIGNAL(.conn = CONN_A2, .user_data = 12, .flags = UCCL_SQE_F_STRICT));
+	run_steps(f, 4);
+	assert_true(chst(f, HA, 0).tp.data_pkts_tx > 0);
+	assert_true(ncqes(f, HA) < 8);
+	assert_int_equal(engine_chan_remove(f->h[HA].e, 0, -ECONNRESET), 0);
+	reap(f);
+	assert_int_equal(ncqes(f, HA), 12);
+	for (int i = 1; i <= 12; i++) {
+		struct uccl_cqe c = cqe(f, HA, (uint64_t)i);
+
+		if (c.res == 0)
+			continue;
+		assert_int_equal(c.res, -ECONNRESET);
+		assert_int_equal(c.len, 0);
+		errors++;
+	}
+	assert_true(errors >= 4);                     /* puts in flight, the receive, the signal */
+	assert_int_equal(cqe(f, HA, 10).res, -ECONNRESET);
+	assert_int_equal(st(f, HA)->err_reset, (uint64_t)errors);
+	assert_int_equal(engine_chan_stats(f->h[HA].e, 0, &(struct engine_chan_stats){ .conns = 0 }), -ENOENT);
+	assert_int_equal(engine_chan_remove(f->h[HA].e, 0, -ECONNRESET), -ENOENT);
+
+	/* later ops fail at once; both connections of the channel are reset */
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 10, .user_data = 20));
+	submit(f, HA, PUT(.conn = CONN_A2, .loff = 0, .roff = 0, .len = 10, .user_data = 21));
+	run_steps(f, 1);
+	assert_int_equal(cqe(f, HA, 20).res, -ECONNRESET);
+	assert_int_equal(cqe(f, HA, 21).res, -ECONNRESET);
+	assert_int_equal(engine_rconn_connect(f->h[HA].e, EP_A, CONN_A, EP_B, WIRE(CONN_B, GEN_B)),
+			 -ECONNRESET);
+	assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, CONN_A), 0);
+	assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, CONN_A2), 0);
+	assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, CONN_A), -ENOTCONN);
+	assert_int_equal(engine_rconn_add(f->h[HA].e, EP_A, CONN_A, WIRE(CONN_A, 2), 0), -EINVAL);
+	reap(f);
+	assert_int_equal(ncqes(f, HA), 14);           /* removal had nothing left to post */
+
+	/* the host comes back with new tokens: a new connection on the old ids works,
+	 * and packets of the old channel still on the wire are dropped */
+	assert_int_equal(engine_chan_remove(f->h[HB].e, 0, -ECONNRESET), 0);
+	assert_int_equal(engine_conn_remove(f->h[HB].e, EP_B, CONN_B), 0);
+	assert_int_equal(engine_conn_remove(f->h[HB].e, EP_B, CONN_B2), 0);
+	assert_int_equal(engine_chan_add(f->h[HA].e, 0, &pa), 0);
+	assert_int_equal(engine_chan_add(f->h[HB].e, 0, &pb), 0);
+	rconn_pair(f, CONN_A, 2, CONN_B, GEN_B + 1);
+	submit(f, HA, PUT(.loff = 100, .roff = 3 * MiB, .len = 200 * KiB, .user_data = 30));
+	wait_cqe(f, HA, 30);
+	assert_int_equal(cqe(f, HA, 30).res, 0);
+	assert_same(f->h[HB].mr1 + 3 * MiB, f->h[HA].mr1 + 100, 200 * KiB);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 0);      /* the old signal never arrived on the new conn */
+}
+
+/* The channel's message slots come back when a channel goes: a small engine
+ * survives many removals with messages in flight. */
+static void test_chan_remove_returns_message_slots(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 72, .max_remote_msgs = 8));
+
+	for (uint32_t gen = 2; gen < 6; gen++) {
+		struct tpchan_params pa = chan_params(&f->p, HA, gen), pb = chan_params(&f->p, HB, gen);
+		int base = ncqes(f, HA);
+
+		for (int i = 0; i < 8; i++)
+			submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 256 * KiB,
+					  .user_data = gen * 100 + (uint64_t)i));
+		run_steps(f, 2);
+		assert_int_equal(engine_chan_remove(f->h[HA].e, 0, -ECONNRESET), 0);
+		assert_int_equal(engine_chan_remove(f->h[HB].e, 0, -ECONNRESET), 0);
+		reap(f);
+		assert_int_equal(ncqes(f, HA) - base, 8);
+		assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, CONN_A), 0);
+		assert_int_equal(engine_conn_remove(f->h[HB].e, EP_B, CONN_B), 0);
+		engine_conn_remove(f->h[HA].e, EP_A, CONN_A2);
+		engine_conn_remove(f->h[HB].e, EP_B, CONN_B2);
+		assert_int_equal(engine_chan_add(f->h[HA].e, 0, &pa), 0);
+		assert_int_equal(engine_chan_add(f->h[HB].e, 0, &pb), 0);
+		rconn_pair(f, CONN_A, gen, CONN_B, gen);
+	}
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 256 * KiB, .user_data = 1));
+	wait_cqe(f, HA, 1);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+}
+
+/* 8: B's application closes its side: B's pending receive fails with
+ * -ECONNRESET, later ones too, and A's sends to the old connection are
+ * refused, also after B reuses the conn id for a new connection. */
+static void test_conn_reset_fails_the_pending_recv(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 81, ROUGH(5000)));
+
+	submit(f, HB, RECV(.loff = 0, .len = 4096, .tag = 1, .user_data = 1));
+	settle(f);
+	assert_int_equal(ncqes(f, HB), 0);
+	assert_int_equal(engine_conn_reset(f->h[HB].e, EP_B, CONN_B), 0);
+	reap(f);
+	assert_int_equal(ncqes(f, HB), 1);
+	assert_int_equal(cqe(f, HB, 1).res, -ECONNRESET);
+	assert_int_equal(cqe(f, HB, 1).len, 0);
+	assert_int_equal(engine_conn_reset(f->h[HB].e, EP_B, CONN_B), 0);   /* idempotent */
+	assert_int_equal(engine_conn_reset(f->h[HB].e, EP_B, 6), -ENOTCONN);
+	assert_int_equal(engine_rconn_connect(f->h[HB].e, EP_B, CONN_B, EP_A, WIRE(CONN_A, GEN_A)),
+			 -ECONNRESET);
+	submit(f, HB, RECV(.loff = 0, .len = 4096, .tag = 1, .user_data = 2));
+	run_steps(f, 1);
+	assert_int_equal(cqe(f, HB, 2).res, -ECONNRESET);
+
+	/* A does not know yet: its send is refused by B */
+	submit(f, HA, SEND(.loff = 0, .len = 3000, .tag = 1, .user_data = 3));
+	wait_cqes(f, HA, 1);
+	assert_int_equal(cqe(f, HA, 3).res, -ECONNRESET);
+	assert_true(st(f, HB)->rx_refused_conn >= 1);
+
+	/* B reuses the conn id (new generation): packets for the old one are refused */
+	assert_int_equal(engine_conn_remove(f->h[HB].e, EP_B, CONN_B), 0);
+	assert_int_equal(engine_conn_remove(f->h[HB].e, EP_B, CONN_B), -ENOTCONN);
+	assert_int_equal(engine_rconn_add(f->h[HB].e, EP_B, CONN_B, WIRE(CONN_B, GEN_B + 1), 0), 0);
+	assert_int_equal(engine_rconn_connect(f->h[HB].e, EP_B, CONN_B, EP_A, WIRE(CONN_A, GEN_A)), 0);
+	submit(f, HB, RECV(.loff = 0, .len = 4096, .tag = UCCL_TAG_ANY, .user_data = 4));
+	submit(f, HA, SEND(.loff = 0, .len = 3000, .tag = 1, .user_data = 5));
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 3000, .user_data = 6));
+	submit(f, HA, SIGNAL(.user_data = 7));
+	wait_cqes(f, HA, 4);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 5).res, -ECONNRESET);
+	assert_int_equal(cqe(f, HA, 6).res, -ECONNRESET);
+	assert_int_equal(cqe(f, HA, 7).res, -ECONNRESET);
+	assert_false(has_cqe(f, HB, 4));
+	assert_int_equal(sem(f, HB, CONN_B), 0);
+	assert_filled(f->h[HB].mr1, 64 * KiB, 'b');
+	assert_filled(f->h[HB].mr2, 64 * KiB, 'B');
+}
+
+/* 9: A's source region goes away under a send: the send fails with
+ * -ECANCELED and its sequence number is retired, so that the next message
+ * on the connection is still received, and nothing of the abandoned one. */
+static void test_mr_remove_under_a_send_keeps_the_connection_going(void **state)
+{
+	for (int queued = 0; queued < 2; queued++) {
+		struct fx *f = fx_open(state, PARAMS(.seed = 91 + queued, ROUGH(5000),
+						     .max_unexp_bytes = queued ? 64 * KiB : 0));
+		uint64_t first = queued ? 48 * KiB : 0;
+		struct uccl_cqe c;
+
+		if (queued) {
+			/* a first message takes most of B's buffer ... */
+			submit(f, HA, SEND(.loff = 0, .len = first, .tag = 1, .user_data = 1));
+			wait_cqe(f, HA, 1);
+			/* ... so this one is refused and waits to be resent */
+			submit(f, HA, SEND(.lmr = 2, .loff = 0, .len = 48 * KiB, .tag = 1, .user_data = 2));
+			while (st(f, HA)->send_retries == 0)
+				assert_int_equal(step(f), 1);
+		} else {
+			/* 4 MiB: most of it is not sent yet after two steps */
+			submit(f, HA, SEND(.lmr = 2, .loff = 0, .len = 4 * MiB, .tag = 1, .user_data = 2));
+			run_steps(f, 2);
+			assert_true(chst(f, HA, 0).tp.data_pkts_tx > 0);
+		}
+		assert_false(has_cqe(f, HA, 2));
+		assert_int_equal(engine_mr_remove(f->h[HA].e, CLIENT_A, 2), 0);
+		submit(f, HA, SEND(.loff = 4096, .len = 20000, .tag = 1, .user_data = 3));
+		wait_cqe(f, HA, 2);
+		assert_int_equal(cqe(f, HA, 2).res, -ECANCELED);
+		assert_int_equal(cqe(f, HA, 2).len, 0);
+		/* queued: the next send waits for room (48 of 64 KiB are taken) */
+		if (!queued)
+			settle(f);
+		if (queued) {
+			submit(f, HB, RECV(.loff = 0, .len = 64 * KiB, .tag = 1, .user_data = 10));
+			wait_cqe(f, HB, 10);
+			assert_int_equal(cqe(f, HB, 10).res, 0);
+			assert_int_equal(cqe(f, HB, 10).len, first);
+			assert_same(f->h[HB].mr2, f->h[HA].mr1, first);
+		}
+		submit(f, HB, RECV(.loff = 64 * KiB, .len = 64 * KiB, .tag = 1, .user_data = 11));
+		wait_cqe(f, HB, 11);
+		wait_cqe(f, HA, 3);
+		assert_int_equal(cqe(f, HA, 3).res, 0);
+		c = cqe(f, HB, 11);
+		assert_int_equal(c.res, 0);
+		assert_int_equal(c.len, 20000);
+		assert_same(f->h[HB].mr2 + 64 * KiB, f->h[HA].mr1 + 4096, 20000);
+		settle(f);
+		assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+		assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+		assert_int_equal(ncqes(f, HB), queued ? 2 : 1);
+		assert_int_equal(ncqes(f, HA), queued ? 3 : 2);
+	}
+}
+
+/* A put waiting for the channel when its source goes away fails
+ * -ECANCELED; the signal behind it still goes out. */
+static void test_mr_remove_under_a_put_releases_the_signal_behind_it(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 93, .max_msgs = 1));
+
+	/* a put of 4 MiB fills the channel (one message), a second one queues */
+	submit(f, HA, PUT(.lmr = 1, .loff = 0, .roff = 0, .len = 4 * MiB, .user_data = 1));
+	submit(f, HA, PUT(.lmr = 2, .loff = 0, .roff = 0, .len = 1000, .user_data = 2));
+	submit(f, HA, SIGNAL(.user_data = 3));
+	run_steps(f, 1);
+	assert_int_equal(chst(f, HA, 0).queued_ops, 1);
+	/* the first one is done, the second not handed to the channel yet: it
+	 * is the last put the signal waits for */
+	wait_cqe(f, HA, 1);
+	assert_int_equal(chst(f, HA, 0).queued_ops, 1);
+	assert_int_equal(engine_mr_remove(f->h[HA].e, CLIENT_A, 2), 0);
+	wait_cqes(f, HA, 3);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_int_equal(cqe(f, HA, 2).res, -ECANCELED);
+	assert_int_equal(cqe(f, HA, 3).res, 0);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+}
+
+/* B's application deregisters the region a receive is being written into:
+ * the receive fails, the rest of that message is dropped, and the next
+ * message on the connection is received. */
+static void test_mr_remove_under_a_recv_drops_the_rest_of_its_message(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 94, ROUGH(5000)));
+
+	submit(f, HB, RECV(.lmr = 2, .loff = 0, .len = 4 * MiB, .tag = 1, .user_data = 1));
+	settle(f);
+	submit(f, HA, SEND(.loff = 0, .len = 4 * MiB, .tag = 1, .user_data = 2));
+	run_steps(f, 4);
+	assert_true(st(f, HB)->rx_delivered > 0);
+	assert_false(has_cqe(f, HB, 1));
+	assert_int_equal(engine_mr_remove(f->h[HB].e, CLIENT_B, 2), 0);
+	reap(f);
+	assert_int_equal(cqe(f, HB, 1).res, -ECANCELED);
+	assert_int_equal(cqe(f, HB, 1).len, 0);
+	wait_cqe(f, HA, 2);
+	submit(f, HA, SEND(.loff = 5000, .len = 7000, .tag = 1, .user_data = 3));
+	submit(f, HB, RECV(.lmr = 1, .loff = 0, .len = 8000, .tag = 1, .user_data = 4));
+	wait_cqe(f, HB, 4);
+	assert_int_equal(cqe(f, HB, 4).res, 0);
+	assert_int_equal(cqe(f, HB, 4).len, 7000);
+	assert_same(f->h[HB].mr1, f->h[HA].mr1 + 5000, 7000);
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+	assert_int_equal(ncqes(f, HB), 2);
+}
+
+/* B's endpoint goes away: what it had buffered is freed, A's later ops
+ * fail -ECONNRESET. A's endpoint goes away with ops in flight: nothing
+ * more is written to its rings, and the channel carries on. */
+static void test_ep_remove_frees_its_buffers_and_resets_the_peer(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 95, ROUGH(5000)));
+	struct cli *a = cli_of(f, HA);
+	uint32_t cq_prod;
+
+	submit(f, HA, SEND(.loff = 0, .len = 100 * KiB, .tag = 1, .user_data = 1));
+	submit(f, HA, SEND(.loff = 0, .len = 50 * KiB, .tag = 1, .user_data = 2));
+	wait_cqes(f, HA, 2);
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 150 * KiB);
+	assert_int_equal(engine_ep_remove(f->h[HB].e, EP_B), 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+	assert_int_equal(chst(f, HB, 0).conns, 0);
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 3000, .user_data = 3));
+	submit(f, HA, SEND(.loff = 0, .len = 3000, .tag = 1, .user_data = 4));
+	wait_cqes(f, HA, 4);
+	assert_int_equal(cqe(f, HA, 3).res, -ECONNRESET);
+	assert_int_equal(cqe(f, HA, 4).res, -ECONNRESET);
+	assert_true(st(f, HB)->rx_refused_conn > 0);
+
+	/* A's endpoint goes with a big put and a receive in flight */
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 4 * MiB, .user_data = 5));
+	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 2, .len = 100,
+			  .user_data = 6));
+	run_steps(f, 3);
+	cq_prod = __atomic_load_n(&a->cq.ctl->prod, __ATOMIC_ACQUIRE);
+	assert_int_equal(engine_ep_remove(f->h[HA].e, EP_A), 0);
+	assert_int_equal(chst(f, HA, 0).conns, 0);
+	settle(f);
+	assert_int_equal(__atomic_load_n(&a->cq.ctl->prod, __ATOMIC_ACQUIRE), cq_prod);
+	assert_false(has_cqe(f, HA, 5));
+	assert_false(has_cqe(f, HA, 6));
+}
+
+/* A closes its side with ops in flight: each completes -ECANCELED once;
+ * the other connection on the channel carries on. */
+static void test_conn_remove_cancels_in_flight_ops_once(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 96, ROUGH(5000)));
+
+	for (int i = 0; i < 4; i++)
+		submit(f, HA, PUT(.loff = 0, .roff = i * MiB, .len = 1 * MiB, .user_data = 1 + i));
+	submit(f, HA, SEND(.loff = 0, .len = 200 * KiB, .tag = 1, .user_data = 5));
+	submit(f, HA, SIGNAL(.user_data = 6));
+	submit(f, HA, PUT(.conn = CONN_A2, .loff = 0, .roff = 0, .len = 1 * MiB, .user_data = 7));
+	run_steps(f, 3);
+	assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, CONN_A), 0);
+	reap(f);
+	for (uint64_t ud = 1; ud <= 6; ud++) {
+		struct uccl_cqe c = cqe(f, HA, ud);
+
+		assert_true(c.res == 0 || c.res == -ECANCELED);
+	}
+	assert_int_equal(cqe(f, HA, 6).res, -ECANCELED);
+	wait_cqe(f, HA, 7);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 7).res, 0);
+	assert_int_equal(ncqes(f, HA), 7);
+	assert_int_equal(chst(f, HA, 0).conns, 1);
+	assert_int_equal(sem(f, HB, CONN_B), 0);
+}
+
+/* 10: get is not offered across hosts. */
+static void test_get_across_hosts_is_not_supported(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 101));
+
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_B, .len = 100,
+			  .user_data = 1));
+	run_steps(f, 1);
+	assert_int_equal(cqe(f, HA, 1).res, -EOPNOTSUPP);
+	assert_int_equal(cqe(f, HA, 1).len, 0);
+	settle(f);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, 0);
+	assert_int_equal(st(f, HA)->remote_msgs, 0);
+}
+
+/* 11: strict completions come in issue order across hosts, however their
+ * operations finished; a relaxed one does not wait; and a strict op held on
+ * one connection holds nothing on another. */
+static void test_strict_ops_complete_in_issue_order(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 111, .npaths = 8, ROUGH(0)));
+	const uint8_t S = UCCL_SQE_F_STRICT;
+
+	/* a receive that waits for B, then strict ops that all run at once:
+	 * their completions wait for it, and come out in issue order */
+	submit(f, HB, RECV(.loff = 0, .len = 4096, .tag = 1, .user_data = 100));
+	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 2, .len = 4096, .tag = 2,
+			  .user_data = 1));
+	submit(f, HA, PUT(.flags = S, .loff = 0, .roff = 0, .len = 2 * MiB, .user_data = 2));
+	submit(f, HA, PUT(.flags = S, .loff = 0, .roff = 2 * MiB, .len = 4 * KiB, .user_data = 3));
+	submit(f, HA, SEND(.flags = S, .loff = 0, .len = 2000, .tag = 1, .user_data = 4));
+	submit(f, HA, PUT(.flags = S, .loff = 0, .roff = 3 * MiB, .len = 64, .user_data = 5));
+	submit(f, HA, SIGNAL(.flags = S, .user_data = 6));
+	/* relaxed: posted as soon as it is done */
+	submit(f, HA, PUT(.loff = 0, .roff = 3 * MiB + 64, .len = 64, .user_data = 7));
+	settle(f);
+	assert_same(f->h[HB].mr1, f->h[HA].mr1, 2 * MiB);
+	assert_int_equal(cqe(f, HB, 100).len, 2000);      /* the strict send was received */
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+	assert_int_equal(ncqes(f, HA), 1);
+	assert_int_equal(cqe(f, HA, 7).res, 0);
+	submit(f, HB, SQE(.opcode = UCCL_OP_SEND, .conn = CONN_B, .lmr = 1, .len = 10, .tag = 2,
+			  .user_data = 101));
+	wait_cqes(f, HA, 7);
+	for (int i = 1; i < 7; i++) {
+		assert_int_equal(cli_of(f, HA)->log[i].user_data, i);
+		assert_int_equal(cli_of(f, HA)->log[i].res, 0);
+	}
+	settle(f);
+
+	/* a receive that waits holds the strict put behind it ... */
+	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 2, .len = 4096, .tag = 6,
+			  .user_data = 21));
+	settle(f);
+	submit(f, HA, PUT(.flags = S, .loff = 100, .roff = 3 * MiB, .len = 1000, .user_data = 22));
+	/* ... but not a relaxed put on the other connection */
+	submit(f, HA, PUT(.conn = CONN_A2, .loff = 200, .roff = 3 * MiB + 4096, .len = 1000,
+			  .user_data = 23));
+	wait_cqe(f, HA, 23);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 23).res, 0);
+	assert_false(has_cqe(f, HA, 21));
+	assert_false(has_cqe(f, HA, 22));
+	/* the held put ran all the same: its bytes are there */
+	assert_same(f->h[HB].mr1 + 3 * MiB, f->h[HA].mr1 + 100, 1000);
+	submit(f, HB, SQE(.opcode = UCCL_OP_SEND, .conn = CONN_B, .lmr = 1, .len = 10, .tag = 6,
+			  .user_data = 101));
+	wait_cqe(f, HA, 22);
+	assert_int_equal(cqe(f, HA, 21).res, 0);
+	assert_int_equal(cqe(f, HA, 22).res, 0);
+	assert_true(cqe_pos(f, HA, 21) < cqe_pos(f, HA, 22));
+}
+
+/* ---- binding ---- */
+
+static void test_rconn_add_and_connect_check_their_arguments(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 121));
+	struct engine *b = f->h[HB].e;
+	struct tpchan_params cp = chan_params(&f->p, HB, 1);
+
+	assert_int_equal(engine_rconn_add(b, EP_B, 4, WIRE(5, 1), 0), -EINVAL);   /* id mismatch */
+	assert_int_equal(engine_rconn_add(b, EP_B, 4, WIRE(4, 1), 1), -EINVAL);   /* no channel */
+	assert_int_equal(engine_rconn_add(b, EP_B, 4, WIRE(4, 1), 9), -EINVAL);
+	assert_int_equal(engine_rconn_add(b, 1, 4, WIRE(4, 1), 0), -EINVAL);      /* no endpoint */
+	assert_int_equal(engine_rconn_add(b, EP_B, MAX_CONNS, WIRE(MAX_CONNS, 1), 0), -EINVAL);
+	assert_int_equal(engine_rconn_add(b, EP_B, CONN_B, WIRE(CONN_B, 9), 0), -EBUSY);
+	assert_int_equal(engine_chan_add(b, 0, &cp), -EBUSY);
+	assert_int_equal(engine_chan_add(b, 2, &cp), -EINVAL);
+	assert_int_equal(engine_rconn_add(b, EP_B, 4, WIRE(4, 1), 0), 0);
+	assert_int_equal(engine_chan_stats(b, 0, &(struct engine_chan_stats){ .conns = 0 }), 0);
+	assert_int_equal(chst(f, HB, 0).conns, 3);
+	/* not connected yet: receives are fine, sends are not */
+	submit(f, HB, SQE(.opcode = UCCL_OP_SEND, .conn = 4, .lmr = 1, .len = 10, .user_data = 1));
+	submit(f, HB, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 4, .user_data = 2));
+	run_steps(f, 1);
+	assert_int_equal(cqe(f, HB, 1).res, -ENOTCONN);
+	assert_int_equal(cqe(f, HB, 2).res, -ENOTCONN);
+	assert_int_equal(engine_rconn_connect(b, EP_B, 4, UINT32_MAX, WIRE(4, 1)), -EINVAL);
+	assert_int_equal(engine_rconn_connect(b, EP_B, 5, EP_A, WIRE(4, 1)), -EINVAL);
+	assert_int_equal(engine_rconn_connect(b, EP_B, 4, EP_A, WIRE(4, 1)), 0);
+	assert_int_equal(engine_rconn_connect(b, EP_B, 4, EP_A, WIRE(4, 1)), -EINVAL);  /* twice */
+	assert_int_equal(engine_conn_remove(b, EP_B, 4), 0);
+	assert_int_equal(chst(f, HB, 0).conns, 2);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_teardown(name, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_put_of_4mib_arrives_intact),
+		T(test_signal_is_seen_after_every_earlier_put_is_written),
+		T(test_each_signal_waits_for_its_own_earlier_puts),
+		T(test_signal_is_not_held_behind_a_pending_recv),
+		T(test_recv_posted_first_is_written_directly),
+		T(test_send_first_is_buffered_until_a_recv),
+		T(test_recv_matches_by_tag_and_tag_any_takes_the_oldest),
+		T(test_messages_match_receives_in_send_order),
+		T(test_full_unexpected_buffer_pushes_back_and_loses_nothing),
+		T(test_retries_behind_a_full_channel_do_not_spin),
+		T(test_traffic_both_ways_at_once),
+		T(test_flush_completes_after_every_earlier_op),
+		T(test_a_small_slot_table_queues_and_loses_nothing),
+		T(test_zero_length_put_and_send),
+		T(test_send_longer_than_the_recv_fails_it_with_emsgsize),
+		T(test_forged_and_stale_packets_change_nothing),
+		T(test_a_message_cannot_grow_after_its_first_packet),
+		T(test_refused_put_fails_with_the_receivers_error),
+		T(test_chan_remove_fails_every_pending_op_once),
+		T(test_chan_remove_returns_message_slots),
+		T(test_conn_reset_fails_the_pending_recv),
+		T(test_mr_remove_under_a_send_keeps_the_connection_going),
+		T(test_mr_remove_under_a_put_releases_the_signal_behind_it),
+		T(test_mr_remove_under_a_recv_drops_the_rest_of_its_message),
+		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
+		T(test_conn_remove_cancels_in_flight_ops_once),
+		T(test_get_across_hosts_is_not_supported),
+		T(test_strict_ops_complete_in_issue_order),
+		T(test_rconn_add_and_connect_check_their_arguments),
+		T(test_a_run_is_a_function_of_its_seed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
