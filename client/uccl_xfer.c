@@ -109,6 +109,25 @@ static void wait_ud(struct uccl_ep *ep, uint64_t ud, struct uccl_ctx *ctx)
 	}
 }
 
+/* uccl_wait in short slices, failing at once on an error completion (a
+ * peer that went away fails the pending operations, not the wait). */
+static int wait_sem(struct uccl_ep *ep, uint32_t conn, uint64_t value, struct uccl_ctx *ctx)
+{
+	for (int waited = 0; waited < TIMEOUT_MS; waited += 100) {
+		struct uccl_cqe c[64];
+		int r = uccl_wait(ep, conn, value, 100);
+		int n;
+
+		if (r != -ETIMEDOUT)
+			return r;
+		n = uccl_poll(ep, c, 64);
+		for (int k = 0; k < n; k++)
+			if (c[k].res < 0)
+				die("operation failed", c[k].res, ctx);
+	}
+	return -ETIMEDOUT;
+}
+
 static int do_recv(const struct opts *o)
 {
 	struct uccl_ctx *ctx;
@@ -143,7 +162,7 @@ static int do_recv(const struct opts *o)
 	uint64_t chunks = (h.total + h.slot_size - 1) / h.slot_size;
 	for (uint64_t i = 0; i < chunks; i++) {
 		uint64_t len = i + 1 < chunks ? h.slot_size : h.total - i * h.slot_size;
-		int r = uccl_wait(ep, conn, i + 1, TIMEOUT_MS);
+		int r = wait_sem(ep, conn, i + 1, ctx);
 		if (r < 0)
 			die("waiting for a chunk", r, ctx);
 		const uint64_t *p = (const uint64_t *)((uint8_t *)uccl_mr_addr(ring) +
@@ -213,7 +232,7 @@ static int do_send(const struct opts *o)
 
 		/* the slot is free once the receiver checked chunk i - slots */
 		if (i >= o->slots) {
-			r = uccl_wait(ep, conn, i - o->slots + 1, TIMEOUT_MS);
+			r = wait_sem(ep, conn, i - o->slots + 1, ctx);
 			if (r < 0)
 				die("waiting for a free slot", r, ctx);
 		}
@@ -245,7 +264,7 @@ static int do_send(const struct opts *o)
 			last_bytes = sent;
 		}
 	}
-	int r = uccl_wait(ep, conn, chunks, TIMEOUT_MS);
+	int r = wait_sem(ep, conn, chunks, ctx);
 	if (r < 0)
 		die("waiting for the last chunk", r, ctx);
 	double secs = now_s() - t0;
@@ -290,7 +309,12 @@ static int do_send(const struct opts *o)
 		printf("latency:   64 B put round trip p50 %.2f us, p99 %.2f us (%d samples)\n", p50, p99,
 		       LAT_N);
 		printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "\n", failed, posted + LAT_N);
-		printf("transport: same-host (one daemon); no retransmissions on this path\n");
+		if (strchr(o->name, '/'))
+			printf("transport: host-to-host, to the daemon of '%.*s' over UDP (per-channel RTT and\n"
+			       "           retransmissions: ucclctl channels)\n",
+			       (int)(strchr(o->name, '/') - o->name), o->name);
+		else
+			printf("transport: same-host (one daemon); no retransmissions on this path\n");
 	}
 	(void)done_ops;
 	free(lat);

@@ -73,6 +73,17 @@ struct conf {
 	uint32_t data_paths;
 	uint32_t mtu;
 	uint32_t peer_timeout_ms;
+
+	/* host-to-host transport (engine/tpchan.c, engine/remote.c) */
+	uint32_t chunk_bytes;             /* the unit of congestion-control and path decisions */
+	bool go_back_n;                   /* loss recovery: Go-Back-N instead of selective */
+	bool data_crc;                    /* crc32c over every data payload */
+	uint64_t max_inflight_bytes;      /* per channel */
+	uint32_t max_inflight_msgs;       /* per channel: messages queued or in flight */
+	uint64_t max_unexpected_bytes;    /* incoming sends buffered before a receive */
+	uint64_t udp_buffer_bytes;        /* UDP socket send and receive buffers */
+	uint32_t rto_min_us;
+	bool udp_gso, udp_gro;
 };
 
 /* Built-in defaults (what the daemon runs with when no file is given). */

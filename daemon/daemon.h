@@ -21,6 +21,7 @@ struct names;
 struct session;
 struct dep;
 struct peermgr;
+struct rconn_chans;
 
 /* Daemon-wide counters shown by ucclctl stats. */
 struct daemon_stats {
@@ -44,6 +45,8 @@ struct daemon {
 	struct engthr *eng;
 	struct names *names;           /* listen name -> struct dep */
 	struct peermgr *peers;         /* NULL: peering off (no peer_listen) */
+	struct rconn_chans *rchans;    /* data channels to peers (daemon/rconn.c) */
+	char data_text[64];            /* the data plane's address:port, "" if off */
 
 	int listen_fd;
 	struct event *listen_ev;

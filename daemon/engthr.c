@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engthr: engine threads of ucclsvcd. The loop is the one that will later
- * also poll NIC queues: commands, engine_poll, then either spin (work was
- * found recently) or arm the rings' wake-up flags and sleep in epoll.
+ * engthr: engine threads of ucclsvcd. The loop: commands, NIC receive,
+ * engine_poll (application rings), NIC transmit; then either spin (work was
+ * found recently) or arm the rings' wake-up flags and sleep in epoll on the
+ * doorbells, the NIC and a timer set to the engine's next deadline.
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +25,14 @@
 #include "daemon/memory.h"
 
 #define ENGTHR_QUEUE 4096
+#define TX_BATCH     64          /* packets per engine_tx / nic tx call */
+#define RX_BATCH     64
+#define TX_BUF_LEN   9216        /* >= the largest MTU (9000) */
+#define IO_ROUNDS    8           /* rx/tx batches per loop pass */
+#define EV_CMDQ      UINT32_MAX  /* epoll tags that are not endpoint ids */
+#define EV_NIC       (UINT32_MAX - 1)
+#define EV_TIMER     (UINT32_MAX - 2)
+#define NO_CHAN      UINT32_MAX
 
 struct engthr {
 	pthread_t thread;
@@ -44,6 +54,19 @@ struct engthr {
 	uint64_t heartbeat;          /* atomic: bumped every loop */
 	uint64_t seen_heartbeat;     /* main thread */
 	int sleeping;                /* atomic */
+	/* host-to-host (engine thread only) */
+	const struct nic_ops *nic_ops;
+	struct nic *nic;
+	uint32_t max_chans;
+	uint32_t *nic_peer_of;       /* by channel: NIC peer id, or NIC_PEER_UNKNOWN */
+	uint32_t *chan_of;           /* by NIC peer id: channel, or NO_CHAN */
+	int timer_fd;
+	uint8_t *txbuf;              /* TX_BATCH buffers of TX_BUF_LEN */
+	struct engine_txpkt tx[TX_BATCH];
+	struct nic_pkt ntx[TX_BATCH];
+	int tx_n, tx_done;           /* built by engine_tx, handed to the NIC so far */
+	struct nic_pkt rx[RX_BATCH];
+	uint64_t rx_unknown_chan, tx_dropped;
 };
 
 static uint64_t now_ns(void)
@@ -122,6 +145,62 @@ static void exec_stats(struct engthr *t, struct engcmd *c)
 		c->u.stats.ep_res[i] = engine_ep_stats(t->eng, c->u.stats.ep_ids[i], &c->u.stats.eps[i]);
 }
 
+static int exec_chan_add(struct engthr *t, struct engcmd *c)
+{
+	uint32_t chan = c->u.chan.chan, peer;
+	int r;
+
+	if (!t->nic || chan >= t->max_chans || t->nic_peer_of[chan] != NIC_PEER_UNKNOWN)
+		return -EINVAL;
+	r = t->nic_ops->add_peer(t->nic, (const struct sockaddr *)&c->u.chan.addr, c->u.chan.addrlen,
+				 &peer);
+	if (r < 0)
+		return r;
+	if (peer >= NIC_MAX_PEERS) {
+		t->nic_ops->remove_peer(t->nic, peer);
+		return -ENOSPC;
+	}
+	r = engine_chan_add(t->eng, chan, &c->u.chan.p);
+	if (r < 0) {
+		t->nic_ops->remove_peer(t->nic, peer);
+		return r;
+	}
+	t->nic_peer_of[chan] = peer;
+	t->chan_of[peer] = chan;
+	return 0;
+}
+
+static int exec_chan_remove(struct engthr *t, uint32_t chan, int err)
+{
+	int r;
+
+	if (!t->nic || chan >= t->max_chans || t->nic_peer_of[chan] == NIC_PEER_UNKNOWN)
+		return -ENOENT;
+	r = engine_chan_remove(t->eng, chan, err);
+	/* packets built for it and not yet sent go nowhere now */
+	for (int i = t->tx_done; i < t->tx_n; i++) {
+		if (t->tx[i].chan == chan) {
+			t->ntx[i].len = 0;
+			t->tx_dropped++;
+		}
+	}
+	t->chan_of[t->nic_peer_of[chan]] = NO_CHAN;
+	t->nic_ops->remove_peer(t->nic, t->nic_peer_of[chan]);
+	t->nic_peer_of[chan] = NIC_PEER_UNKNOWN;
+	return r;
+}
+
+static void exec_chan_stats(struct engthr *t, struct engcmd *c)
+{
+	for (uint32_t i = 0; i < c->u.chst.n; i++)
+		c->u.chst.res[i] = engine_chan_stats(t->eng, c->u.chst.chans[i], &c->u.chst.out[i]);
+	memset(&c->u.chst.nic, 0, sizeof(c->u.chst.nic));
+	if (t->nic)
+		t->nic_ops->get_stats(t->nic, &c->u.chst.nic);
+	c->u.chst.nic_rx_unknown_chan = t->rx_unknown_chan;
+	c->u.chst.nic_tx_dropped = t->tx_dropped;
+}
+
 static void exec(struct engthr *t, struct engcmd *c)
 {
 	switch (c->type) {
@@ -148,6 +227,27 @@ static void exec(struct engthr *t, struct engcmd *c)
 		exec_stats(t, c);
 		c->result = 0;
 		break;
+	case ENGCMD_CHAN_ADD:
+		c->result = exec_chan_add(t, c);
+		break;
+	case ENGCMD_CHAN_REMOVE:
+		c->result = exec_chan_remove(t, c->u.chan_rm.chan, c->u.chan_rm.err);
+		break;
+	case ENGCMD_RCONN_ADD:
+		c->result = engine_rconn_add(t->eng, c->u.rconn.ep, c->u.rconn.conn, c->u.rconn.wire,
+					     c->u.rconn.chan);
+		break;
+	case ENGCMD_RCONN_CONNECT:
+		c->result = engine_rconn_connect(t->eng, c->u.rconn_c.ep, c->u.rconn_c.conn,
+						 c->u.rconn_c.rep, c->u.rconn_c.rwire);
+		break;
+	case ENGCMD_CONN_RESET:
+		c->result = engine_conn_reset(t->eng, c->u.conn_rm.ep, c->u.conn_rm.conn);
+		break;
+	case ENGCMD_CHAN_STATS:
+		exec_chan_stats(t, c);
+		c->result = 0;
+		break;
 	default:
 		c->result = -EINVAL;
 	}
@@ -168,18 +268,112 @@ static int drain_cmds(struct engthr *t)
 	return n;
 }
 
+/* ---- NIC ---- */
+
+/* Receive up to IO_ROUNDS batches and feed them to their channels. */
+static int nic_rx_pass(struct engthr *t, uint64_t now)
+{
+	int total = 0;
+
+	for (int round = 0; round < IO_ROUNDS; round++) {
+		int n = t->nic_ops->rx(t->nic, t->rx, RX_BATCH);
+
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			uint32_t peer = t->rx[i].peer;
+			uint32_t chan = peer < NIC_MAX_PEERS ? t->chan_of[peer] : NO_CHAN;
+
+			if (chan == NO_CHAN) {
+				t->rx_unknown_chan++;
+				continue;
+			}
+			engine_rx(t->eng, chan, t->rx[i].buf, t->rx[i].len, now);
+		}
+		total += n;
+		if (n < RX_BATCH)
+			break;
+	}
+	return total;
+}
+
+/* Hand built packets to the NIC; build more while it takes them all. A
+ * full socket buffer leaves the rest for the next pass (the packets stay
+ * built: their sequence numbers are taken). */
+static int nic_tx_pass(struct engthr *t, uint64_t now)
+{
+	int total = 0;
+
+	for (int round = 0; round < IO_ROUNDS; round++) {
+		if (t->tx_done == t->tx_n) {
+			t->tx_n = engine_tx(t->eng, now, t->tx, TX_BATCH);
+			t->tx_done = 0;
+			if (t->tx_n <= 0) {
+				t->tx_n = 0;
+				break;
+			}
+			for (int i = 0; i < t->tx_n; i++) {
+				uint32_t chan = t->tx[i].chan;
+
+				t->ntx[i] = (struct nic_pkt){
+					.buf = t->tx[i].buf,
+					.len = t->tx[i].len,
+					.path = t->tx[i].path,
+					.peer = chan < t->max_chans ? t->nic_peer_of[chan] : NIC_PEER_UNKNOWN,
+				};
+			}
+		}
+		/* skip packets whose channel went away */
+		while (t->tx_done < t->tx_n && t->ntx[t->tx_done].len == 0)
+			t->tx_done++;
+		if (t->tx_done == t->tx_n)
+			continue;
+		int r = t->nic_ops->tx(t->nic, t->ntx + t->tx_done, t->tx_n - t->tx_done);
+		if (r < 0) {
+			/* not a full buffer: these packets are lost; the
+			 * transport resends them */
+			t->tx_dropped += (uint64_t)(t->tx_n - t->tx_done);
+			t->tx_done = t->tx_n;
+			continue;
+		}
+		t->tx_done += r;
+		total += r;
+		if (t->tx_done < t->tx_n)
+			break;             /* socket buffer full */
+	}
+	return total;
+}
+
+/* Arm the timer for the engine's next deadline (0: none). */
+static void arm_timer(struct engthr *t)
+{
+	struct itimerspec its = { 0 };
+	uint64_t d = engine_next_deadline(t->eng);
+
+	if (d != UINT64_MAX) {
+		if (d == 0)
+			d = 1;
+		its.it_value.tv_sec = (time_t)(d / 1000000000ull);
+		its.it_value.tv_nsec = (long)(d % 1000000000ull);
+	}
+	timerfd_settime(t->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 static void sleep_until_work(struct engthr *t)
 {
 	struct epoll_event evs[64];
 	int n;
 
 	__atomic_store_n(&t->sleeping, 1, __ATOMIC_RELEASE);
-	if (engine_sleep_arm(t->eng) == 0 && cmdq_empty(t->in)) {
+	if (t->nic)
+		arm_timer(t);
+	if (engine_sleep_arm(t->eng) == 0 && cmdq_empty(t->in) && t->tx_done == t->tx_n) {
 		n = epoll_wait(t->epfd, evs, 64, -1);
 		for (int i = 0; i < n; i++) {
 			char buf[256];
-			int fd = evs[i].data.u32 == UINT32_MAX ? cmdq_fd(t->in)
-							       : t->doorbell_fds[evs[i].data.u32];
+			uint32_t tag = evs[i].data.u32;
+			int fd = tag == EV_CMDQ ? cmdq_fd(t->in) : tag == EV_TIMER ? t->timer_fd
+				 : tag == EV_NIC ? -1 : t->doorbell_fds[tag];
 			/* eventfd (commands) or a non-blocking doorbell pipe:
 			 * one read clears it or leaves it readable for next time */
 			if (fd >= 0 && read(fd, buf, sizeof(buf)) < 0) {
@@ -207,11 +401,22 @@ static void *engthr_main(void *arg)
 	}
 	for (;;) {
 		int work = drain_cmds(t);
+		uint64_t now = 0;
 
 		if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && cmdq_empty(t->in))
 			break;
 		__atomic_add_fetch(&t->heartbeat, 1, __ATOMIC_RELAXED);
-		work += engine_poll(t->eng, 0);
+		if (t->nic) {
+			/* the transport's timers need the time on every pass */
+			now = now_ns();
+			work += nic_rx_pass(t, now);
+			work += engine_poll(t->eng, now);
+			work += nic_tx_pass(t, now);
+			if (t->tx_done < t->tx_n)
+				work++;            /* the NIC owes us room: keep going */
+		} else {
+			work += engine_poll(t->eng, 0);
+		}
 		if (work) {
 			idle_iters = 0;
 			last_work = 0;
@@ -221,7 +426,7 @@ static void *engthr_main(void *arg)
 		if (++idle_iters < 64)
 			continue;
 		idle_iters = 0;
-		uint64_t now = now_ns();
+		now = now_ns();
 		if (last_work == 0)
 			last_work = now;
 		uint64_t spin = (uint64_t)__atomic_load_n(&t->idle_spin_us, __ATOMIC_RELAXED) * 1000;
@@ -254,9 +459,58 @@ static void out_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static int nic_setup(struct engthr *t, const struct engthr_params *p)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fds[8], n;
+
+	t->max_chans = p->max_chans;
+	t->nic_peer_of = malloc(sizeof(uint32_t) * p->max_chans);
+	t->chan_of = malloc(sizeof(uint32_t) * NIC_MAX_PEERS);
+	t->txbuf = malloc((size_t)TX_BATCH * TX_BUF_LEN);
+	if (!t->nic_peer_of || !t->chan_of || !t->txbuf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->max_chans; i++)
+		t->nic_peer_of[i] = NIC_PEER_UNKNOWN;
+	for (uint32_t i = 0; i < NIC_MAX_PEERS; i++)
+		t->chan_of[i] = NO_CHAN;
+	for (int i = 0; i < TX_BATCH; i++)
+		t->tx[i].buf = t->txbuf + (size_t)i * TX_BUF_LEN;
+	t->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->timer_fd < 0)
+		return -errno;
+	ev.data.u32 = EV_TIMER;
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->timer_fd, &ev) < 0)
+		return -errno;
+	n = t->nic_ops->wait_fds(t->nic, fds, 8);
+	for (int i = 0; i < n; i++) {
+		ev.data.u32 = EV_NIC;
+		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Close the NIC (the engine thread owned it) and free its buffers. Must run
+ * after engine_free when the engine is gone, or before it is created. */
+static void nic_teardown(struct engthr *t)
+{
+	if (t->nic_ops && t->nic)
+		t->nic_ops->close(t->nic);
+	t->nic = NULL;
+	if (t->timer_fd >= 0)
+		close(t->timer_fd);
+	t->timer_fd = -1;
+	free(t->nic_peer_of);
+	free(t->chan_of);
+	free(t->txbuf);
+	t->nic_peer_of = t->chan_of = NULL;
+	t->txbuf = NULL;
+}
+
 int engthr_start(const struct engthr_params *p, struct event_base *base, struct engthr **out)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_CMDQ };
 	struct engine_params ep = {
 		.max_endpoints = p->max_endpoints,
 		.max_mrs = p->max_mrs,
@@ -264,17 +518,27 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		.max_op_bytes = p->max_op_bytes,
 		.mem = &mem_copy_ops,
 		.notify = notify_client,
+		.max_chans = p->nic ? p->max_chans : 0,
+		.max_remote_msgs = p->max_remote_msgs,
+		.max_unexpected_bytes = p->max_unexpected_bytes,
 	};
 	struct engthr *t;
 	int r = -ENOMEM;
 
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t) {
+		if (p->nic)
+			p->nic_ops->close(p->nic);
 		return -ENOMEM;
+	}
+	/* the NIC is ours from here on, also when starting fails */
+	t->nic_ops = p->nic_ops;
+	t->nic = p->nic;
 	t->max_endpoints = p->max_endpoints;
 	t->idle_spin_us = p->idle_spin_us;
 	t->cpu = p->cpu;
 	t->epfd = -1;
+	t->timer_fd = -1;
 	t->notify_fds = malloc(sizeof(int) * p->max_endpoints);
 	t->doorbell_fds = malloc(sizeof(int) * p->max_endpoints);
 	if (!t->notify_fds || !t->doorbell_fds)
@@ -293,6 +557,11 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 	if (t->epfd < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, cmdq_fd(t->in), &ev) < 0) {
 		r = -errno;
 		goto out_engine;
+	}
+	if (p->nic) {
+		r = nic_setup(t, p);
+		if (r < 0)
+			goto out_engine;
 	}
 	t->out_ev = event_new(base, cmdq_fd(t->out), EV_READ | EV_PERSIST, out_cb, t);
 	if (!t->out_ev || event_add(t->out_ev, NULL) < 0)
@@ -315,6 +584,7 @@ out_engine:
 	cmdq_free(t->out);
 	engine_free(t->eng);
 out_free:
+	nic_teardown(t);
 	free(t->notify_fds);
 	free(t->doorbell_fds);
 	free(t);
@@ -334,10 +604,13 @@ void engthr_stop(struct engthr *t)
 	pthread_join(t->thread, NULL);
 	out_cb(-1, 0, t);           /* run the last done callbacks */
 	event_free(t->out_ev);
+	/* the engine's channels go first: nothing may send after the NIC closes */
+	engine_free(t->eng);
+	t->eng = NULL;
+	nic_teardown(t);
 	close(t->epfd);
 	cmdq_free(t->in);
 	cmdq_free(t->out);
-	engine_free(t->eng);
 	free(t->notify_fds);
 	free(t->doorbell_fds);
 	free(t);

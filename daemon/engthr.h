@@ -12,7 +12,10 @@
 
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include "engine/engine.h"
+#include "engine/nic/nic.h"
 
 struct event_base;
 struct engthr;
@@ -25,6 +28,12 @@ enum engcmd_type {
 	ENGCMD_MR_ADD,
 	ENGCMD_MR_REMOVE,
 	ENGCMD_STATS,
+	ENGCMD_CHAN_ADD,          /* a channel to a peer host, and its NIC peer address */
+	ENGCMD_CHAN_REMOVE,
+	ENGCMD_RCONN_ADD,
+	ENGCMD_RCONN_CONNECT,
+	ENGCMD_CONN_RESET,        /* the remote side closed */
+	ENGCMD_CHAN_STATS,
 };
 
 struct engcmd_stat { const char *name; uint64_t value; };
@@ -35,6 +44,7 @@ struct engcmd {
 	int result;                                   /* set by the engine thread */
 	void (*done)(struct engcmd *c);               /* runs on the main thread; frees c */
 	void *arg;
+	void *ctx;                                    /* the submitter's, beside arg */
 	union {
 		struct {
 			struct engine_ep_params p;    /* p.hdr must outlive the endpoint */
@@ -44,6 +54,24 @@ struct engcmd {
 		uint32_t ep_id;
 		struct { uint32_t ep_a, conn_a, ep_b, conn_b; } conn;
 		struct { uint32_t ep, conn; } conn_rm;
+		struct {
+			uint32_t chan;
+			struct sockaddr_storage addr;   /* the peer's data address (base port) */
+			socklen_t addrlen;
+			struct tpchan_params p;         /* cb is the engine's */
+		} chan;
+		struct { uint32_t chan; int err; } chan_rm;
+		struct { uint32_t ep, conn, wire, chan; } rconn;
+		struct { uint32_t ep, conn, rep, rwire; } rconn_c;
+		struct {
+			/* ENGCMD_CHAN_STATS: for chans[0..n) into out[] (res < 0: none) */
+			uint32_t n;
+			const uint32_t *chans;
+			struct engine_chan_stats *out;
+			int *res;
+			struct nic_stats nic;
+			uint64_t nic_rx_unknown_chan, nic_tx_dropped;
+		} chst;
 		struct mr mr;
 		struct { uint32_t client_id, mr_id; } mr_rm;
 		struct {
@@ -66,6 +94,13 @@ struct engthr_params {
 	uint64_t max_op_bytes;
 	uint32_t idle_spin_us;
 	int cpu;                                      /* -1: no pinning */
+	/* host-to-host: a NIC owned by the engine thread from start on, or NULL */
+	const struct nic_ops *nic_ops;
+	struct nic *nic;                              /* engthr_start takes it: closed by
+						       * engthr_stop, or at once if start fails */
+	uint32_t max_chans;
+	uint32_t max_remote_msgs;
+	uint64_t max_unexpected_bytes;
 };
 
 /* Start the thread. Its completions are delivered on base. */

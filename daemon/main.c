@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <event2/event.h>
 
@@ -26,6 +28,7 @@
 #include "daemon/log.h"
 #include "daemon/names.h"
 #include "daemon/peer.h"
+#include "daemon/rconn.h"
 #include "daemon/sdnotify.h"
 #include "daemon/session.h"
 #include "proto/frame.h"
@@ -76,6 +79,54 @@ static int resolve_name(void *arg, const char *name, uint32_t *ep_id)
 	if (!ep || !ep->live)
 		return -ENOENT;
 	*ep_id = ep->id;
+	return 0;
+}
+
+/* The UDP data plane: bound to data_address (or the peer_listen address)
+ * at data_port (0: the kernel picks); *port is the port it got. */
+static int open_data_plane(struct daemon *d, struct nic **out, uint16_t *port)
+{
+	const struct conf *c = &d->conf;
+	const struct conf_addr *a = c->data_address.family ? &c->data_address : &c->peer_listen;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char addr[64];
+	struct nic_params np;
+	int r;
+
+	conf_addr_fmt(a, false, addr, sizeof(addr));
+	if (addr[0] == '[') {          /* IPv6 is written in brackets */
+		memmove(addr, addr + 1, strlen(addr));
+		addr[strcspn(addr, "]")] = 0;
+	}
+	np = (struct nic_params){
+		.bind_addr = addr,
+		.base_port = (uint16_t)c->data_port,
+		.npaths = c->data_paths,
+		.mtu = c->mtu,
+		.rcvbuf = (uint32_t)c->udp_buffer_bytes,
+		.sndbuf = (uint32_t)c->udp_buffer_bytes,
+		.gso = c->udp_gso,
+		.gro = c->udp_gro,
+		.rx_batch = 64,
+	};
+	r = nic_udp_ops.open(&np, out);
+	if (r < 0) {
+		log_err("data plane: cannot open UDP ports %s:%u..+%u: %s", addr, c->data_port,
+			c->data_paths - 1, strerror(-r));
+		return r;
+	}
+	r = nic_udp_ops.local_addr(*out, &ss, &sl);
+	if (r < 0) {
+		nic_udp_ops.close(*out);
+		return r;
+	}
+	*port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	snprintf(d->data_text, sizeof(d->data_text), "%s%s%s:%u", ss.ss_family == AF_INET6 ? "[" : "",
+		 addr, ss.ss_family == AF_INET6 ? "]" : "", *port);
+	log_info("data plane on udp %s (%u paths, mtu %u%s%s)", d->data_text, c->data_paths, c->mtu,
+		 c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "");
 	return 0;
 }
 
@@ -184,6 +235,7 @@ int main(int argc, char **argv)
 	bool config_given = false;
 	struct event *ev_hup = NULL, *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL;
 	struct engthr_params ep;
+	struct conf peer_conf;
 	uint64_t wd_us;
 	int c, rc = 1;
 
@@ -262,6 +314,17 @@ int main(int argc, char **argv)
 		.idle_spin_us = d->conf.engine_idle_spin_us,
 		.cpu = d->conf.engine_cpu,
 	};
+	peer_conf = d->conf;
+	if (d->conf.peer_listen.family) {
+		uint16_t port;
+
+		if (open_data_plane(d, &ep.nic, &port) < 0)
+			goto out;
+		ep.nic_ops = &nic_udp_ops;
+		ep.max_chans = RCONN_MAX_CHANS;
+		ep.max_unexpected_bytes = d->conf.max_unexpected_bytes;
+		peer_conf.data_port = port;    /* what the peers are told */
+	}
 	c = engthr_start(&ep, d->base, &d->eng);
 	if (c < 0) {
 		log_err("cannot start the engine thread: %s", strerror(-c));
@@ -269,9 +332,11 @@ int main(int argc, char **argv)
 	}
 	if (ctlsrv_open(d, rundir) < 0)
 		goto out;
-	if (d->conf.peer_listen.family &&
-	    peermgr_start(d->base, &d->conf, resolve_name, d, &d->peers) < 0)
-		goto out;
+	if (d->conf.peer_listen.family) {
+		if (peermgr_start(d->base, &peer_conf, resolve_name, d, &d->peers) < 0)
+			goto out;
+		rconn_start(d);
+	}
 	ev_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
 	ev_term = evsignal_new(d->base, SIGTERM, on_sigterm, d);
 	ev_int = evsignal_new(d->base, SIGINT, on_sigterm, d);
@@ -314,6 +379,7 @@ out:
 	if (d->closing_sessions == 0) {
 		engthr_stop(d->eng);
 		names_free(d->names);
+		free(d->rchans);
 		free(d->eps);
 		if (d->base)
 			event_base_free(d->base);

@@ -22,10 +22,11 @@
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/names.h"
+#include "daemon/rconn.h"
 #include "daemon/session.h"
 #include "engine/ring.h"
 
-static int alloc_conn(struct dep *ep, uint32_t *id)
+int sess_conn_alloc(struct dep *ep, uint32_t *id)
 {
 	for (uint32_t i = 0; i < ep->max_conns; i++) {
 		if (ep->conns[i].state == CONN_FREE) {
@@ -62,7 +63,7 @@ static void peer_label(struct dep *ep, char *buf, size_t len)
 }
 
 /* Hand the next queued connection to a parked accept, if any. */
-static void try_accept(struct dep *l)
+void sess_conn_try_accept(struct dep *l)
 {
 	struct session *s = l->s;
 	uint32_t conn;
@@ -74,9 +75,12 @@ static void try_accept(struct dep *l)
 	l->backlog_head = (l->backlog_head + 1) % l->backlog_cap;
 	l->backlog_n--;
 	event_del(s->park_timer);
-	struct dep *p = l->conns[conn].peer_ep < DAEMON_MAX_ENDPOINTS ? s->d->eps[l->conns[conn].peer_ep] : NULL;
+	struct dconn *dc = &l->conns[conn];
+	struct dep *p = !dc->remote && dc->peer_ep < DAEMON_MAX_ENDPOINTS ? s->d->eps[dc->peer_ep] : NULL;
 	if (p)
 		peer_label(p, peer, sizeof(peer));
+	else if (dc->remote)
+		rconn_peer_label(s->d, dc, peer, sizeof(peer));
 	reply_conn(s, conn, peer, true);
 }
 
@@ -106,7 +110,7 @@ static void conn_add_done(struct engcmd *c)
 		if (l->live) {
 			l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = c->u.conn.conn_b;
 			l->backlog_n++;
-			try_accept(l);
+			sess_conn_try_accept(l);
 		}
 	}
 	if (!s->closing)
@@ -124,13 +128,13 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 				  l->name, l->backlog_cap);
 		return;
 	}
-	if (alloc_conn(ep, &ca) < 0) {
+	if (sess_conn_alloc(ep, &ca) < 0) {
 		session_reply_err(s, -ENOSPC, "endpoint %u has no free connection (max_conns_per_endpoint = %u)",
 				  ep->id, ep->max_conns);
 		return;
 	}
 	ep->conns[ca].state = CONN_PENDING;   /* reserve before looking for cb on the same ep */
-	if (alloc_conn(l, &cb) < 0) {
+	if (sess_conn_alloc(l, &cb) < 0) {
 		ep->conns[ca].state = CONN_FREE;
 		session_reply_err(s, -ECONNREFUSED, "listener '%s' has no free connection", l->name);
 		return;
@@ -141,8 +145,10 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
 	}
-	ep->conns[ca] = (struct dconn){ .state = CONN_PENDING, .peer_ep = l->id, .peer_conn = cb };
-	l->conns[cb] = (struct dconn){ .state = CONN_PENDING, .peer_ep = ep->id, .peer_conn = ca };
+	ep->conns[ca] = (struct dconn){ .state = CONN_PENDING, .peer_ep = l->id, .peer_conn = cb,
+					.gen = ep->conns[ca].gen };
+	l->conns[cb] = (struct dconn){ .state = CONN_PENDING, .peer_ep = ep->id, .peer_conn = ca,
+				       .gen = l->conns[cb].gen };
 	ep->n_conns++;
 	l->n_conns++;
 	l->backlog_pending++;
@@ -240,6 +246,11 @@ void sess_conn_connect(struct session *s, UcclCtl__ConnectReq *q)
 		session_reply_err(s, -ENOENT, "no endpoint %u", q->ep_id);
 		return;
 	}
+	if (strchr(q->name, '/')) {
+		/* host/name: an endpoint on another host's daemon */
+		rconn_connect(s, ep, q->name, q->has_timeout_ms ? q->timeout_ms : 0);
+		return;
+	}
 	if (!names_valid(q->name)) {
 		session_reply_err(s, -EINVAL, "invalid name: 1-64 characters of A-Z a-z 0-9 . _ : -");
 		return;
@@ -274,7 +285,7 @@ void sess_conn_accept(struct session *s, UcclCtl__AcceptReq *q)
 		return;
 	}
 	park(s, PARK_ACCEPT, ep, q->has_timeout_ms ? q->timeout_ms : 0);
-	try_accept(ep);
+	sess_conn_try_accept(ep);
 }
 
 static void conn_remove_done(struct engcmd *c)
@@ -285,7 +296,8 @@ static void conn_remove_done(struct engcmd *c)
 
 	if (ep && ep->s == s) {
 		struct dconn *dc = &ep->conns[c->u.conn_rm.conn];
-		struct dep *peer = dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep] : NULL;
+		struct dep *peer = !dc->remote && dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep]
+										      : NULL;
 
 		if (peer && peer->conns[dc->peer_conn].peer_ep == ep->id) {
 			if (peer->conns[dc->peer_conn].state == CONN_OPEN)
@@ -294,6 +306,7 @@ static void conn_remove_done(struct engcmd *c)
 		}
 		if (c->result == 0) {
 			dc->state = CONN_FREE;
+			dc->remote = false;
 			ep->n_conns--;
 		} else {
 			dc->state = CONN_RESET;
@@ -338,6 +351,8 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
 	}
+	if (ep->conns[q->conn_id].remote)
+		rconn_tell_closed(s->d, ep, q->conn_id);
 	ep->conns[q->conn_id].state = CONN_CLOSING;
 	c->u.conn_rm.ep = ep->id;
 	c->u.conn_rm.conn = q->conn_id;

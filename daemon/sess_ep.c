@@ -21,6 +21,7 @@
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/names.h"
+#include "daemon/rconn.h"
 #include "daemon/session.h"
 #include "engine/ring.h"
 
@@ -250,6 +251,11 @@ void sess_ep_reset_peers(struct daemon *d, struct dep *ep)
 
 		if (dc->state == CONN_FREE)
 			continue;
+		if (dc->remote) {
+			if (dc->state == CONN_OPEN)
+				rconn_tell_closed(d, ep, i);
+			continue;
+		}
 		peer = dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep] : NULL;
 		if (peer && peer != ep && peer->conns[dc->peer_conn].peer_ep == ep->id) {
 			if (peer->conns[dc->peer_conn].state == CONN_OPEN)

@@ -26,8 +26,12 @@ enum conn_state { CONN_FREE = 0, CONN_PENDING, CONN_OPEN, CONN_RESET, CONN_CLOSI
 
 struct dconn {
 	uint8_t state;
+	bool remote;                   /* the peer side is on another host (daemon/rconn.c) */
+	uint16_t gen;                  /* bumped each time this conn id is used */
 	uint32_t peer_ep;              /* UINT32_MAX once the peer is gone */
-	uint32_t peer_conn;
+	uint32_t peer_conn;            /* remote: the peer's wire id of its side */
+	uint32_t chan;                 /* remote: the channel (peer host) */
+	uint32_t wire;                 /* remote: ours, conn | gen << 16 */
 };
 
 /* A daemon-side endpoint. */
@@ -142,5 +146,8 @@ void sess_conn_listen(struct session *s, UcclCtl__ListenReq *q);
 void sess_conn_connect(struct session *s, UcclCtl__ConnectReq *q);
 void sess_conn_accept(struct session *s, UcclCtl__AcceptReq *q);
 void sess_conn_close(struct session *s, UcclCtl__CloseReq *q);
+/* A free conn id of ep (-ENOSPC), and a queued connection for its parked accept. */
+int sess_conn_alloc(struct dep *ep, uint32_t *id);
+void sess_conn_try_accept(struct dep *l);
 
 #endif

@@ -1,0 +1,744 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rconn: connections to endpoints on other hosts, main-thread side. The
+ * engine does the transport; this keeps the engine's channels in step with
+ * the peer daemons (daemon/peer.c) and runs the connect handshake:
+ *
+ *   A (connect "hostB/name")              B (listens as "name")
+ *   RCONN_ADD our side (receives at once)
+ *   ConnectReq(name, our ep, our wire) --> RCONN_ADD + RCONN_CONNECT its side,
+ *                                          queue it for accept
+ *   RCONN_CONNECT our side           <--- ConnectRep(its ep, its wire)
+ *   reply to the client
+ *
+ * Our side exists in the engine before the peer's does, so data the
+ * accepting application sends at once is never refused. A wire id is
+ * conn | generation << 16: a late packet for an earlier connection on the
+ * same conn id is refused by the engine, not delivered into the new one.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <event2/event.h>
+
+#include "daemon/daemon.h"
+#include "daemon/engthr.h"
+#include "daemon/log.h"
+#include "daemon/names.h"
+#include "daemon/peer.h"
+#include "daemon/rconn.h"
+#include "daemon/session.h"
+
+struct dchan {
+	bool used;                     /* a peer name holds this id */
+	bool up;                       /* the engine has (or is getting) the channel */
+	char peer[CONF_PEER_NAME_MAX + 1];
+	uint64_t generation;
+	uint64_t up_ms;
+	uint32_t paths, mtu;
+};
+
+struct rconn_chans {
+	struct dchan ch[RCONN_MAX_CHANS];
+};
+
+/* A connect in progress; the session is parked (busy) meanwhile. */
+struct rcon {
+	struct session *s;             /* referenced */
+	struct dep *ep;                /* valid while !s->closing */
+	uint32_t conn, wire, chan;
+	uint64_t generation;           /* of the channel our side was bound to */
+	bool bound;                    /* RCONN_ADD done */
+	char peer[CONF_PEER_NAME_MAX + 1];
+	char name[66];
+	uint64_t deadline_ms;
+	struct event *retry;
+	int last_err;
+	char last_why[128];
+};
+
+static struct dchan *chan_by_name(struct daemon *d, const char *peer, uint32_t *id)
+{
+	for (uint32_t i = 0; i < RCONN_MAX_CHANS; i++) {
+		if (d->rchans->ch[i].used && strcmp(d->rchans->ch[i].peer, peer) == 0) {
+			*id = i;
+			return &d->rchans->ch[i];
+		}
+	}
+	return NULL;
+}
+
+static void cmd_free(struct engcmd *c)
+{
+	free(c);
+}
+
+/* A command not tied to a session (channel changes). */
+static void submit_plain(struct daemon *d, struct engcmd *c)
+{
+	c->done = cmd_free;
+	engthr_submit(d->eng, c);
+}
+
+/* ---- channels follow the peers ---- */
+
+/* Every open connection over chan is reset in the engine by the channel's
+ * removal; mark them here too. */
+static void mark_reset(struct daemon *d, uint32_t chan)
+{
+	for (struct session *s = d->sessions; s; s = s->next) {
+		for (struct dep *ep = s->eps; ep; ep = ep->next) {
+			for (uint32_t i = 0; i < ep->max_conns; i++) {
+				struct dconn *dc = &ep->conns[i];
+
+				if (dc->remote && dc->chan == chan && dc->state == CONN_OPEN)
+					dc->state = CONN_RESET;
+			}
+		}
+	}
+}
+
+static void chan_down(struct daemon *d, uint32_t id, const char *why)
+{
+	struct dchan *ch = &d->rchans->ch[id];
+	struct engcmd *c;
+
+	if (!ch->up)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();           /* a channel must not outlive its peer */
+	c->type = ENGCMD_CHAN_REMOVE;
+	c->u.chan_rm.chan = id;
+	c->u.chan_rm.err = -ECONNRESET;
+	submit_plain(d, c);
+	ch->up = false;
+	mark_reset(d, id);
+	log_info("peer %s: data channel %u closed (%s); its connections are reset", ch->peer, id, why);
+}
+
+static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
+{
+	struct dchan *ch = &d->rchans->ch[id];
+	const struct conf *cf = &d->conf;
+	struct engcmd *c = calloc(1, sizeof(*c));
+	uint64_t seed = 0;
+
+	if (!c) {
+		log_err("peer %s: out of memory for its data channel", pi->name);
+		return;
+	}
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = daemon_now_ms() ^ id;
+	c->type = ENGCMD_CHAN_ADD;
+	c->u.chan.chan = id;
+	memcpy(&c->u.chan.addr, &pi->data_addr, sizeof(pi->data_addr));
+	c->u.chan.addrlen = pi->data_addrlen;
+	c->u.chan.p = (struct tpchan_params){
+		.tx_token = pi->tx_token,
+		.rx_token = pi->rx_token,
+		.mtu = pi->mtu < cf->mtu ? pi->mtu : cf->mtu,
+		.chunk_bytes = cf->chunk_bytes,
+		/* the receiving NIC knows a peer by its first data_paths ports */
+		.npaths = pi->data_paths < cf->data_paths ? pi->data_paths : cf->data_paths,
+		.max_inflight_pkts = 4096,
+		.rx_window_pkts = 4096,
+		.max_inflight_bytes = cf->max_inflight_bytes,
+		.max_msgs = cf->max_inflight_msgs,
+		.go_back_n = cf->go_back_n,
+		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
+		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
+		.crc = cf->data_crc,
+		.seed = seed,
+	};
+	submit_plain(d, c);
+	ch->up = true;
+	ch->generation = pi->generation;
+	ch->up_ms = daemon_now_ms();
+	ch->paths = c->u.chan.p.npaths;
+	ch->mtu = c->u.chan.p.mtu;
+	log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery%s)", pi->name, id,
+		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective",
+		 cf->data_crc ? ", crc32c" : "");
+}
+
+static void on_peer_event(void *arg, const char *name, bool up, uint64_t generation)
+{
+	struct daemon *d = arg;
+	struct peer_info pi;
+	struct dchan *ch;
+	uint32_t id;
+
+	ch = chan_by_name(d, name, &id);
+	if (!up) {
+		if (ch) {
+			chan_down(d, id, "peer down");
+			ch->used = false;
+		}
+		return;
+	}
+	if (peer_get(d->peers, name, &pi) < 0 || pi.data_addrlen == 0 || pi.generation != generation)
+		return;                /* gone again, or its data plane is not announced */
+	if (!ch) {
+		for (id = 0; id < RCONN_MAX_CHANS && d->rchans->ch[id].used; id++)
+			;
+		if (id == RCONN_MAX_CHANS) {
+			log_err("peer %s: no free data channel (max %u)", name, RCONN_MAX_CHANS);
+			return;
+		}
+		ch = &d->rchans->ch[id];
+		memset(ch, 0, sizeof(*ch));
+		ch->used = true;
+		snprintf(ch->peer, sizeof(ch->peer), "%s", name);
+	}
+	if (ch->up && ch->generation == generation)
+		return;
+	chan_down(d, id, "peer restarted with new tokens");
+	chan_up(d, id, &pi);
+}
+
+/* ---- connecting (our side) ---- */
+
+static void rcon_free(struct rcon *rc)
+{
+	struct session *s = rc->s;
+
+	if (rc->retry)
+		event_free(rc->retry);
+	free(rc);
+	session_unref(s);
+}
+
+static struct dconn *rcon_dconn(struct rcon *rc)
+{
+	return &rc->ep->conns[rc->conn];
+}
+
+/* Release our conn id (after the engine forgot the side, if it had it). */
+static void unbind_done(struct engcmd *c)
+{
+	struct rcon *rc = c->ctx;
+
+	if (!rc->s->closing) {
+		struct dconn *dc = rcon_dconn(rc);
+
+		dc->state = CONN_FREE;
+		dc->remote = false;
+		rc->ep->n_conns--;
+		session_reply_err(rc->s, rc->last_err, "%s", rc->last_why);
+	}
+	rcon_free(rc);
+	session_cmd_finish(c);
+}
+
+static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
+{
+	struct engcmd *c;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rc->last_why, sizeof(rc->last_why), fmt, ap);
+	va_end(ap);
+	rc->last_err = err;
+	if (rc->s->closing) {
+		rcon_free(rc);         /* the endpoint's removal drops our side */
+		return;
+	}
+	if (!rc->bound) {
+		struct dconn *dc = rcon_dconn(rc);
+
+		dc->state = CONN_FREE;
+		dc->remote = false;
+		rc->ep->n_conns--;
+		session_reply_err(rc->s, err, "%s", rc->last_why);
+		rcon_free(rc);
+		return;
+	}
+	c = session_cmd_new(rc->s, ENGCMD_CONN_REMOVE, unbind_done);
+	if (!c)
+		abort();               /* the engine must forget the side */
+	c->ctx = rc;
+	c->u.conn_rm.ep = rc->ep->id;
+	c->u.conn_rm.conn = rc->conn;
+	engthr_submit(rc->s->d->eng, c);
+}
+
+static void rcon_step(struct rcon *rc);
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	rcon_step(arg);
+}
+
+/* Not there yet: try again shortly, or give up at the deadline. */
+static void rcon_later(struct rcon *rc, int err, const char *why)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = RCONN_RETRY_MS * 1000 };
+
+	if (rc->s->closing || daemon_now_ms() + RCONN_RETRY_MS > rc->deadline_ms) {
+		rcon_fail(rc, err, "%s", why);
+		return;
+	}
+	if (!rc->retry)
+		rc->retry = evtimer_new(rc->s->d->base, retry_cb, rc);
+	if (!rc->retry) {
+		rcon_fail(rc, -ENOMEM, "out of memory");
+		return;
+	}
+	evtimer_add(rc->retry, &tv);
+}
+
+static void connect_done(struct engcmd *c)
+{
+	struct rcon *rc = c->ctx;
+	struct session *s = rc->s;
+
+	if (s->closing) {
+		rcon_free(rc);
+		session_cmd_finish(c);
+		return;
+	}
+	if (c->result < 0) {
+		/* the channel went down in between: the engine reset our side */
+		rcon_fail(rc, c->result == -ECONNRESET ? -ECONNRESET : c->result,
+			  "connection to %s/%s was reset before it completed", rc->peer, rc->name);
+	} else {
+		UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
+		UcclCtl__ConnectRep cr = UCCL_CTL__CONNECT_REP__INIT;
+		struct dconn *dc = rcon_dconn(rc);
+
+		dc->state = CONN_OPEN;
+		cr.conn_id = rc->conn;
+		rep.body_case = UCCL_CTL__REPLY__BODY_CONNECT;
+		rep.connect = &cr;
+		log_debug("client %u endpoint %u conn %u -> %s endpoint %u (wire %#x)", s->id,
+			  rc->ep->id, rc->conn, rc->peer, dc->peer_ep, dc->peer_conn);
+		session_reply(s, 0, NULL, &rep, NULL, 0);
+		rcon_free(rc);
+	}
+	session_cmd_finish(c);
+}
+
+static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_conn)
+{
+	struct rcon *rc = arg;
+	struct session *s = rc->s;
+	struct dconn *dc;
+	struct engcmd *c;
+
+	if (s->closing) {
+		/* nobody will use it: the peer's side must go too */
+		if (status == 0)
+			peer_conn_close(s->d->peers, rc->peer, rep_ep, rep_conn, UINT32_MAX, rc->wire);
+		rcon_free(rc);
+		return;
+	}
+	if (status == -ENOENT) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "no endpoint listens on '%s' at %s", rc->name, rc->peer);
+		rcon_later(rc, -ECONNREFUSED, why);
+		return;
+	}
+	if (status < 0) {
+		rcon_fail(rc, status == -ENOTCONN ? -ECONNRESET : status, "%s refused the connection to '%s': %s",
+			  rc->peer, rc->name, strerror(-status));
+		return;
+	}
+	dc = rcon_dconn(rc);
+	dc->peer_ep = rep_ep;
+	dc->peer_conn = rep_conn;
+	c = session_cmd_new(s, ENGCMD_RCONN_CONNECT, connect_done);
+	if (!c) {
+		peer_conn_close(s->d->peers, rc->peer, rep_ep, rep_conn, rc->ep->id, rc->wire);
+		rcon_fail(rc, -ENOMEM, "out of memory");
+		return;
+	}
+	c->ctx = rc;
+	c->u.rconn_c.ep = rc->ep->id;
+	c->u.rconn_c.conn = rc->conn;
+	c->u.rconn_c.rep = rep_ep;
+	c->u.rconn_c.rwire = rep_conn;
+	engthr_submit(s->d->eng, c);
+}
+
+static void ask_peer(struct rcon *rc)
+{
+	uint64_t now = daemon_now_ms();
+	uint32_t left = rc->deadline_ms > now ? (uint32_t)(rc->deadline_ms - now) : 1;
+	int r;
+
+	r = peer_connect(rc->s->d->peers, rc->peer, rc->name, rc->ep->id, rc->wire, left,
+			 peer_answered, rc, NULL);
+	if (r == -ENOTCONN || r == -EBUSY) {
+		rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, "peer went down while connecting");
+		return;
+	}
+	if (r < 0)
+		rcon_fail(rc, r, "cannot ask %s: %s", rc->peer, strerror(-r));
+}
+
+static void bind_done(struct engcmd *c)
+{
+	struct rcon *rc = c->ctx;
+
+	if (rc->s->closing) {
+		rcon_free(rc);
+		session_cmd_finish(c);
+		return;
+	}
+	if (c->result < 0) {
+		rcon_fail(rc, c->result, "engine refused the connection: %s", strerror(-c->result));
+	} else {
+		rc->bound = true;
+		ask_peer(rc);
+	}
+	session_cmd_finish(c);
+}
+
+/* Wait for the channel, then bind our side (once), then ask. */
+static void rcon_step(struct rcon *rc)
+{
+	struct daemon *d = rc->s->d;
+	struct dchan *ch;
+	struct engcmd *c;
+	uint32_t id;
+
+	if (rc->s->closing) {
+		rcon_fail(rc, -ECANCELED, "client went away");
+		return;
+	}
+	ch = chan_by_name(d, rc->peer, &id);
+	if (!ch || !ch->up) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "peer %s is not connected", rc->peer);
+		rcon_later(rc, -EHOSTUNREACH, why);
+		return;
+	}
+	if (rc->bound) {
+		if (id != rc->chan || ch->generation != rc->generation) {
+			rcon_fail(rc, -ECONNRESET, "peer %s restarted while connecting", rc->peer);
+			return;
+		}
+		ask_peer(rc);
+		return;
+	}
+	c = session_cmd_new(rc->s, ENGCMD_RCONN_ADD, bind_done);
+	if (!c) {
+		rcon_fail(rc, -ENOMEM, "out of memory");
+		return;
+	}
+	rc->chan = id;
+	rc->generation = ch->generation;
+	rcon_dconn(rc)->chan = id;
+	c->ctx = rc;
+	c->u.rconn.ep = rc->ep->id;
+	c->u.rconn.conn = rc->conn;
+	c->u.rconn.wire = rc->wire;
+	c->u.rconn.chan = id;
+	engthr_submit(d->eng, c);
+}
+
+void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32_t timeout_ms)
+{
+	struct daemon *d = s->d;
+	const char *slash = strchr(target, '/');
+	size_t hl = (size_t)(slash - target);
+	struct rcon *rc;
+	struct dconn *dc;
+	uint32_t conn, id;
+
+	if (!d->peers) {
+		session_reply_err(s, -EHOSTUNREACH, "peering is off (peer_listen = none): cannot reach '%s'",
+				  target);
+		return;
+	}
+	if (hl == 0 || hl > CONF_PEER_NAME_MAX || !names_valid(slash + 1)) {
+		session_reply_err(s, -EINVAL, "invalid remote name '%s': host/name, host as in peers, "
+				  "name 1-64 characters of A-Z a-z 0-9 . _ : -", target);
+		return;
+	}
+	rc = calloc(1, sizeof(*rc));
+	if (!rc) {
+		session_reply_err(s, -ENOMEM, "out of memory");
+		return;
+	}
+	memcpy(rc->peer, target, hl);
+	snprintf(rc->name, sizeof(rc->name), "%s", slash + 1);
+	if (strcmp(rc->peer, peermgr_host_name(d->peers)) == 0) {
+		free(rc);
+		session_reply_err(s, -EINVAL, "'%s' is this host: connect to '%s'", target, slash + 1);
+		return;
+	}
+	if (!chan_by_name(d, rc->peer, &id) && peer_get(d->peers, rc->peer, &(struct peer_info){ 0 }) == -ENOENT) {
+		session_reply_err(s, -EHOSTUNREACH, "no peer named '%s' in peers", rc->peer);
+		free(rc);
+		return;
+	}
+	if (sess_conn_alloc(ep, &conn) < 0) {
+		session_reply_err(s, -ENOSPC, "endpoint %u has no free connection (max_conns_per_endpoint = %u)",
+				  ep->id, ep->max_conns);
+		free(rc);
+		return;
+	}
+	if (timeout_ms > d->conf.ctl_timeout_ms)
+		timeout_ms = d->conf.ctl_timeout_ms;
+	dc = &ep->conns[conn];
+	dc->gen++;
+	*dc = (struct dconn){ .state = CONN_PENDING, .remote = true, .gen = dc->gen,
+			      .peer_ep = UINT32_MAX, .wire = conn | (uint32_t)dc->gen << 16 };
+	ep->n_conns++;
+	rc->s = s;
+	session_ref(s);
+	rc->ep = ep;
+	rc->conn = conn;
+	rc->wire = dc->wire;
+	rc->deadline_ms = daemon_now_ms() + timeout_ms;
+	rcon_step(rc);
+}
+
+/* ---- the peer connects to us ---- */
+
+struct racc {
+	struct daemon *d;
+	struct peer_connect_req *req;
+	struct dep *l;
+	uint32_t conn;
+	char peer[CONF_PEER_NAME_MAX + 1];
+};
+
+static void accept_done(struct engcmd *c)
+{
+	struct racc *ra = c->ctx;
+	struct session *s = c->arg;
+	struct dep *l = ra->l;
+	struct dconn *dc = &l->conns[ra->conn];
+
+	if (!s->closing)
+		l->backlog_pending--;
+	if (s->closing || !l->live) {
+		peer_connect_answer(ra->d->peers, ra->req, -ECONNREFUSED, 0, 0);
+	} else if (c->result < 0) {
+		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
+
+		/* the bind may have worked; FIFO order keeps a reuse of the
+		 * conn id behind this removal */
+		if (rm) {
+			rm->u.conn_rm.ep = l->id;
+			rm->u.conn_rm.conn = ra->conn;
+			engthr_submit(ra->d->eng, rm);
+		}
+		dc->state = CONN_FREE;
+		dc->remote = false;
+		l->n_conns--;
+		peer_connect_answer(ra->d->peers, ra->req, c->result == -ECONNRESET ? -ECONNRESET
+								       : -ECONNREFUSED, 0, 0);
+	} else {
+		dc->state = CONN_OPEN;
+		l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = ra->conn;
+		l->backlog_n++;
+		peer_connect_answer(ra->d->peers, ra->req, 0, l->id, dc->wire);
+		log_debug("peer %s connected to '%s' (endpoint %u conn %u)", ra->peer, l->name, l->id,
+			  ra->conn);
+		sess_conn_try_accept(l);
+	}
+	free(ra);
+	session_cmd_finish(c);
+}
+
+static void on_connect_req(void *arg, const char *peer, struct peer_connect_req *req, const char *name,
+			   uint32_t src_ep, uint32_t src_conn)
+{
+	struct daemon *d = arg;
+	struct dchan *ch;
+	struct dep *l;
+	struct dconn *dc;
+	struct engcmd *add, *con;
+	struct racc *ra;
+	uint32_t id, conn;
+
+	ch = chan_by_name(d, peer, &id);
+	if (!ch || !ch->up) {
+		peer_connect_answer(d->peers, req, -EHOSTUNREACH, 0, 0);
+		return;
+	}
+	l = names_valid(name) ? names_find(d->names, name) : NULL;
+	if (!l || !l->live) {
+		peer_connect_answer(d->peers, req, -ENOENT, 0, 0);
+		return;
+	}
+	if (l->backlog_n + l->backlog_pending >= l->backlog_cap || sess_conn_alloc(l, &conn) < 0) {
+		peer_connect_answer(d->peers, req, -ECONNREFUSED, 0, 0);
+		return;
+	}
+	ra = calloc(1, sizeof(*ra));
+	add = session_cmd_new(l->s, ENGCMD_RCONN_ADD, session_cmd_finish);
+	con = session_cmd_new(l->s, ENGCMD_RCONN_CONNECT, accept_done);
+	if (!ra || !add || !con) {
+		free(ra);
+		if (add)
+			session_cmd_finish(add);
+		if (con)
+			session_cmd_finish(con);
+		peer_connect_answer(d->peers, req, -ENOMEM, 0, 0);
+		return;
+	}
+	dc = &l->conns[conn];
+	dc->gen++;
+	*dc = (struct dconn){ .state = CONN_PENDING, .remote = true, .gen = dc->gen, .chan = id,
+			      .peer_ep = src_ep, .peer_conn = src_conn,
+			      .wire = conn | (uint32_t)dc->gen << 16 };
+	l->n_conns++;
+	l->backlog_pending++;
+	*ra = (struct racc){ .d = d, .req = req, .l = l, .conn = conn };
+	snprintf(ra->peer, sizeof(ra->peer), "%s", peer);
+	add->u.rconn.ep = l->id;
+	add->u.rconn.conn = conn;
+	add->u.rconn.wire = dc->wire;
+	add->u.rconn.chan = id;
+	con->ctx = ra;
+	con->u.rconn_c.ep = l->id;
+	con->u.rconn_c.conn = conn;
+	con->u.rconn_c.rep = src_ep;
+	con->u.rconn_c.rwire = src_conn;
+	engthr_submit(d->eng, add);
+	engthr_submit(d->eng, con);
+}
+
+/* ---- closing ---- */
+
+/* The peer's close travels on TCP and can overtake the UDP acknowledgments
+ * of what it received before closing: our side is reset a little later, so
+ * that operations the peer completed still complete here. */
+#define CLOSE_GRACE_MS 100u
+
+struct rclose {
+	struct session *s;             /* referenced */
+	uint32_t ep_id, conn, wire;    /* the endpoint may be gone by then: looked up again */
+	struct event *ev;
+};
+
+static void close_grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rclose *rc = arg;
+	struct session *s = rc->s;
+	struct dep *ep = s->d->eps[rc->ep_id];
+	struct engcmd *c;
+
+	(void)fd;
+	(void)what;
+	if (!s->closing && ep && ep->s == s && ep->live && ep->conns[rc->conn].remote &&
+	    ep->conns[rc->conn].wire == rc->wire && ep->conns[rc->conn].state == CONN_RESET &&
+	    (c = session_cmd_new(s, ENGCMD_CONN_RESET, session_cmd_finish))) {
+		c->u.conn_rm.ep = rc->ep_id;
+		c->u.conn_rm.conn = rc->conn;
+		engthr_submit(s->d->eng, c);
+	}
+	event_free(rc->ev);
+	free(rc);
+	session_unref(s);
+}
+
+static void on_conn_close(void *arg, const char *peer, uint32_t ep_id, uint32_t conn,
+			  uint32_t src_ep, uint32_t src_conn)
+{
+	struct daemon *d = arg;
+	struct dep *ep = ep_id < DAEMON_MAX_ENDPOINTS ? d->eps[ep_id] : NULL;
+	struct timeval tv = { .tv_sec = 0, .tv_usec = CLOSE_GRACE_MS * 1000 };
+	uint32_t id = conn & 0xffffu, chan;
+	struct dconn *dc;
+	struct rclose *rc;
+
+	if (!ep || !ep->live || id >= ep->max_conns || !chan_by_name(d, peer, &chan))
+		return;
+	dc = &ep->conns[id];
+	/* src_ep UINT32_MAX: the peer gave up before it learned ours */
+	if (!dc->remote || dc->wire != conn || dc->chan != chan || dc->peer_conn != src_conn ||
+	    (src_ep != UINT32_MAX && dc->peer_ep != src_ep) || dc->state != CONN_OPEN)
+		return;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return;
+	rc->ev = evtimer_new(d->base, close_grace_cb, rc);
+	if (!rc->ev) {
+		free(rc);
+		return;
+	}
+	rc->s = ep->s;
+	session_ref(ep->s);
+	rc->ep_id = ep->id;
+	rc->conn = id;
+	rc->wire = dc->wire;
+	dc->state = CONN_RESET;
+	evtimer_add(rc->ev, &tv);
+	log_debug("peer %s closed its side of endpoint %u conn %u", peer, ep->id, id);
+}
+
+void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn)
+{
+	struct dconn *dc = &ep->conns[conn];
+
+	if (!d->peers || !dc->remote || dc->peer_ep == UINT32_MAX || dc->chan >= RCONN_MAX_CHANS ||
+	    !d->rchans->ch[dc->chan].up)
+		return;
+	/* -ENOTCONN: the peer is down, its side was reset then */
+	peer_conn_close(d->peers, d->rchans->ch[dc->chan].peer, dc->peer_ep, dc->peer_conn, ep->id,
+			dc->wire);
+}
+
+void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len)
+{
+	const char *peer = d->rchans && dc->chan < RCONN_MAX_CHANS && d->rchans->ch[dc->chan].used
+				   ? d->rchans->ch[dc->chan].peer : "?";
+
+	snprintf(buf, len, "host %s endpoint %u", peer, dc->peer_ep);
+}
+
+size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max)
+{
+	size_t n = 0;
+
+	if (!d->rchans)
+		return 0;
+	for (uint32_t i = 0; i < RCONN_MAX_CHANS && n < max; i++) {
+		const struct dchan *ch = &d->rchans->ch[i];
+
+		if (!ch->up)
+			continue;
+		out[n] = (struct rconn_chan_info){ .chan = i, .up_ms = ch->up_ms, .paths = ch->paths,
+						   .mtu = ch->mtu };
+		snprintf(out[n].peer, sizeof(out[n].peer), "%s", ch->peer);
+		n++;
+	}
+	return n;
+}
+
+void rconn_start(struct daemon *d)
+{
+	struct peer_handlers h = {
+		.connect = on_connect_req,
+		.conn_close = on_conn_close,
+		.arg = d,
+	};
+
+	d->rchans = calloc(1, sizeof(*d->rchans));
+	if (!d->rchans) {
+		log_err("out of memory for data channels");
+		return;
+	}
+	peermgr_set_notify(d->peers, on_peer_event, d);
+	peermgr_set_handlers(d->peers, &h);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rconn: connections between endpoints on different hosts, on the main
+ * thread. Keeps one engine channel per peer daemon that is up (its tokens,
+ * data address and paths come from the peering hello; a peer that goes down
+ * or comes back with new tokens resets every connection over it), carries
+ * out "connect to host/name" (bind our side in the engine, ask the peer's
+ * daemon to create and queue its side, then complete ours), answers the
+ * peers' connect requests, and tells a peer when one of our sides closes.
+ */
+#ifndef UCCL_DAEMON_RCONN_H
+#define UCCL_DAEMON_RCONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+struct daemon;
+struct dep;
+struct dconn;
+struct session;
+
+#define RCONN_MAX_CHANS  64u          /* = CONF_MAX_PEERS: one channel per peer */
+#define RCONN_RETRY_MS   50u          /* connect: retry while the peer or name is not there yet */
+
+/* After peermgr_start: follow the peers, answer their requests. */
+void rconn_start(struct daemon *d);
+
+/* Connect ep to "host/name" (parked: the session's reply comes later). A
+ * peer that is not up, or no listener under name there, is retried every
+ * RCONN_RETRY_MS until timeout_ms (capped by ctl_timeout_ms). */
+void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32_t timeout_ms);
+
+/* Our side of remote connection conn of ep closes: tell the peer's daemon
+ * (its side is reset). */
+void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn);
+
+/* "host h endpoint N" for ucclctl and accept replies. */
+void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len);
+
+/* Channels for ucclctl: fill up to max entries with the ids and peer names
+ * of channels that are up; returns how many. */
+struct rconn_chan_info {
+	uint32_t chan;
+	char peer[33];
+	uint64_t up_ms;                /* daemon_now_ms() when it came up */
+	uint32_t paths, mtu;
+};
+size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max);
+
+#endif

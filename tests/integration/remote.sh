@@ -1,0 +1,218 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Two daemons on 127.0.0.1 with different ports move data between their
+# clients: every primitive across hosts (with its data checked), a verified
+# transfer of XFER_BYTES (default 1 GiB), clear errors for an unknown peer
+# and a name nobody listens on, a daemon killed mid-transfer (the sender
+# fails within a bounded time, the other daemon keeps serving), restarted
+# and connected to again, and forged UDP packets (random bytes, a truncated
+# header, a wrong token) dropped and counted while a transfer stays intact.
+# No root needed; all traffic stays on 127.0.0.1.
+. "$(dirname "$0")/lib.sh"
+XFER=$top_builddir/client/uccl_xfer
+XFER_BYTES=${XFER_BYTES:-1G}
+TIMEOUT_MS=1000
+
+# Four free ports (TCP listeners and UDP data bases, picked by the kernel).
+set -- $(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+us = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for s in us: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss + us))')
+PA=$1 PB=$2 DA=$3 DB=$4
+
+write_conf() { # write_conf FILE NAME PORT DATA_PORT PATHS
+	{
+		echo "peer_listen = 127.0.0.1:$3"
+		echo "peers = node-a=127.0.0.1:$PA, node-b=127.0.0.1:$PB"
+		echo "host_name = $2"
+		echo "data_port = $4"
+		echo "data_paths = $5"
+		echo "mtu = 9000"
+		echo "peer_timeout_ms = $TIMEOUT_MS"
+	} >"$1"
+}
+# a uses fewer paths than b: b accepts a's source ports up to its own
+# count, so the forger below can speak from a's address range
+write_conf "$TMPD/a.conf" node-a "$PA" 0 4
+write_conf "$TMPD/b.conf" node-b "$PB" 0 8
+SOCK_A=$TMPD/ra/ucclsvcd.sock
+SOCK_B=$TMPD/rb/ucclsvcd.sock
+PID_A= PID_B=
+
+start() { # start a|b
+	local dir=$TMPD/r$1 pid
+	"$UCCLSVCD" --config "$TMPD/$1.conf" --runtime-dir "$dir" 2>>"$TMPD/$1.log" &
+	pid=$!
+	BG_PIDS="$BG_PIDS $pid"
+	for _ in $(seq 100); do
+		[ -S "$dir/ucclsvcd.sock" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ ! -S "$dir/ucclsvcd.sock" ]; then
+		echo "daemon $1 did not start:"; cat "$TMPD/$1.log"; exit 1
+	fi
+	if [ "$1" = a ]; then PID_A=$pid; else PID_B=$pid; fi
+}
+
+# chan_field SOCK FIELD: FIELD of the only channel in ucclctl --json channels
+chan_field() {
+	"$UCCLCTL" --socket "$1" --json channels 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("noreply"); sys.exit()
+c = d["channels"]
+print(c[0][sys.argv[1]] if c else "none")' "$2"
+}
+nic_field() {
+	"$UCCLCTL" --socket "$1" --json channels 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["nic"][sys.argv[1]])' "$2"
+}
+wait_chan() { # wait_chan SOCK: until a channel is up (5 s)
+	for _ in $(seq 100); do
+		[ "$(chan_field "$1" peer)" != none ] && [ "$(chan_field "$1" peer)" != noreply ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# data port of b as its log announced it
+data_port() { sed -n 's/.*data plane on udp [0-9.]*:\([0-9]*\) .*/\1/p' "$TMPD/$1.log" | tail -n 1; }
+
+finish_both() {
+	if [ "$FAILS" -ne 0 ]; then
+		echo "--- a.log ---"; cat "$TMPD/a.log"; echo "--- b.log ---"; cat "$TMPD/b.log"
+		exit 1
+	fi
+	exit 0
+}
+
+start a
+start b
+expect "channel a->b up" wait_chan "$SOCK_A"
+expect "channel b->a up" wait_chan "$SOCK_B"
+expect "channel uses the smaller path count (4)" [ "$(chan_field "$SOCK_A" paths)" = 4 ]
+
+# 1. every primitive across hosts
+UCCL_SOCKET=$SOCK_B "$ITEST" pserve prims >"$TMPD/pserve.out" 2>&1 &
+SP=$!
+sleep 0.2
+UCCL_SOCKET=$SOCK_A "$ITEST" pclient node-b/prims >"$TMPD/pclient.out" 2>&1
+rc=$?
+wait $SP
+src=$?
+cat "$TMPD/pclient.out" "$TMPD/pserve.out"
+expect "primitives across daemons: client passed" [ "$rc" -eq 0 ]
+expect "primitives across daemons: server passed" [ "$src" -eq 0 ]
+
+# 2. a verified transfer
+"$XFER" --socket "$SOCK_B" --quiet recv big >"$TMPD/recv.out" 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes "$XFER_BYTES" send node-b/big >"$TMPD/send.out" 2>&1
+rc=$?
+wait $RP
+rrc=$?
+cat "$TMPD/send.out"
+expect "$XFER_BYTES moved a->b and verified (sender rc $rc)" [ "$rc" -eq 0 ]
+expect "receiver verified every chunk (rc $rrc)" [ "$rrc" -eq 0 ]
+expect "sender reports every chunk intact" grep -q "verified: .* chunks intact" "$TMPD/send.out"
+
+# 3. clear errors
+out=$("$XFER" --socket "$SOCK_A" --bytes 1M send nowhere/x 2>&1)
+expect "unknown peer: clear error ($out)" eval 'echo "$out" | grep -q "no peer named .nowhere."'
+t0=$(date +%s%N)
+out=$(UCCL_SOCKET=$SOCK_A "$ITEST" connect node-b/nobody 500 2>&1)
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+expect "nobody listening: ECONNREFUSED after the timeout ($out, $ms ms)" \
+	eval 'echo "$out" | grep -q "ECONNREFUSED" && [ "$ms" -ge 400 ] && [ "$ms" -lt 5000 ]'
+
+# 4. forged packets towards b, from a port in a's range that a does not use
+DPB=$(data_port b)
+DPA=$(data_port a)
+expect "data ports known ($DPA, $DPB)" [ -n "$DPA" ] && [ -n "$DPB" ]
+mal0=$(chan_field "$SOCK_B" drop_malformed)
+tok0=$(chan_field "$SOCK_B" drop_token)
+"$XFER" --socket "$SOCK_B" --quiet recv big2 >"$TMPD/recv2.out" 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes 256M --quiet send node-b/big2 >"$TMPD/send2.out" 2>&1 &
+SP=$!
+python3 - "$DPA" "$DPB" <<'EOF'
+import os, socket, struct, sys, time
+src, dst = int(sys.argv[1]) + 6, int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", src))
+def data(token, payload=b"x" * 64, ep=0, conn=0):
+    h = struct.pack("<BBBBBBHIIQIIQQQQQQII", 0x55, 1, 1, 0, 2, 0, 0, 1, len(payload), token,
+                    ep, conn, 1, len(payload), 0, 0, 0, 0, 0, 0)
+    return h + payload
+deadline = time.time() + 1.0
+n = 0
+while time.time() < deadline:
+    s.sendto(os.urandom(200), ("127.0.0.1", dst))          # random bytes
+    s.sendto(bytes([0x55, 1, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
+    s.sendto(data(int.from_bytes(os.urandom(8), "little")), ("127.0.0.1", dst))  # wrong token
+    n += 3
+    time.sleep(0.001)
+print("forged", n, "packets")
+EOF
+wait $SP
+rc=$?
+wait $RP
+rrc=$?
+expect "transfer during forged traffic verified (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
+mal1=$(chan_field "$SOCK_B" drop_malformed)
+tok1=$(chan_field "$SOCK_B" drop_token)
+expect "malformed packets counted ($mal0 -> $mal1)" [ "$mal1" -gt "$mal0" ]
+expect "wrong-token packets counted ($tok0 -> $tok1)" [ "$tok1" -gt "$tok0" ]
+expect "daemon b still serving" "$UCCLCTL" --socket "$SOCK_B" status
+
+# 5. kill b mid-transfer: the sender fails in bounded time, a keeps going
+"$XFER" --socket "$SOCK_B" --quiet recv big3 >/dev/null 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big3 >"$TMPD/send3.out" 2>&1 &
+SP=$!
+sleep 1
+kill -9 "$PID_B"
+t0=$(date +%s%N)
+wait $SP
+rc=$?
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+kill -9 $RP 2>/dev/null
+wait $RP 2>/dev/null
+expect "sender failed after b died (rc $rc) in $ms ms (bound 15000)" [ "$rc" -ne 0 ] && [ "$ms" -lt 15000 ]
+cat "$TMPD/send3.out"
+expect "daemon a still serving" "$UCCLCTL" --socket "$SOCK_A" status
+for _ in $(seq 60); do [ "$(chan_field "$SOCK_A" peer)" = none ] && break; sleep 0.1; done
+expect "a dropped the channel to b" [ "$(chan_field "$SOCK_A" peer)" = none ]
+
+# 6. restart b and connect again
+start b
+expect "channel a->b up again" wait_chan "$SOCK_A"
+"$XFER" --socket "$SOCK_B" --quiet recv big4 >/dev/null 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes 64M --quiet send node-b/big4 >"$TMPD/send4.out" 2>&1
+rc=$?
+wait $RP
+rrc=$?
+expect "transfer to the restarted b verified (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
+
+for p in $PID_A $PID_B; do
+	kill -TERM "$p"
+	wait "$p"
+	expect "daemon $p exits 0 on SIGTERM" [ "$?" -eq 0 ]
+done
+PID_A= PID_B=
+if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/a.log" "$TMPD/b.log"; then
+	fail "sanitizer report in a daemon log"
+fi
+finish_both
