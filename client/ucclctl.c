@@ -2,10 +2,10 @@
 /*
  * ucclctl: look inside a running ucclsvcd. Attaches to the control socket as
  * an observer (no rings, no memory), asks one question (status, clients,
- * endpoints, registered memory, counters, peer daemons, or a lookup at a
- * peer) and prints the answer as text or JSON. Everything but status and
- * peers needs the daemon's admin role; the daemon decides and ucclctl
- * prints its reason.
+ * endpoints, registered memory, counters, peer daemons, a lookup at a peer,
+ * or the data channels to peers) and prints the answer as text or JSON.
+ * Everything but status, peers and channels needs the daemon's admin role;
+ * the daemon decides and ucclctl prints its reason.
  */
 #include "config.h"
 
@@ -443,15 +443,21 @@ static const char *peer_state_name(UcclCtl__PeerState st)
 	}
 }
 
+/* A time in microseconds: "41us", "12.3ms" (from 10 ms on). */
+static void fmt_us(char *buf, size_t len, uint64_t us)
+{
+	if (us < 10000)
+		snprintf(buf, len, "%" PRIu64 "us", us);
+	else
+		snprintf(buf, len, "%" PRIu64 ".%01" PRIu64 "ms", us / 1000, us % 1000 / 100);
+}
+
 static void fmt_rtt(char *buf, size_t len, const UcclCtl__PeerInfo *p)
 {
 	if (!p->has_rtt_us)
 		snprintf(buf, len, "-");
-	else if (p->rtt_us < 10000)
-		snprintf(buf, len, "%" PRIu32 "us", p->rtt_us);
 	else
-		snprintf(buf, len, "%" PRIu32 ".%01" PRIu32 "ms", p->rtt_us / 1000,
-			 p->rtt_us % 1000 / 100);
+		fmt_us(buf, len, p->rtt_us);
 }
 
 /* Tokens are secrets of the data path: only whether each is held is shown.
@@ -591,6 +597,210 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 	return finish_table(t, e ? -ENOMEM : 0);
 }
 
+/* Received packets a channel dropped, by reason (the names are the JSON
+ * members' without "drop_"). */
+struct drop_reason {
+	const char *name;
+	uint64_t v;
+};
+
+static size_t channel_drops(const UcclCtl__ChannelInfo *c, struct drop_reason out[6])
+{
+	const struct drop_reason all[] = {
+		{ "malformed", c->drop_malformed }, { "version", c->drop_version },
+		{ "token", c->drop_token }, { "crc", c->drop_crc },
+		{ "window", c->drop_window }, { "refused", c->drop_refused },
+	};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i].v)
+			out[n++] = all[i];
+	return n;
+}
+
+static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
+{
+	json_obj_begin(j);
+	json_kv_u64(j, "chan", c->chan);
+	json_kv_str(j, "peer", c->peer);
+	json_kv_u64(j, "up_ms", c->up_ms);
+	json_kv_u64(j, "paths", c->paths);
+	json_kv_u64(j, "mtu", c->mtu);
+	json_kv_u64(j, "conns", c->conns);
+	json_kv_u64(j, "queued_ops", c->queued_ops);
+	json_kv_u64(j, "srtt_us", c->srtt_us);
+	json_kv_u64(j, "rto_us", c->rto_us);
+	json_kv_u64(j, "cwnd_bytes", c->cwnd_bytes);
+	json_kv_u64(j, "inflight_pkts", c->inflight_pkts);
+	json_kv_u64(j, "inflight_bytes", c->inflight_bytes);
+	json_kv_u64(j, "queued_msgs", c->queued_msgs);
+	json_kv_u64(j, "msgs_submitted", c->msgs_submitted);
+	json_kv_u64(j, "msgs_completed", c->msgs_completed);
+	json_kv_u64(j, "msgs_failed", c->msgs_failed);
+	json_kv_u64(j, "data_pkts_tx", c->data_pkts_tx);
+	json_kv_u64(j, "data_bytes_tx", c->data_bytes_tx);
+	json_kv_u64(j, "retx_pkts", c->retx_pkts);
+	json_kv_u64(j, "retx_timeouts", c->retx_timeouts);
+	json_kv_u64(j, "fast_retx", c->fast_retx);
+	json_kv_u64(j, "acks_tx", c->acks_tx);
+	json_kv_u64(j, "acks_rx", c->acks_rx);
+	json_kv_u64(j, "nacks_tx", c->nacks_tx);
+	json_kv_u64(j, "nacks_rx", c->nacks_rx);
+	json_kv_u64(j, "data_pkts_rx", c->data_pkts_rx);
+	json_kv_u64(j, "data_bytes_rx", c->data_bytes_rx);
+	json_kv_u64(j, "dup_pkts_rx", c->dup_pkts_rx);
+	json_kv_u64(j, "sack_holes", c->sack_holes);
+	json_kv_u64(j, "drop_malformed", c->drop_malformed);
+	json_kv_u64(j, "drop_version", c->drop_version);
+	json_kv_u64(j, "drop_token", c->drop_token);
+	json_kv_u64(j, "drop_crc", c->drop_crc);
+	json_kv_u64(j, "drop_window", c->drop_window);
+	json_kv_u64(j, "drop_refused", c->drop_refused);
+	json_obj_end(j);
+}
+
+static void json_nic(struct json *j, const UcclCtl__NicStats *n)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "data_address", opt_name(n->data_address));
+	json_kv_u64(j, "tx_pkts", n->tx_pkts);
+	json_kv_u64(j, "tx_bytes", n->tx_bytes);
+	json_kv_u64(j, "tx_calls", n->tx_calls);
+	json_kv_u64(j, "tx_gso_calls", n->tx_gso_calls);
+	json_kv_u64(j, "tx_eagain", n->tx_eagain);
+	json_kv_u64(j, "tx_errors", n->tx_errors);
+	json_kv_u64(j, "rx_pkts", n->rx_pkts);
+	json_kv_u64(j, "rx_bytes", n->rx_bytes);
+	json_kv_u64(j, "rx_calls", n->rx_calls);
+	json_kv_u64(j, "rx_gro_segs", n->rx_gro_segs);
+	json_kv_u64(j, "rx_truncated", n->rx_truncated);
+	json_kv_u64(j, "rx_unknown_peer", n->rx_unknown_peer);
+	json_kv_u64(j, "rx_unknown_chan", n->rx_unknown_chan);
+	json_kv_u64(j, "tx_dropped", n->tx_dropped);
+	json_obj_end(j);
+}
+
+/* One line under the channels table: the data plane's NIC as a whole. */
+static int print_nic(const UcclCtl__NicStats *n)
+{
+	char txb[32], rxb[32], *addr;
+
+	if (!n->data_address || !*n->data_address) {
+		printf("nic: data plane off (no peer_listen in uccl.conf)\n");
+		return ferror(stdout) ? -EIO : 0;
+	}
+	addr = table_sanitize(n->data_address);
+	if (!addr)
+		return -ENOMEM;
+	table_fmt_bytes(txb, sizeof(txb), n->tx_bytes);
+	table_fmt_bytes(rxb, sizeof(rxb), n->rx_bytes);
+	printf("nic %s: tx %" PRIu64 " pkts (%s, %" PRIu64 " GSO), rx %" PRIu64 " pkts (%s, %"
+	       PRIu64 " GRO), EAGAIN %" PRIu64 ", unknown peer %" PRIu64, addr, n->tx_pkts, txb,
+	       n->tx_gso_calls, n->rx_pkts, rxb, n->rx_gro_segs, n->tx_eagain, n->rx_unknown_peer);
+	/* the rest only when something went wrong */
+	if (n->tx_errors)
+		printf(", tx errors %" PRIu64, n->tx_errors);
+	if (n->tx_dropped)
+		printf(", tx dropped %" PRIu64, n->tx_dropped);
+	if (n->rx_truncated)
+		printf(", truncated %" PRIu64, n->rx_truncated);
+	if (n->rx_unknown_chan > n->rx_unknown_peer)
+		printf(", no channel %" PRIu64, n->rx_unknown_chan - n->rx_unknown_peer);
+	putchar('\n');
+	free(addr);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int print_channels(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "CHAN", TABLE_RIGHT }, { "PEER", TABLE_LEFT }, { "AGE", TABLE_RIGHT },
+		{ "PATHS", TABLE_RIGHT }, { "MTU", TABLE_RIGHT }, { "CONNS", TABLE_RIGHT },
+		{ "SRTT", TABLE_RIGHT }, { "RTO", TABLE_RIGHT }, { "CWND", TABLE_RIGHT },
+		{ "INFLIGHT", TABLE_RIGHT }, { "RETX (TO/FAST)", TABLE_RIGHT },
+		{ "HOLES", TABLE_RIGHT }, { "TX PKTS/BYTES", TABLE_RIGHT },
+		{ "RX PKTS/BYTES", TABLE_RIGHT }, { "DROPS", TABLE_RIGHT },
+	};
+	const UcclCtl__ChannelsRep *rep = r->channels;
+	struct table *t;
+	int e = 0;
+
+	if (!rep->nic)
+		return -EPROTO;
+	if (json) {
+		struct json j;
+
+		json_list_begin(&j, stdout, "channels");
+		for (size_t i = 0; i < rep->n_channels; i++)
+			json_channel(&j, rep->channels[i]);
+		json_arr_end(&j);
+		json_key(&j, "nic");
+		json_nic(&j, rep->nic);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
+		const UcclCtl__ChannelInfo *c = rep->channels[i];
+		char age[32], srtt[32], rto[32], cwnd[32], infl[32], txb[32], rxb[32];
+		struct drop_reason dr[6];
+		size_t nd = channel_drops(c, dr);
+		uint64_t drops = 0;
+
+		for (size_t k = 0; k < nd; k++)
+			drops += dr[k].v;
+		table_fmt_ms(age, sizeof(age), c->up_ms);
+		if (c->srtt_us)
+			fmt_us(srtt, sizeof(srtt), c->srtt_us);
+		else
+			snprintf(srtt, sizeof(srtt), "-");      /* no RTT sample yet */
+		fmt_us(rto, sizeof(rto), c->rto_us);
+		table_fmt_bytes(cwnd, sizeof(cwnd), c->cwnd_bytes);
+		table_fmt_bytes(infl, sizeof(infl), c->inflight_bytes);
+		table_fmt_bytes(txb, sizeof(txb), c->data_bytes_tx);
+		table_fmt_bytes(rxb, sizeof(rxb), c->data_bytes_rx);
+		e |= table_add(t, "%" PRIu32, c->chan);
+		e |= table_add(t, "%s", c->peer);
+		e |= table_add(t, "%s", age);
+		e |= table_add(t, "%" PRIu32, c->paths);
+		e |= table_add(t, "%" PRIu32, c->mtu);
+		e |= table_add(t, "%" PRIu32, c->conns);
+		e |= table_add(t, "%s", srtt);
+		e |= table_add(t, "%s", rto);
+		e |= table_add(t, "%s", cwnd);
+		e |= table_add(t, "%" PRIu64 "/%s", c->inflight_pkts, infl);
+		e |= table_add(t, "%" PRIu64 " (%" PRIu64 "/%" PRIu64 ")", c->retx_pkts,
+			       c->retx_timeouts, c->fast_retx);
+		e |= table_add(t, "%" PRIu32, c->sack_holes);
+		e |= table_add(t, "%" PRIu64 "/%s", c->data_pkts_tx, txb);
+		e |= table_add(t, "%" PRIu64 "/%s", c->data_pkts_rx, rxb);
+		e |= table_add(t, "%" PRIu64 "%s", drops, nd ? "*" : "");
+	}
+	e = finish_table(t, e ? -ENOMEM : 0);
+	/* footnotes: the reasons behind each non-zero DROPS */
+	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
+		const UcclCtl__ChannelInfo *c = rep->channels[i];
+		struct drop_reason dr[6];
+		size_t nd = channel_drops(c, dr);
+		char *peer;
+
+		if (!nd)
+			continue;
+		peer = table_sanitize(c->peer);
+		if (!peer)
+			return -ENOMEM;
+		printf("* drops on chan %" PRIu32 " (%s):", c->chan, peer);
+		for (size_t k = 0; k < nd; k++)
+			printf("%s %s %" PRIu64, k ? "," : "", dr[k].name, dr[k].v);
+		putchar('\n');
+		free(peer);
+	}
+	return e < 0 ? e : print_nic(rep->nic);
+}
+
 /* The lookup's words, for its output. */
 static const char *lookup_peer, *lookup_name;
 
@@ -648,6 +858,8 @@ static const struct cmd cmds[] = {
 	{ "peers", UCCL_CTL__REQUEST__BODY_PEERS, UCCL_CTL__REPLY__BODY_PEERS, print_peers, 0, "" },
 	{ "lookup", UCCL_CTL__REQUEST__BODY_PEERS, UCCL_CTL__REPLY__BODY_PEERS, print_lookup, 2,
 	  "PEER NAME" },
+	{ "channels", UCCL_CTL__REQUEST__BODY_CHANNELS, UCCL_CTL__REPLY__BODY_CHANNELS,
+	  print_channels, 0, "" },
 };
 
 /* Say why an exchange with the daemon failed, in the user's terms. */
@@ -705,6 +917,7 @@ static int run(const struct opts *o, const struct cmd *c)
 	UcclCtl__MrsReq q_mrs = UCCL_CTL__MRS_REQ__INIT;
 	UcclCtl__StatsReq q_stats = UCCL_CTL__STATS_REQ__INIT;
 	UcclCtl__PeersReq q_peers = UCCL_CTL__PEERS_REQ__INIT;
+	UcclCtl__ChannelsReq q_channels = UCCL_CTL__CHANNELS_REQ__INIT;
 	UcclCtl__Reply *rep = NULL;
 	int fd = -1, r, ret = EXIT_FAIL;
 
@@ -756,6 +969,7 @@ static int run(const struct opts *o, const struct cmd *c)
 		q_peers.lookup_name = (char *)lookup_name;
 		req.peers = &q_peers;
 		break;
+	case UCCL_CTL__REQUEST__BODY_CHANNELS: req.channels = &q_channels; break;
 	default: abort();
 	}
 	r = exchange(fd, &req, deadline, &rep);
@@ -802,6 +1016,7 @@ static void usage(FILE *f)
 		"  peers       peer daemons: state, RTT, announced data plane\n"
 		"  lookup PEER NAME\n"
 		"              ask PEER's daemon whether an endpoint listens under NAME (admin)\n"
+		"  channels    data channels to peers: RTT, window, packets, drops; NIC totals\n"
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH   control socket (default: $UCCL_SOCKET, else %s)\n"
@@ -872,7 +1087,7 @@ int main(int argc, char **argv)
 			c = &cmds[i];
 	if (!c) {
 		fprintf(stderr, "ucclctl: unknown command '%s' (status, clients, endpoints, mrs, "
-			"stats, peers, lookup)\n", argv[optind]);
+			"stats, peers, lookup, channels)\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (argc - optind - 1 < c->nargs) {

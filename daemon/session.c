@@ -566,6 +566,7 @@ void session_handle(struct session *s, UcclCtl__Request *req, int *fds, int nfds
 	case UCCL_CTL__REQUEST__BODY_MRS:
 	case UCCL_CTL__REQUEST__BODY_STATS:
 	case UCCL_CTL__REQUEST__BODY_PEERS:
+	case UCCL_CTL__REQUEST__BODY_CHANNELS:
 		status_reply(s, req);
 		return;
 	case UCCL_CTL__REQUEST__BODY_DETACH:

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * status: answers ucclctl's queries (status, clients, endpoints, regions,
- * counters, peer daemons). Everything but status and peers needs the admin
- * role, because it shows other users' processes; so does a remote endpoint
- * lookup through peers.
+ * counters, peer daemons, data channels). Everything but status, peers and
+ * channels needs the admin role, because it shows other users' processes;
+ * so does a remote endpoint lookup through peers.
  */
 #include "config.h"
 
@@ -16,6 +16,7 @@
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
 #include "daemon/peer.h"
+#include "daemon/rconn.h"
 #include "daemon/session.h"
 #include "engine/mr.h"
 #include "proto/peerframe.h"
@@ -262,6 +263,155 @@ out_nomem:
 	session_reply_err(s, -ENOMEM, "out of memory");
 }
 
+/* A channels query in flight: what rconn listed, and the engine's answer. */
+struct chan_query {
+	size_t n;
+	struct rconn_chan_info info[RCONN_MAX_CHANS];
+	uint32_t ids[RCONN_MAX_CHANS];
+	struct engine_chan_stats out[RCONN_MAX_CHANS];
+	int res[RCONN_MAX_CHANS];
+	UcclCtl__ChannelInfo rows[RCONN_MAX_CHANS];
+	UcclCtl__ChannelInfo *ptrs[RCONN_MAX_CHANS];
+};
+
+static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info *in,
+			 const struct engine_chan_stats *st, uint64_t now)
+{
+	const struct tpchan_stats *tp = &st->tp;
+
+	uccl_ctl__channel_info__init(ci);
+	ci->chan = in->chan;
+	ci->peer = (char *)in->peer;
+	ci->up_ms = now > in->up_ms ? now - in->up_ms : 0;
+	ci->paths = in->paths;
+	ci->mtu = in->mtu;
+	ci->conns = st->conns;
+	ci->queued_ops = st->queued_ops;
+	ci->srtt_us = tp->srtt_ns / 1000;
+	ci->rto_us = tp->rto_ns / 1000;
+	ci->cwnd_bytes = tp->cwnd_bytes;
+	ci->inflight_pkts = tp->inflight_pkts;
+	ci->inflight_bytes = tp->inflight_bytes;
+	ci->queued_msgs = tp->queued_msgs;
+	ci->msgs_submitted = tp->msgs_submitted;
+	ci->msgs_completed = tp->msgs_completed;
+	ci->msgs_failed = tp->msgs_failed;
+	ci->data_pkts_tx = tp->data_pkts_tx;
+	ci->data_bytes_tx = tp->data_bytes_tx;
+	ci->retx_pkts = tp->retx_pkts;
+	ci->retx_timeouts = tp->retx_timeouts;
+	ci->fast_retx = tp->fast_retx;
+	ci->acks_tx = tp->acks_tx;
+	ci->acks_rx = tp->acks_rx;
+	ci->nacks_tx = tp->nacks_tx;
+	ci->nacks_rx = tp->nacks_rx;
+	ci->data_pkts_rx = tp->data_pkts_rx;
+	ci->data_bytes_rx = tp->data_bytes_rx;
+	ci->dup_pkts_rx = tp->dup_pkts_rx;
+	ci->sack_holes = tp->sack_holes;
+	ci->drop_malformed = tp->drop_malformed;
+	ci->drop_version = tp->drop_version;
+	ci->drop_token = tp->drop_token;
+	ci->drop_crc = tp->drop_crc;
+	ci->drop_window = tp->drop_window;
+	ci->drop_refused = tp->drop_refused;
+}
+
+/* The channels reply: q and c are NULL when peering is off (no rows, no
+ * data plane). */
+static void send_channels(struct session *s, struct chan_query *q, const struct engcmd *c)
+{
+	struct daemon *d = s->d;
+	UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
+	UcclCtl__ChannelsRep cr = UCCL_CTL__CHANNELS_REP__INIT;
+	UcclCtl__NicStats nic = UCCL_CTL__NIC_STATS__INIT;
+	uint64_t now = daemon_now_ms();
+	size_t k = 0;
+
+	nic.data_address = c ? d->data_text : (char *)"";
+	if (c) {
+		const struct nic_stats *ns = &c->u.chst.nic;
+
+		for (size_t i = 0; i < q->n; i++) {
+			/* < 0: the channel went away while the engine answered */
+			if (q->res[i] < 0)
+				continue;
+			fill_channel(&q->rows[k], &q->info[i], &q->out[i], now);
+			q->ptrs[k] = &q->rows[k];
+			k++;
+		}
+		nic.tx_pkts = ns->tx_pkts;
+		nic.tx_bytes = ns->tx_bytes;
+		nic.tx_calls = ns->tx_calls;
+		nic.tx_gso_calls = ns->tx_gso_calls;
+		nic.tx_eagain = ns->tx_eagain;
+		nic.tx_errors = ns->tx_errors;
+		nic.rx_pkts = ns->rx_pkts;
+		nic.rx_bytes = ns->rx_bytes;
+		nic.rx_calls = ns->rx_calls;
+		nic.rx_gro_segs = ns->rx_gro_segs;
+		nic.rx_truncated = ns->rx_truncated;
+		nic.rx_unknown_peer = ns->rx_unknown_peer;
+		nic.rx_unknown_chan = c->u.chst.nic_rx_unknown_chan;
+		nic.tx_dropped = c->u.chst.nic_tx_dropped;
+	}
+	cr.n_channels = k;
+	cr.channels = k ? q->ptrs : NULL;
+	cr.nic = &nic;
+	rep.body_case = UCCL_CTL__REPLY__BODY_CHANNELS;
+	rep.channels = &cr;
+	session_reply(s, 0, NULL, &rep, NULL, 0);
+}
+
+static void free_chan_cmd(struct engcmd *c)
+{
+	free(c->ctx);
+	session_unref(c->arg);
+	free(c);
+}
+
+static void channels_done(struct engcmd *c)
+{
+	if (c->result < 0)
+		session_reply_err(c->arg, c->result, "channel stats: %s", strerror(-c->result));
+	else
+		send_channels(c->arg, c->ctx, c);
+	free_chan_cmd(c);
+}
+
+static void reply_channels(struct session *s)
+{
+	struct daemon *d = s->d;
+	struct chan_query *q;
+	struct engcmd *c;
+
+	if (!d->peers) {
+		send_channels(s, NULL, NULL);
+		return;
+	}
+	q = calloc(1, sizeof(*q));
+	c = calloc(1, sizeof(*c));
+	if (!q || !c) {
+		free(q);
+		free(c);
+		session_reply_err(s, -ENOMEM, "out of memory");
+		return;
+	}
+	q->n = rconn_chans(d, q->info, RCONN_MAX_CHANS);
+	for (size_t i = 0; i < q->n; i++)
+		q->ids[i] = q->info[i].chan;
+	c->type = ENGCMD_CHAN_STATS;
+	c->done = channels_done;
+	c->arg = s;
+	c->ctx = q;
+	c->u.chst.n = (uint32_t)q->n;
+	c->u.chst.chans = q->ids;
+	c->u.chst.out = q->out;
+	c->u.chst.res = q->res;
+	session_ref(s);
+	engthr_submit(d->eng, c);
+}
+
 static UcclCtl__PeerState peer_state_of(enum peer_state st)
 {
 	switch (st) {
@@ -434,6 +584,10 @@ void status_reply(struct session *s, UcclCtl__Request *req)
 	}
 	if (req->body_case == UCCL_CTL__REQUEST__BODY_PEERS) {
 		reply_peers(s, req->peers);
+		return;
+	}
+	if (req->body_case == UCCL_CTL__REQUEST__BODY_CHANNELS) {
+		reply_channels(s);
 		return;
 	}
 	if (!s->admin) {

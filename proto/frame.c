@@ -104,6 +104,7 @@ const char *frame_request_name(const UcclCtl__Request *r)
 	case UCCL_CTL__REQUEST__BODY_MRS: return "mrs";
 	case UCCL_CTL__REQUEST__BODY_STATS: return "stats";
 	case UCCL_CTL__REQUEST__BODY_PEERS: return "peers";
+	case UCCL_CTL__REQUEST__BODY_CHANNELS: return "channels";
 	default: return "unknown";
 	}
 }

@@ -84,6 +84,11 @@ static void walk_reply(const UcclCtl__Reply *r)
 		for (size_t i = 0; i < r->stats->n_counters; i++)
 			(void)str_len(r->stats->counters[i]->name);
 		break;
+	case UCCL_CTL__REPLY__BODY_CHANNELS:
+		for (size_t i = 0; i < r->channels->n_channels; i++)
+			(void)str_len(r->channels->channels[i]->peer);
+		(void)str_len(r->channels->nic->data_address);
+		break;
 	default:
 		break;
 	}

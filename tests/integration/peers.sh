@@ -1,11 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Two daemons on 127.0.0.1 peer with each other: hellos cross (ucclctl peers
-# shows what each announced), endpoint lookups are answered, a killed peer is
-# seen down within peer_timeout_ms + 1 s and comes back up when restarted, a
-# stopped (silent) one is declared down by the timeout, broken or foreign
-# clients of peer_listen are dropped and logged without disturbing the peers,
-# and SIGHUP adds and removes peers. All traffic stays on 127.0.0.1.
+# shows what each announced, ucclctl channels the data channel they agreed
+# on), endpoint lookups and connects are answered, a killed peer is seen
+# down (its channel gone) within peer_timeout_ms + 1 s and comes back up
+# when restarted, a stopped (silent) one is declared down by the timeout,
+# broken or foreign clients of peer_listen are dropped and logged without
+# disturbing the peers, and SIGHUP adds and removes peers. All traffic stays
+# on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
 PROBE=$top_builddir/tests/integration/peer_probe
 TIMEOUT_MS=1000
@@ -83,6 +85,27 @@ wait_state() {
 
 is() { [ "$1" = "$2" ] || { echo "  got '$1', want '$2'"; return 1; }; }
 
+# chans SOCKET: "peer/paths/mtu" of each channel in ucclctl --json channels
+chans() {
+	"$UCCLCTL" --socket "$1" --json channels 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("noreply"); sys.exit()
+print(" ".join("%s/%d/%d" % (c["peer"], c["paths"], c["mtu"]) for c in d["channels"]))'
+}
+
+# wait_chans SOCKET WANT MS: poll until chans prints WANT, at most MS
+wait_chans() {
+	local end=$(($(now_ms) + $3))
+	while [ "$(chans "$1")" != "$2" ]; do
+		[ "$(now_ms)" -ge "$end" ] && { echo "  got '$(chans "$1")', want '$2'"; return 1; }
+		sleep 0.05
+	done
+	return 0
+}
+
 start a
 start b
 
@@ -105,6 +128,9 @@ expect "A holds both tokens" is "$(pq "$SOCK_A" node-b tx_token_set),$(pq "$SOCK
 expect "B holds both tokens" is "$(pq "$SOCK_B" node-a tx_token_set),$(pq "$SOCK_B" node-a rx_token_set)" true,true
 expect "A skips its own entry" is "$(pq "$SOCK_A" node-a state)" absent
 expect "fake peers wait for their hello" is "$(pq "$SOCK_A" alpha state)" connecting
+# one data channel each way: the smaller side's paths (8) and MTU (4000)
+expect "A has one channel, to node-b, 8 paths, mtu 4000" wait_chans "$SOCK_A" node-b/8/4000 2000
+expect "B has one channel, to node-a, 8 paths, mtu 4000" wait_chans "$SOCK_B" node-a/8/4000 2000
 sleep 1.2   # a keepalive or two
 expect "A measured an RTT to node-b" [ "$(pq "$SOCK_A" node-b rtt_us)" != null ]
 expect "B measured an RTT to node-a" [ "$(pq "$SOCK_B" node-a rtt_us)" != null ]
@@ -165,6 +191,15 @@ expect "a name that is not in peers is refused" grep -q "^error -13 node-z at 12
 expect "a configured peer gets a hello back" grep -q "^hello node-b$" "$TMPD/alpha.out"
 expect "... its keepalive is answered" grep -q "^keepalive_ack$" "$TMPD/alpha.out"
 expect "... and its lookup found svc-b" grep -q "^found [0-9]" "$TMPD/alpha.out"
+# a connect asked by a peer: nothing listens under the name, or (before the
+# daemon installs its connect handler) connecting is not offered; either way
+# an answer, and the connection stays up for what follows
+"$PROBE" connect 127.0.0.1 "$PB" alpha no-such-name >"$TMPD/connect.out"
+expect "a peer's connect gets an answer" grep -Eq "^connect_rep -(2|95)$" "$TMPD/connect.out"
+expect "... a closed connection it names is taken without an answer, and an answer to a connect never asked for is refused" \
+	grep -q "^error -71 connect_rep: answers a connect never sent$" "$TMPD/connect.out"
+expect "... then the connection is closed" grep -q "^eof" "$TMPD/connect.out"
+expect "... and logged" grep -q "peer alpha (127.0.0.1:9): down: connect_rep: answers a connect never sent" "$TMPD/b.log"
 expect "B logged alpha up then down" sh -c "grep -q 'peer alpha (127.0.0.1:9): up' '$TMPD/b.log' && grep -q 'peer alpha (127.0.0.1:9): down' '$TMPD/b.log'"
 wait "$SILENT"
 T1=$(now_ms)
@@ -184,6 +219,7 @@ T0=$(now_ms)
 kill -9 "$PID_B"; wait "$PID_B" 2>/dev/null
 expect "A sees node-b down within peer_timeout_ms + 1 s" wait_state "$SOCK_A" node-b down $((TIMEOUT_MS + 1000))
 echo "# down after $(($(now_ms) - T0)) ms"
+expect "... and its channel is gone" wait_chans "$SOCK_A" "" $((T0 + TIMEOUT_MS + 1000 - $(now_ms)))
 expect "... its tokens are dropped" is "$(pq "$SOCK_A" node-b tx_token_set),$(pq "$SOCK_A" node-b rx_token_set)" false,false
 start b
 expect "A sees node-b up again after its restart" wait_state "$SOCK_A" node-b up 15000
