@@ -130,6 +130,8 @@ static const struct opt opts[] = {
 	  16 * GiB, "incoming sends buffered before a receive is posted; then senders wait" },
 	{ "udp_buffer_bytes", OT_U64, OF_SIZE, O(udp_buffer_bytes), 0, 8 * MiB, 64 * KiB, GiB,
 	  "UDP socket send and receive buffer of the data plane" },
+	{ "cc_delay_slack_us", OT_U32, 0, O(cc_delay_slack_us), 0, 500, 1, 1000000,
+	  "RTT rise over twice the lowest RTT that the window CC takes as noise, not congestion" },
 	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 1000000,
 	  "floor of the retransmission timeout; the first one is 4x this" },
 	{ "udp_gso", OT_BOOL, 0, O(udp_gso), 0, 1, 0, 1, "batch sends with UDP GSO" },

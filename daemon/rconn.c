@@ -154,6 +154,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
+		.cc_delay_slack_ns = (uint64_t)cf->cc_delay_slack_us * 1000,
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
 		.crc = cf->data_crc,
 		.seed = seed,

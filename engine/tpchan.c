@@ -315,6 +315,7 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 				       (uint64_t)INIT_WINDOW_CHUNKS * c->p.chunk_bytes),
 		.min_window = c->p.chunk_bytes,
 		.max_window = c->p.max_inflight_bytes,
+		.delay_slack_ns = c->p.cc_delay_slack_ns,
 	};
 	c->cc->init(c->cc_st, &ccp);
 	cc_refresh(c);

@@ -72,6 +72,7 @@ struct tpchan_params {
 	uint32_t dupthresh;            /* SACKed packets above a hole that make it lost */
 	uint64_t path_loss_hold_ns;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
+	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
 	uint64_t seed;                 /* path choice randomness */
 	const struct tpchan_cb *cb;
 	void *cb_arg;

@@ -19,6 +19,8 @@ struct cc_params {
 	uint64_t min_window;           /* never below this (>= one chunk) */
 	uint64_t max_window;           /* never above this (flow-control cap) */
 	uint64_t base_rtt_ns;          /* expected unloaded RTT; 0 = learn it */
+	uint64_t delay_slack_ns;       /* delay noise the path adds without congestion
+					* (0: the module's default) */
 };
 
 struct cc_ack {

@@ -42,6 +42,7 @@ struct wnd {
 	uint64_t chunk;
 	uint64_t ai_acked;             /* acked bytes toward the next additive step */
 	uint64_t min_rtt_ns;           /* base_rtt_ns or lowest sample; 0 = unknown */
+	uint64_t slack_ns;             /* WND_DELAY_SLACK_NS or the caller's */
 	uint64_t srtt_ns;              /* 0 until the first sample */
 	uint64_t last_cut_ns;          /* last decrease of any kind, timeout included */
 	uint64_t last_loss_cut_ns;     /* last decrease caused by a loss or timeout */
@@ -71,11 +72,11 @@ static uint64_t clamp(const struct wnd *w, uint64_t v)
 	return v;
 }
 
-static uint64_t delay_threshold(uint64_t min_rtt_ns)
+static uint64_t delay_threshold(uint64_t min_rtt_ns, uint64_t slack_ns)
 {
-	if (min_rtt_ns > (UINT64_MAX - WND_DELAY_SLACK_NS) / WND_DELAY_MULT)
+	if (slack_ns > UINT64_MAX / 2 || min_rtt_ns > (UINT64_MAX - slack_ns) / WND_DELAY_MULT)
 		return UINT64_MAX;
-	return min_rtt_ns * WND_DELAY_MULT + WND_DELAY_SLACK_NS;
+	return min_rtt_ns * WND_DELAY_MULT + slack_ns;
 }
 
 /* Before the first RTT sample, the configured base RTT stands in for srtt;
@@ -151,6 +152,7 @@ static void wnd_init(void *st, const struct cc_params *p)
 	w->cwnd = clamp(w, p->init_window);
 	w->ssthresh = w->max_w;
 	w->min_rtt_ns = p->base_rtt_ns;
+	w->slack_ns = p->delay_slack_ns ? p->delay_slack_ns : WND_DELAY_SLACK_NS;
 }
 
 static void wnd_on_ack(void *st, const struct cc_ack *a)
@@ -160,7 +162,7 @@ static void wnd_on_ack(void *st, const struct cc_ack *a)
 
 	if (a->rtt_ns) {
 		rtt_sample(w, a->rtt_ns);
-		if (a->rtt_ns > delay_threshold(w->min_rtt_ns))
+		if (a->rtt_ns > delay_threshold(w->min_rtt_ns, w->slack_ns))
 			congested = true;
 	}
 	if (congested) {

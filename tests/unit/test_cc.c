@@ -335,6 +335,24 @@ static void test_delay_inflation_backs_off_once_per_rtt(void **state)
 	free(st);
 }
 
+/* The caller's slack replaces the default 50 us: a rise within it is noise. */
+static void test_delay_slack_is_the_callers(void **state)
+{
+	struct cc_params p = params();
+	p.init_window = 100 * CHUNK;
+	p.base_rtt_ns = BASE;
+	p.delay_slack_ns = 500 * US;
+	void *st = cc_new(&p);
+	uint64_t t = 1000 * US;
+
+	ack(st, t, 0, 2 * BASE + 500 * US, false);     /* at the threshold: no cut */
+	assert_int_equal(described(st, "cuts"), 0);
+	ack(st, t + 10000 * US, 0, 2 * BASE + 500 * US + 1, false);
+	assert_int_equal(described(st, "cuts"), 1);
+	free(st);
+	(void)state;
+}
+
 /* With no configured base, the lowest sample is the reference. */
 static void test_delay_reference_is_lowest_sample(void **state)
 {
@@ -580,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_rtt_at_base_never_backs_off),
 		cmocka_unit_test(test_delay_inflation_backs_off_once_per_rtt),
 		cmocka_unit_test(test_delay_reference_is_lowest_sample),
+		cmocka_unit_test(test_delay_slack_is_the_callers),
 		cmocka_unit_test(test_no_growth_within_rtt_of_a_cut),
 		cmocka_unit_test(test_ecn_backs_off_once_per_rtt),
 		cmocka_unit_test(test_ecn_and_delay_share_the_rtt_hold),
