@@ -5,7 +5,8 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config
  libevent-dev libprotobuf-c-dev protobuf-c-compiler libsystemd-dev libcmocka-dev
- libibverbs-dev clang libclang-rt-14-dev python3 man-db groff-base iproute2 procps"
+ libibverbs-dev clang libclang-rt-14-dev python3 man-db groff-base iproute2 procps
+ nftables ethtool"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
