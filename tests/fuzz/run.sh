@@ -35,6 +35,7 @@ max_len_of() {
 	fuzz_sqe) echo 4096 ;;
 	fuzz_wire) echo 66000 ;;
 	fuzz_peer) echo 8192 ;;
+	fuzz_remote) echo 8192 ;;
 	*) echo 4096 ;;
 	esac
 }
@@ -47,7 +48,9 @@ write_conf_dict() {
 		max_conns_per_endpoint max_outstanding ring_depth max_ring_depth \
 		max_ctl_msg ctl_timeout_ms max_listen_backlog engine_idle_spin_us \
 		engine_poll_batch engine_cpu log_level peer_listen peers host_name \
-		data_address data_port data_paths mtu peer_timeout_ms; do
+		data_address data_port data_paths mtu peer_timeout_ms chunk_bytes go_back_n \
+		data_crc max_inflight_bytes max_inflight_msgs max_unexpected_bytes \
+		cc_delay_slack_us rto_min_us udp_buffer_bytes udp_gso udp_gro; do
 		printf '"%s = "\n' "$k"
 	done
 	for v in true false none auto root debug 4K 1M 1G 1T -1 65536 ',' \
@@ -56,7 +59,7 @@ write_conf_dict() {
 	done
 }
 
-for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer; do
+for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote; do
 	bin=$builddir/tests/fuzz/$name
 	[ -x "$bin" ] || continue
 	found=$((found + 1))
