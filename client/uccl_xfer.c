@@ -97,6 +97,8 @@ static void wait_ud(struct uccl_ep *ep, uint64_t ud, struct uccl_ctx *ctx)
 		int n = uccl_cq_wait(ep, c, 32, TIMEOUT_MS);
 		bool found = false;
 
+		if (n == 0)
+			n = -ETIMEDOUT;        /* nothing for TIMEOUT_MS: give up */
 		if (n < 0)
 			die("waiting for a completion", n, ctx);
 		for (int i = 0; i < n; i++) {
@@ -181,10 +183,18 @@ static int do_recv(const struct opts *o)
 				die("signal failed", c[k].res, ctx);
 	}
 	memcpy((uint8_t *)uccl_mr_addr(msg) + 128, &v, sizeof(v));
+	/* the sender's "done" (tag 4) comes after its latency test, which can
+	 * take seconds on a busy machine; a sender that dies resets the
+	 * connection and fails this receive at once */
+	TRY(ctx, uccl_recv(ep, conn, msg, 256, 8, 4, 0, 4));
 	TRY(ctx, uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
 	wait_ud(ep, 3, ctx);
-	/* the sender closes first; wait for that, bounded */
-	uccl_wait(ep, conn, chunks + 1, 2000);
+	for (int waited = 0; waited < 6 * TIMEOUT_MS; waited += 100) {
+		struct uccl_cqe c;
+
+		if (uccl_cq_wait(ep, &c, 1, 100) == 1 && c.user_data == 4)
+			break;
+	}
 	uccl_detach(ctx);
 	return v.chunks_bad ? 1 : 0;
 }
@@ -318,7 +328,7 @@ static int do_send(const struct opts *o)
 	}
 	(void)done_ops;
 	free(lat);
-	TRY(ctx, uccl_signal(ep, conn, 0, 30));   /* lets the receiver finish */
+	TRY(ctx, uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));   /* lets the receiver finish */
 	wait_ud(ep, 30, ctx);
 	uccl_close(ep, conn);
 	uccl_detach(ctx);
