@@ -385,10 +385,6 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		res = c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
 		goto fail;
 	}
-	if (c->remote && s->opcode == UCCL_OP_GET) {
-		res = -EOPNOTSUPP;     /* not implemented across hosts yet */
-		goto fail;
-	}
 	if (s->opcode != UCCL_OP_SIGNAL && s->opcode != UCCL_OP_FLUSH) {
 		m = mr_table_by_id(e->mrs, ep->client_id, s->lmr);
 		if (!m) {

@@ -51,6 +51,7 @@ struct opq_op {
 	uint32_t rbackoff_us;           /* SEND refused for lack of buffer: next retry delay */
 	uint64_t rseq;                  /* SEND: sequence number on its connection */
 	uint64_t rdue;                  /* retry time */
+	uint64_t rgot;                  /* GET: response bytes arrived */
 	struct opq_op *rnext;           /* channel's submit queue */
 	void *rside;                    /* its connection side (struct conn) */
 	void *rrec;                     /* RECV: the incoming message it was matched to */

@@ -21,6 +21,14 @@
  * (backpressure: nothing is dropped, memory stays bounded). A send the sender
  * had to abandon (its region went away) is replaced by a "void" (a NOP
  * message with the same sequence), so that later sends still take their turn.
+ *
+ * Get: the requester sends a 16-byte request (length, get id) to the
+ * region's host; that host checks key, owner and range, copies the range
+ * into a buffer (within the same budget as buffered sends, else -ENOBUFS and
+ * the requester asks again later) and sends it back as a GET_RESP message
+ * carrying the get id, which the requester writes at its final place. The
+ * get completes when its request was acknowledged and every response byte
+ * arrived.
  */
 #include "config.h"
 
@@ -44,6 +52,21 @@
 #define RFL_QUEUED  0x01u             /* on its channel's submit queue */
 #define RFL_VOID    0x02u             /* abandoned send: a void goes out for its sequence */
 #define RFL_SIGWAIT 0x04u             /* signal waiting for earlier puts */
+#define RFL_GET_ACKED 0x08u           /* get: the request was acknowledged */
+#define RFL_GET_DATA  0x10u           /* get: every response byte arrived */
+
+/* Opcode of a get's response on the wire: not a client opcode. */
+#define OP_GET_RESP 0x81u
+#define GET_REQ_LEN 16u               /* u64 length, u64 get id, little endian */
+
+/* A get's response, snapshotted at the responder until acknowledged. */
+struct rjob {
+	struct rjob *next;             /* channel's job queue */
+	struct conn *c;                /* while queued: the side it answers for */
+	uint8_t *buf;
+	uint64_t len, get_id;
+	uint32_t rep, rwire;           /* the requester's endpoint and wire id */
+};
 
 enum rrec_state {
 	REC_EARLY = 1,     /* buffered, its turn has not come */
@@ -89,10 +112,12 @@ struct rchan {
 	uint32_t refused_next;
 	bool failed;                   /* a packet went unacknowledged max_retx times: the
 					* peer is out of reach and the psn space has a hole */
+	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
 };
 
 struct rslot {
-	struct opq_op *op;             /* NULL: forgotten (or free) */
+	struct opq_op *op;             /* NULL: forgotten (or free), or a job's */
+	struct rjob *job;              /* a get response in flight */
 	uint32_t gen;
 	uint32_t next_free;
 	bool used;
@@ -123,6 +148,7 @@ static uint32_t slot_get(struct remote *rm)
 	rm->free_head = rm->slots[i].next_free;
 	rm->slots[i].used = true;
 	rm->slots[i].op = NULL;
+	rm->slots[i].job = NULL;
 	return i;
 }
 
@@ -198,7 +224,7 @@ static void finish(struct engine *e, struct opq_op *op, int res)
 	}
 	op->res_len = op->res == 0 && op->opcode != UCCL_OP_SIGNAL ? op->len : 0;
 	op->res_tag = op->opcode == UCCL_OP_SEND && op->res == 0 ? op->key : 0;
-	if (op->res == 0 && op->opcode == UCCL_OP_PUT) {
+	if (op->res == 0 && (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET)) {
 		e->st.bytes += op->len;
 		c->ep->st.bytes += op->len;
 	}
@@ -228,6 +254,8 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 	}
 	if (op->opcode == UCCL_OP_SEND)
 		m.roff = op->rseq;
+	if (op->opcode == UCCL_OP_GET)
+		m.len = GET_REQ_LEN;   /* the request; the data comes back */
 	if (op->rflags & RFL_VOID) {
 		m.opcode = UCCL_OP_NOP;
 		m.rkey = 0;
@@ -276,6 +304,51 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 		op->rflags &= (uint8_t)~RFL_QUEUED;
 		op->rnext = NULL;
 		op = next;
+	}
+}
+
+static void job_free(struct engine *e, struct rjob *j)
+{
+	e->st.unexpected_bytes -= j->len;
+	free(j->buf);
+	free(j);
+}
+
+/* Send queued get responses while the channel takes them. */
+static void drain_jobs(struct engine *e, struct rchan *ch)
+{
+	struct remote *rm = e->rm;
+	struct rjob *j;
+
+	while ((j = ch->j_head)) {
+		struct tpchan_msg m = { .opcode = OP_GET_RESP, .dst_ep = j->rep, .dst_conn = j->rwire,
+					.rkey = j->get_id, .len = j->len };
+		uint32_t i = slot_get(rm);
+		int r;
+
+		if (i == NO_SLOT) {
+			rm->no_slots = true;
+			return;
+		}
+		m.cookie = cookie_of(rm, i);
+		r = tpchan_submit(ch->tp, &m);
+		if (r == -EAGAIN) {
+			slot_put(rm, i);
+			ch->blocked = true;
+			return;
+		}
+		ch->j_head = j->next;
+		if (!ch->j_head)
+			ch->j_tail = NULL;
+		j->next = NULL;
+		j->c = NULL;
+		if (r < 0) {
+			slot_put(rm, i);
+			job_free(e, j);    /* the requester's get then waits for its connection */
+			continue;
+		}
+		rm->slots[i].job = j;
+		e->st.remote_msgs++;
 	}
 }
 
@@ -333,11 +406,30 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	if (!s)
 		return;
 	op = s->op;
+	if (s->job)
+		job_free(e, s->job);   /* a get response: done either way */
 	slot_put(rm, i);
 	if (!op)
 		return;                /* its side went away meanwhile */
 	op->rmsg = OPQ_NO_RMSG;
 	c = op->rside;
+	if (op->opcode == UCCL_OP_GET && (res == 0 || (res == -ENOBUFS && op->lmr))) {
+		if (res == 0) {
+			/* the response may have arrived before this ack */
+			op->rflags |= RFL_GET_ACKED;
+			if (op->rflags & RFL_GET_DATA)
+				finish(e, op, 0);
+			return;
+		}
+		/* the responder had no room for a snapshot: ask again later */
+		backoff = op->rbackoff_us ? (uint64_t)op->rbackoff_us * 1000 : RETRY_MIN_NS;
+		op->rdue = e->now + backoff;
+		backoff = backoff * 2 > RETRY_MAX_NS ? RETRY_MAX_NS : backoff * 2;
+		op->rbackoff_us = (uint32_t)(backoff / 1000);
+		queue_push(c->r.ch, op);
+		e->st.send_retries++;
+		return;
+	}
 	if (op->opcode == UCCL_OP_SEND && res < 0 && res != -ECONNRESET && res != -ETIMEDOUT) {
 		bool abandoned = !op->lmr || res == -ECANCELED;
 
@@ -384,7 +476,21 @@ static int cb_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t
 	uint32_t i;
 
 	s = slot_of(e->rm, cookie, &i);
+	if (s && s->job) {
+		memcpy(dst, s->job->buf + off, len);
+		return 0;
+	}
 	op = s ? s->op : NULL;
+	if (op && op->opcode == UCCL_OP_GET) {
+		uint8_t req[GET_REQ_LEN];
+
+		for (int k = 0; k < 8; k++) {
+			req[k] = (uint8_t)(op->len >> (8 * k));
+			req[8 + k] = (uint8_t)(op->rseq >> (8 * k));
+		}
+		memcpy(dst, req + off, len);
+		return 0;
+	}
 	if (!op || !op->lmr)
 		return -ECANCELED;
 	return eng_copy(e, &tmp, 0, op->lmr, op->loff + off, len);
@@ -768,6 +874,105 @@ static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
 	return 0;
 }
 
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int k = 7; k >= 0; k--)
+		v = v << 8 | p[k];
+	return v;
+}
+
+/* A get request for a region of the client that owns c: snapshot the range
+ * and queue the response (sent from the transmit side, not from inside
+ * the channel's receive path). */
+static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const struct wire_data *d)
+{
+	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
+	struct mr tmp;
+	struct rjob *j;
+	uint64_t len, id;
+	int r;
+
+	if (d->msg_len != GET_REQ_LEN || d->payload_len != GET_REQ_LEN)
+		return -EBADMSG;
+	len = le64(d->payload);
+	id = le64(d->payload + 8);
+	if (!m || m->client_id != c->ep->client_id) {
+		e->st.rx_refused_access++;
+		return -EACCES;
+	}
+	if (!mr_range_ok(m, d->roff, len)) {
+		e->st.rx_refused_range++;
+		return -ERANGE;
+	}
+	if (len > e->max_op_bytes)
+		return -EMSGSIZE;
+	if (c->r.rep == UINT32_MAX)
+		return -ENOTCONN;
+	if (len > e->rm->max_unexp_bytes - e->st.unexpected_bytes) {
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j)
+		j->buf = malloc(len ? len : 1);
+	if (!j || !j->buf) {
+		if (j)
+			free(j);
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;
+	}
+	tmp = (struct mr){ .kind = MR_MAPPED, .base = j->buf, .len = len };
+	r = eng_copy(e, &tmp, 0, m, d->roff, len);
+	if (r < 0) {
+		free(j->buf);
+		free(j);
+		return r;
+	}
+	*j = (struct rjob){ .c = c, .buf = j->buf, .len = len, .get_id = id, .rep = c->r.rep,
+			    .rwire = c->r.rconn_wire };
+	e->st.unexpected_bytes += len;
+	if (ch->j_tail)
+		ch->j_tail->next = j;
+	else
+		ch->j_head = j;
+	ch->j_tail = j;
+	e->st.bytes += len;
+	c->ep->st.bytes += len;
+	return 0;
+}
+
+/* Our get's response: written at its final place. */
+static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data *d)
+{
+	struct opq_op *op = NULL;
+	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
+	int r = 0;
+
+	for (struct opq_op *o = c->q.order.head; o; o = o->onext) {
+		if (o->state == OPQ_WAITING && o->opcode == UCCL_OP_GET && o->rseq == d->rkey) {
+			op = o;
+			break;
+		}
+	}
+	if (!op || (op->rflags & RFL_GET_DATA))
+		return -ESTALE;
+	if (d->msg_len != op->len)
+		return -EBADMSG;
+	if (op->lmr && d->payload_len)
+		r = eng_copy(e, op->lmr, op->loff + d->msg_off, &tmp, 0, d->payload_len);
+	if (r < 0 && op->res == 0)
+		op->res = r;
+	op->rgot += d->payload_len;
+	if (op->rgot == op->len) {
+		op->rflags |= RFL_GET_DATA;
+		if (op->rflags & RFL_GET_ACKED)
+			finish(e, op, 0);
+	}
+	return 0;
+}
+
 static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 {
 	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
@@ -822,6 +1027,12 @@ static int cb_deliver(void *arg, const struct wire_data *d)
 		break;
 	case UCCL_OP_NOP:
 		r = d->msg_len ? -EBADMSG : rx_void(e, c, d);
+		break;
+	case UCCL_OP_GET:
+		r = rx_get_req(e, ch, c, d);
+		break;
+	case OP_GET_RESP:
+		r = rx_get_resp(e, c, d);
 		break;
 	default:
 		r = -EOPNOTSUPP;
@@ -883,6 +1094,11 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 		op->rseq = c->r.send_seq++;
 		start_send(e, c->r.ch, op);
 		break;
+	case UCCL_OP_GET:
+		op->rseq = c->r.get_seq++;     /* the get id its response carries */
+		op->rgot = 0;
+		start_send(e, c->r.ch, op);
+		break;
 	case UCCL_OP_RECV:
 		for (r = c->r.um_head; r; r = r->unext) {
 			if (op->key == UCCL_TAG_ANY || op->key == r->tag) {
@@ -914,6 +1130,15 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 		if (op->rflags & RFL_QUEUED) {
 			op->rflags |= RFL_VOID;
 			op->rdue = 0;
+		}
+		break;
+	case UCCL_OP_GET:
+		/* queued: never asked, done now; in flight: its response is
+		 * dropped on arrival (lmr is gone) and it completes with its
+		 * acknowledgement */
+		if (op->rflags & RFL_QUEUED) {
+			queue_del(c->r.ch, op);
+			eng_op_finish_waiting(e, c, op);
 		}
 		break;
 	default:
@@ -948,6 +1173,19 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		op->rrec = NULL;
 	}
 	c->r.sig_head = c->r.sig_tail = NULL;
+	/* responses not sent yet answer for this side: drop them (those in
+	 * flight no longer refer to it) */
+	for (struct rjob **pj = &ch->j_head, *j; (j = *pj);) {
+		if (j->c != c) {
+			pj = &j->next;
+			continue;
+		}
+		*pj = j->next;
+		job_free(e, j);
+	}
+	ch->j_tail = NULL;
+	for (struct rjob *j = ch->j_head; j; j = j->next)
+		ch->j_tail = j;
 	while (c->r.recs) {
 		c->r.recs->recv = NULL;
 		if (c->r.recs->state == REC_UNMATCHED)
@@ -1004,8 +1242,15 @@ static void chan_free(struct engine *e, struct rchan *ch)
 	rm->live[ch->live_pos] = last;
 	last->live_pos = ch->live_pos;
 	rm->chans[ch->id] = NULL;
-	/* every side was detached: completions find forgotten slots only */
+	/* every side was detached: completions find forgotten slots only
+	 * (and free the get responses in flight) */
 	tpchan_free(ch->tp);
+	while (ch->j_head) {
+		struct rjob *j = ch->j_head;
+
+		ch->j_head = j->next;
+		job_free(e, j);
+	}
 	free(ch);
 }
 
@@ -1172,6 +1417,8 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 		struct rchan *ch = rm->live[(rm->rr + k) % nlive];
 		uint32_t got = 0;
 
+		if (ch->j_head)
+			drain_jobs(e, ch);
 		if (ch->q_head)
 			drain_queue(e, ch, now_ns);
 		while (got < quantum && n < max) {
@@ -1221,6 +1468,8 @@ uint64_t engine_next_deadline(const struct engine *e)
 		 * sleeps by this deadline spin until then. */
 		if (ch->blocked || rm->no_slots)
 			continue;
+		if (ch->j_head)
+			d = 0;         /* get responses go at once */
 		for (const struct opq_op *op = ch->q_head; op; op = op->rnext)
 			if (op->rdue < d)
 				d = op->rdue;

@@ -8,8 +8,8 @@
  *                       memfd and registered memory, ordering, close
  *   pserve NAME         the server half of primitives on its own
  *   pclient TARGET      the client half, connecting to TARGET ("host/NAME":
- *                       across daemons, where get is -EOPNOTSUPP and a send
- *                       into a receive posted later succeeds at the sender)
+ *                       across daemons, where a send into a receive posted
+ *                       later succeeds at the sender)
  *   backpressure        ring full is -EAGAIN and nothing is lost
  *   isolation           keys, owners and bounds keep clients apart
  *   hold NAME           listen on NAME, accept one peer, print "ready", sleep
@@ -170,8 +170,7 @@ static int primitives_server(const char *name)
 	check(op_res(ep, &st, 201) == 0, "put back to the client");
 	check(op_res(ep, &st, 202) == 0, "signal back to the client");
 
-	/* 3: client gets from vbuf (locally; across hosts it is -EOPNOTSUPP);
-	 * wait for its signal 2 that it is done */
+	/* 3: client gets from vbuf; wait for its signal 2 that it is done */
 	fill(vbuf, REG, 10);
 	TRY(ctx, uccl_signal(ep, conn, 0, 203));   /* "vbuf ready" */
 	check(op_res(ep, &st, 203) == 0, "signal: region ready for get");
@@ -260,13 +259,8 @@ static int primitives_client(const char *name)
 	r = uccl_wait(ep, conn, 2, T_MS);
 	check(r == 0, "server's region ready for get");
 	TRY(ctx, uccl_get(ep, conn, mr, 0, sk.vaddr_key, 0, REG, 0, 20));
-	if (remote) {
-		r = op_res(ep, &st, 20);
-		check(r == -EOPNOTSUPP, "get across hosts: -EOPNOTSUPP (%s)", uccl_strerror(r));
-	} else {
-		check(op_res(ep, &st, 20) == 0 && same_as(uccl_mr_addr(mr), REG, 10),
-		      "get 1 MiB from the server's registered region");
-	}
+	check(op_res(ep, &st, 20) == 0 && same_as(uccl_mr_addr(mr), REG, 10),
+	      "get 1 MiB from the server's registered region");
 	TRY(ctx, uccl_signal(ep, conn, 0, 21));
 	check(op_res(ep, &st, 21) == 0, "signal: get done");
 

@@ -23,21 +23,22 @@ for s in us: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss + us))')
 PA=$1 PB=$2 DA=$3 DB=$4
 
-write_conf() { # write_conf FILE NAME PORT DATA_PORT PATHS
+write_conf() { # write_conf FILE NAME PORT DATA_PORT PATHS MTU
 	{
 		echo "peer_listen = 127.0.0.1:$3"
 		echo "peers = node-a=127.0.0.1:$PA, node-b=127.0.0.1:$PB"
 		echo "host_name = $2"
 		echo "data_port = $4"
 		echo "data_paths = $5"
-		echo "mtu = 9000"
+		echo "mtu = $6"
 		echo "peer_timeout_ms = $TIMEOUT_MS"
 	} >"$1"
 }
 # a uses fewer paths than b: b accepts a's source ports up to its own
-# count, so the forger below can speak from a's address range
-write_conf "$TMPD/a.conf" node-a "$PA" 0 4
-write_conf "$TMPD/b.conf" node-b "$PB" 0 8
+# count, so the forger below can speak from a's address range. The
+# channel takes the smaller MTU: 1500 here (netns.sh runs 9000).
+write_conf "$TMPD/a.conf" node-a "$PA" 0 4 1500
+write_conf "$TMPD/b.conf" node-b "$PB" 0 8 9000
 SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
@@ -96,6 +97,7 @@ start b
 expect "channel a->b up" wait_chan "$SOCK_A"
 expect "channel b->a up" wait_chan "$SOCK_B"
 expect "channel uses the smaller path count (4)" [ "$(chan_field "$SOCK_A" paths)" = 4 ]
+expect "channel uses the smaller MTU (1500)" [ "$(chan_field "$SOCK_B" mtu)" = 1500 ]
 
 # 1. every primitive across hosts
 UCCL_SOCKET=$SOCK_B "$ITEST" pserve prims >"$TMPD/pserve.out" 2>&1 &

@@ -1911,19 +1911,90 @@ static void test_conn_remove_cancels_in_flight_ops_once(void **state)
 	assert_int_equal(sem(f, HB, CONN_B), 0);
 }
 
-/* 10: get is not offered across hosts. */
-static void test_get_across_hosts_is_not_supported(void **state)
+/* 10: get across hosts: B snapshots the range and sends it back; A writes
+ * it at its place, under loss and reordering; a zero-length get works. */
+static void test_get_across_hosts_reads_the_remote_range(void **state)
 {
-	struct fx *f = fx_open(state, PARAMS(.seed = 101));
+	struct fx *f = fx_open(state, PARAMS(.seed = 101, ROUGH(10000)));
+	const size_t len = 3 * MiB;
 
-	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_B, .len = 100,
-			  .user_data = 1));
-	run_steps(f, 1);
-	assert_int_equal(cqe(f, HA, 1).res, -EOPNOTSUPP);
-	assert_int_equal(cqe(f, HA, 1).len, 0);
+	fill_pattern(f->h[HB].mr1, REG_LEN, 77);
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .loff = 4096, .rkey = KEY_B,
+			  .roff = 1000, .len = len, .user_data = 1));
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_B, .roff = 5,
+			  .len = 0, .user_data = 2));
+	wait_cqes(f, HA, 2);
 	settle(f);
-	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, 0);
-	assert_int_equal(st(f, HA)->remote_msgs, 0);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_int_equal(cqe(f, HA, 1).len, len);
+	assert_memory_equal(f->h[HA].mr1 + 4096, f->h[HB].mr1 + 1000, len);
+	assert_int_equal(cqe(f, HA, 2).res, 0);
+	assert_int_equal(cqe(f, HA, 2).len, 0);
+	assert_int_equal(ncqes(f, HB), 0);             /* one-sided: B's client sees nothing */
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);   /* the snapshots are gone */
+	assert_true(chst(f, HB, 0).tp.retx_pkts > 0);  /* responses were repaired too */
+}
+
+/* A get with a key of another client or past the end fails with B's
+ * verdict; nothing is written at A. */
+static void test_get_is_checked_at_the_region_owner(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 102));
+	uint8_t *save = malloc(REG_LEN);
+
+	assert_non_null(save);
+	memcpy(save, f->h[HA].mr1, REG_LEN);
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_C, .len = 100,
+			  .user_data = 1));
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_B,
+			  .roff = REG_LEN - 10, .len = 100, .user_data = 2));
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_A, .len = 100,
+			  .user_data = 3));
+	wait_cqes(f, HA, 3);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 1).res, -EACCES);
+	assert_int_equal(cqe(f, HA, 2).res, -ERANGE);
+	assert_int_equal(cqe(f, HA, 3).res, -EACCES);
+	assert_memory_equal(save, f->h[HA].mr1, REG_LEN);
+	free(save);
+}
+
+/* B has less snapshot room than the get asks for at once: A asks again
+ * until it fits; every get completes with the right bytes. */
+static void test_get_waits_for_snapshot_room(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 103, .max_unexp_bytes = 256 * KiB));
+
+	fill_pattern(f->h[HB].mr1, REG_LEN, 78);
+	for (int i = 0; i < 8; i++)
+		submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .loff = i * 128 * KiB,
+				  .rkey = KEY_B, .roff = i * 128 * KiB, .len = 128 * KiB, .user_data = 1 + i));
+	wait_cqes(f, HA, 8);
+	settle(f);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(cqe(f, HA, 1 + i).res, 0);
+	assert_memory_equal(f->h[HA].mr1, f->h[HB].mr1, 8 * 128 * KiB);
+	assert_true(st(f, HB)->rx_refused_nobuf > 0);
+	assert_true(st(f, HA)->send_retries > 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+}
+
+/* A get whose region is deregistered while it is in flight completes once,
+ * with -ECANCELED, and its late response is dropped. */
+static void test_get_canceled_in_flight(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 104));
+
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 2, .rkey = KEY_B, .len = 2 * MiB,
+			  .user_data = 1));
+	run_steps(f, 3);
+	assert_int_equal(engine_mr_remove(f->h[HA].e, CLIENT_A, 2), 0);
+	f->h[HA].mr2 = NULL;
+	wait_cqes(f, HA, 1);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 1).res, -ECANCELED);
+	assert_int_equal(ncqes(f, HA), 1);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
 }
 
 /* 11: strict completions come in issue order across hosts, however their
@@ -2047,7 +2118,10 @@ int main(void)
 		T(test_mr_remove_under_a_recv_drops_the_rest_of_its_message),
 		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
 		T(test_conn_remove_cancels_in_flight_ops_once),
-		T(test_get_across_hosts_is_not_supported),
+		T(test_get_across_hosts_reads_the_remote_range),
+		T(test_get_is_checked_at_the_region_owner),
+		T(test_get_waits_for_snapshot_room),
+		T(test_get_canceled_in_flight),
 		T(test_strict_ops_complete_in_issue_order),
 		T(test_rconn_add_and_connect_check_their_arguments),
 		T(test_a_run_is_a_function_of_its_seed),
