@@ -517,7 +517,8 @@ struct racc {
 	struct daemon *d;
 	struct peer_connect_req *req;
 	struct dep *l;
-	uint32_t conn;
+	uint32_t conn, chan;
+	uint64_t generation;           /* of the channel when the request came */
 	char peer[CONF_PEER_NAME_MAX + 1];
 };
 
@@ -528,11 +529,18 @@ static void accept_done(struct engcmd *c)
 	struct dep *l = ra->l;
 	struct dconn *dc = &l->conns[ra->conn];
 
+	const struct dchan *ch = &ra->d->rchans->ch[ra->chan];
+	int res = c->result;
+
 	if (!s->closing)
 		l->backlog_pending--;
+	/* the peer went down or restarted meanwhile: the engine reset this
+	 * side when the channel went, and mark_reset skipped it (pending) */
+	if (res == 0 && (!ch->up || ch->generation != ra->generation))
+		res = -ECONNRESET;
 	if (s->closing || !l->live) {
 		peer_connect_answer(ra->d->peers, ra->req, -ECONNREFUSED, 0, 0);
-	} else if (c->result < 0) {
+	} else if (res < 0) {
 		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
 
 		/* the bind may have worked; FIFO order keeps a reuse of the
@@ -545,8 +553,8 @@ static void accept_done(struct engcmd *c)
 		dc->state = CONN_FREE;
 		dc->remote = false;
 		l->n_conns--;
-		peer_connect_answer(ra->d->peers, ra->req, c->result == -ECONNRESET ? -ECONNRESET
-								       : -ECONNREFUSED, 0, 0);
+		peer_connect_answer(ra->d->peers, ra->req, res == -ECONNRESET ? -ECONNRESET : -ECONNREFUSED,
+				    0, 0);
 	} else {
 		dc->state = CONN_OPEN;
 		l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = ra->conn;
@@ -604,7 +612,8 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 			      .wire = conn | (uint32_t)dc->gen << 16 };
 	l->n_conns++;
 	l->backlog_pending++;
-	*ra = (struct racc){ .d = d, .req = req, .l = l, .conn = conn };
+	*ra = (struct racc){ .d = d, .req = req, .l = l, .conn = conn, .chan = id,
+			     .generation = ch->generation };
 	snprintf(ra->peer, sizeof(ra->peer), "%s", peer);
 	add->u.rconn.ep = l->id;
 	add->u.rconn.conn = conn;

@@ -44,6 +44,8 @@ struct rconn {
 	struct opq_op *sig_head, *sig_tail; /* signals waiting for earlier puts */
 	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
 	struct rrec *recs;         /* every incoming-message record of this side */
+	uint32_t nrecs;
+	uint64_t blocked_seq;      /* lowest send refused for lack of room, or UINT64_MAX */
 	struct rrec *um_head, *um_tail; /* took their turn, no receive matched yet */
 };
 

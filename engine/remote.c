@@ -46,6 +46,7 @@
 #define DEF_REMOTE_MSGS  65536u
 #define DEF_UNEXP_BYTES  (64ull << 20)
 #define DEF_UNEXP_MSGS   16384u
+#define REC_PER_CONN_MAX 1024u        /* one connection cannot take every record */
 #define MAX_REMOTE_MSGS  (1u << 22)
 #define TX_CHUNK         64
 
@@ -535,6 +536,7 @@ static struct rrec *rec_new(struct engine *e, struct conn *c, const struct wire_
 	if (c->r.recs)
 		c->r.recs->cprev = r;
 	c->r.recs = r;
+	c->r.nrecs++;
 	e->st.unexpected_msgs++;
 	return r;
 }
@@ -597,6 +599,7 @@ static void rec_free(struct engine *e, struct rrec *r)
 		r->recv->rrec = NULL;
 	buf_release(e, r);
 	e->st.unexpected_msgs--;
+	c->r.nrecs--;
 	free(r);
 }
 
@@ -688,8 +691,10 @@ static void rec_complete(struct engine *e, struct rrec *r)
 	}
 }
 
-/* Let sends whose turn has come take it: match a posted receive when
- * nothing older waits unmatched, else queue up. */
+/* Let sends whose turn has come take it: match the first posted receive
+ * that takes its tag, else queue up unmatched. A receive still waiting was
+ * checked against every unmatched message when it was posted and when each
+ * took its turn, so matching it to this later one keeps the order. */
 static void order_advance(struct engine *e, struct conn *c)
 {
 	struct rrec *r;
@@ -704,7 +709,7 @@ static void order_advance(struct engine *e, struct conn *c)
 		if (r->state != REC_EARLY)
 			break;
 		c->r.next_seq++;
-		op = c->r.um_head ? NULL : opq_conn_find_recv(&c->q, r->tag);
+		op = opq_conn_find_recv(&c->q, r->tag);
 		if (op)
 			match_rec(e, c, r, op);
 		else
@@ -745,8 +750,15 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 		*err = recall_refusal(ch, c, d);   /* a late packet of a settled send */
 		return NULL;
 	}
-	if (d->roff == c->r.next_seq && !c->r.um_head)
+	if (d->roff == c->r.next_seq)
 		op = opq_conn_find_recv(&c->q, d->rkey);
+	/* After a refusal for lack of room, later sends of the connection are
+	 * refused too until the refused one got in: else they would fill the
+	 * room it waits for and never be able to take their turn before it. */
+	if (!op && d->roff > c->r.blocked_seq)
+		goto nobuf;
+	if (c->r.nrecs >= REC_PER_CONN_MAX)
+		goto nobuf;
 	if (op) {
 		if (d->msg_len > op->len) {
 			opq_conn_unmatch(&c->q, op);
@@ -762,6 +774,8 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 		r = rec_new(e, c, d, REC_DIRECT);
 		if (!r)
 			goto nobuf;
+		if (d->roff == c->r.blocked_seq)
+			c->r.blocked_seq = UINT64_MAX;
 		opq_conn_unmatch(&c->q, op);
 		r->recv = op;
 		op->rrec = r;
@@ -774,15 +788,21 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 	r = rec_new(e, c, d, REC_EARLY);
 	if (!r)
 		goto nobuf;
-	r->buf = malloc(d->msg_len ? d->msg_len : 1);
+	/* zeroed: a hostile sender that overlaps its packets leaves holes,
+	 * which must not show another message's old bytes */
+	r->buf = calloc(1, d->msg_len ? d->msg_len : 1);
 	if (!r->buf) {
 		rec_free(e, r);
 		goto nobuf;
 	}
 	e->st.unexpected_bytes += d->msg_len;
+	if (d->roff == c->r.blocked_seq)
+		c->r.blocked_seq = UINT64_MAX;
 	return r;
 nobuf:
 	e->st.rx_refused_nobuf++;
+	if (d->roff < c->r.blocked_seq)
+		c->r.blocked_seq = d->roff;
 	*err = -ENOBUFS;
 	return NULL;
 }
@@ -827,6 +847,9 @@ static int rx_send(struct engine *e, struct rchan *ch, struct conn *c, const str
 	default:
 		break;
 	}
+	/* an honest sender never overlaps packets of one message */
+	if (d->payload_len > r->len - r->got)
+		return -EBADMSG;
 	r->got += d->payload_len;
 	if (r->got == r->len)
 		rec_complete(e, r);
@@ -861,7 +884,7 @@ static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
 			break;
 		}
 	} else if (d->roff >= c->r.next_seq) {
-		if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs) {
+		if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs || c->r.nrecs >= REC_PER_CONN_MAX) {
 			e->st.rx_refused_nobuf++;
 			return -ENOBUFS;
 		}
@@ -1346,6 +1369,7 @@ int engine_rconn_add(struct engine *e, uint32_t ep_id, uint32_t conn, uint32_t w
 	c->r.ch = ch;
 	c->r.wire_id = wire_id;
 	c->r.rep = UINT32_MAX;
+	c->r.blocked_seq = UINT64_MAX;
 	c->r.ch_next = ch->conns;
 	if (ch->conns)
 		ch->conns->r.ch_prev = c;
