@@ -288,7 +288,9 @@ static int nic_rx_pass(struct engthr *t, uint64_t now)
 				t->rx_unknown_chan++;
 				continue;
 			}
-			engine_rx(t->eng, chan, t->rx[i].buf, t->rx[i].len, now);
+			/* CE is both ECN bits set */
+			engine_rx_ce(t->eng, chan, t->rx[i].buf, t->rx[i].len, now,
+				     (t->rx[i].tos & 0x03) == 0x03);
 		}
 		total += n;
 		if (n < RX_BATCH)

@@ -109,6 +109,7 @@ static int open_data_plane(struct daemon *d, struct nic **out, uint16_t *port)
 		.gso = c->udp_gso,
 		.gro = c->udp_gro,
 		.rx_batch = 64,
+		.ecn = true,
 	};
 	r = nic_udp_ops.open(&np, out);
 	if (r < 0) {

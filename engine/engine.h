@@ -160,8 +160,11 @@ int engine_rconn_connect(struct engine *e, uint32_t ep, uint32_t conn, uint32_t 
  * -ECONNRESET until engine_conn_remove. */
 int engine_conn_reset(struct engine *e, uint32_t ep, uint32_t conn);
 
-/* One received packet from chan's host. 0 or why it was dropped (counted). */
+/* One received packet from chan's host. 0 or why it was dropped (counted).
+ * engine_rx_ce: the packet's IP header carried a CE mark (ECN). */
 int engine_rx(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns);
+int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns,
+		 bool ce);
 
 struct engine_txpkt {
 	uint8_t *buf;                  /* caller's buffer of at least the channel's mtu */

@@ -1410,6 +1410,12 @@ static void chan_check_failed(struct engine *e, struct rchan *ch)
 
 int engine_rx(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns)
 {
+	return engine_rx_ce(e, chan, pkt, len, now_ns, false);
+}
+
+int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns,
+		 bool ce)
+{
 	struct rchan *ch = chan_get(e, chan);
 	int r;
 
@@ -1418,7 +1424,7 @@ int engine_rx(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint
 		return -ENOENT;
 	}
 	e->now = now_ns;
-	r = tpchan_rx(ch->tp, pkt, len, now_ns);
+	r = tpchan_rx_ce(ch->tp, pkt, len, now_ns, ce);
 	chan_check_failed(e, ch);
 	eng_settle(e);
 	return r;

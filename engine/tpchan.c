@@ -63,8 +63,9 @@
  *  - msg_id = submission number << 24 | table slot: a NACK finds its
  *    message in O(1), and a stale or forged one fails the id check.
  *  - ACKs echo the tsval of the first packet since the previous ACK, so
- *    that RTT samples include the coalescing delay. There is no ECN input
- *    to tpchan_rx, so ACKs never carry WIRE_F_ECE.
+ *    that RTT samples include the coalescing delay. A DATA packet that
+ *    arrived with a CE mark (tpchan_rx_ce) makes the next ACK go at once and
+ *    carry WIRE_F_ECE, which the sender's congestion controller sees as ecn.
  *  - Stats: data_pkts_rx/data_bytes_rx count new packets (delivered,
  *    refused or fillers); dup_pkts_rx duplicates; drop_window packets past
  *    the window, and those turned away while NACK_RING is full; fast_retx
@@ -177,6 +178,7 @@ struct tpchan {
 	/* receive side */
 	uint32_t rx_high;              /* one past the highest psn accepted */
 	bool ack_pending, ack_now;
+	bool ack_ece;                  /* a CE-marked DATA packet since the last ACK */
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
 	uint64_t ack_first_ns, ack_tsecr;
@@ -729,7 +731,7 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		struct wire_ack a;             /* the writer reads sack_words words only */
 		int r;
 
-		a.flags = 0;
+		a.flags = c->ack_ece ? WIRE_F_ECE : 0;
 		a.path = c->ack_path;
 		a.token = c->p.tx_token;
 		a.cum_psn = sb_rx_cum(c->rx);
@@ -749,7 +751,7 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		c->dupacks_owed = copies;      /* out of room: the rest next call */
 		return n;
 	}
-	c->ack_pending = c->ack_now = false;
+	c->ack_pending = c->ack_now = c->ack_ece = false;
 	c->ack_count = c->dupacks_owed = 0;
 	return n;
 }
@@ -1131,6 +1133,11 @@ static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 
 int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns)
 {
+	return tpchan_rx_ce(c, pkt, len, now_ns, false);
+}
+
+int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce)
+{
 	struct wire_pkt w;
 	int r;
 
@@ -1146,6 +1153,11 @@ int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns)
 	switch (w.type) {
 	case WIRE_DATA:
 		r = rx_data(c, &w.data, now_ns);
+		if (ce && r == 0 && c->ack_pending) {
+			/* congestion news goes back at once, not coalesced */
+			c->ack_ece = true;
+			c->ack_now = true;
+		}
 		/* DATA brings only the ACK (and a new refusal record, which
 		 * zeroes the deadline itself) forward; what else it settles can
 		 * only leave the deadline early, which costs an idle tpchan_tx */

@@ -123,6 +123,9 @@ int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int m
  * was dropped (counted in the stats): -EBADMSG, -EPROTO, -EACCES (token),
  * -EILSEQ (crc), -ERANGE (outside the receive window). */
 int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns);
+/* The same for a packet whose IP header carried a CE mark (ce): the ACK
+ * for it goes at once and carries WIRE_F_ECE. */
+int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce);
 
 /* When tpchan_tx should next be called even without new input (ACK delay,
  * retransmission timer, refusal resend); UINT64_MAX if never. O(1). After a

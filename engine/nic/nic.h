@@ -32,6 +32,7 @@ struct nic_params {
 	bool gso;                      /* UDP_SEGMENT batching on send */
 	bool gro;                      /* UDP_GRO coalescing on receive */
 	uint32_t rx_batch;             /* datagrams per recvmmsg (1 .. 1024) */
+	bool ecn;                      /* send ECT(0) (rx always reports the TOS byte) */
 };
 
 struct nic_pkt {

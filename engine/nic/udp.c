@@ -396,6 +396,18 @@ static void setup_sockets(struct nic *n, const struct nic_params *p)
 		(void)setsockopt(n->fds[i], SOL_SOCKET, SO_RCVBUF, &tiny, sizeof(tiny));
 	set_buf(rx, SO_RCVBUFFORCE, SO_RCVBUF, p->rcvbuf);
 
+	/* ECT(0) on what we send, so that marking switches mark rather than
+	 * drop; best effort, like reading the TOS back */
+	if (p->ecn) {
+		int ect = 0x02;
+
+		for (uint32_t i = 0; i < n->npaths; i++) {
+			if (n->family == AF_INET6)
+				(void)setsockopt(n->fds[i], IPPROTO_IPV6, IPV6_TCLASS, &ect, sizeof(ect));
+			else
+				(void)setsockopt(n->fds[i], IPPROTO_IP, IP_TOS, &ect, sizeof(ect));
+		}
+	}
 	/* TOS (for ECN) is best effort: without it rx reports 0 */
 	(void)setsockopt(rx, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 	if (n->family == AF_INET6)

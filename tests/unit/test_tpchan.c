@@ -1246,6 +1246,46 @@ static void test_submit_pushes_back_at_max_msgs(void **state)
 	world_fini(&w);
 }
 
+/* A DATA packet that arrived CE-marked is acknowledged at once with ECE, and
+ * the sender's congestion controller backs off. */
+static void test_ce_mark_comes_back_as_ece_and_cuts_the_window(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	static uint8_t bufs[4][1500];
+	struct tpchan_txpkt out[4];
+	struct tpchan_stats a0, a1;
+	struct tpchan_msg m;
+	struct wire_pkt pk;
+	uint64_t now = 1000000;
+
+	(void)state;
+	world_init(&w, 1, false);
+	w.msgs[0].len = 100;
+	w.total = 100;
+	world_chans(&w, &p, &p, &lp);
+	for (int i = 0; i < 4; i++)
+		out[i].buf = bufs[i];
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	tpchan_get_stats(w.a, &a0);
+	assert_int_equal(tpchan_tx(w.a, now, out, 4), 1);
+	now += 10000;
+	assert_int_equal(tpchan_rx_ce(w.b, out[0].buf, out[0].len, now, true), 0);
+	/* at the same instant: no coalescing wait for congestion news */
+	assert_int_equal(tpchan_tx(w.b, now, out, 4), 1);
+	assert_int_equal(wire_parse(out[0].buf, out[0].len, &pk), 0);
+	assert_int_equal(pk.type, WIRE_ACK);
+	assert_true(pk.ack.flags & WIRE_F_ECE);
+	now += 10000;
+	assert_int_equal(tpchan_rx(w.a, out[0].buf, out[0].len, now), 0);
+	tpchan_get_stats(w.a, &a1);
+	assert_true(a1.cwnd_bytes < a0.cwnd_bytes);
+	assert_int_equal(a1.msgs_completed, 1);
+	world_fini(&w);
+}
+
 static void test_bad_parameters_are_refused(void **state)
 {
 	struct tpchan_params p = chan_params(false), q;
@@ -1476,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_reset_fails_queued_and_inflight_once),
 		cmocka_unit_test(test_free_cancels_what_is_left),
 		cmocka_unit_test(test_submit_pushes_back_at_max_msgs),
+		cmocka_unit_test(test_ce_mark_comes_back_as_ece_and_cuts_the_window),
 		cmocka_unit_test(test_bad_parameters_are_refused),
 		cmocka_unit_test(test_both_directions_at_once),
 		cmocka_unit_test(test_refusals_both_directions_at_once),
