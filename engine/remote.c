@@ -49,6 +49,7 @@
 #define REC_PER_CONN_MAX 1024u        /* one connection cannot take every record */
 #define MAX_REMOTE_MSGS  (1u << 22)
 #define TX_CHUNK         64
+#define DRR_QUANTUM      (64u * 1024)  /* bytes a busy channel earns per turn */
 
 #define RFL_QUEUED  0x01u             /* on its channel's submit queue */
 #define RFL_VOID    0x02u             /* abandoned send: a void goes out for its sequence */
@@ -114,6 +115,8 @@ struct rchan {
 	bool failed;                   /* a packet went unacknowledged max_retx times: the
 					* peer is out of reach and the psn space has a hole */
 	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
+	uint32_t mtu;
+	int64_t deficit;               /* deficit round robin: bytes it may still send */
 };
 
 struct rslot {
@@ -1322,6 +1325,7 @@ int engine_chan_add(struct engine *e, uint32_t chan, const struct tpchan_params 
 	tp.cb_arg = ch;
 	ch->e = e;
 	ch->id = chan;
+	ch->mtu = p->mtu ? p->mtu : 1500;
 	ch->tp = tpchan_new(&tp);
 	if (!ch->tp) {
 		free(ch);
@@ -1434,28 +1438,31 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 {
 	struct remote *rm = e->rm;
 	struct tpchan_txpkt tp[TX_CHUNK];
-	uint32_t nlive, quantum;
+	uint32_t nlive;
 	int n = 0;
 
 	if (!rm || rm->nlive == 0 || max <= 0)
 		return 0;
 	e->now = now_ns;
 	nlive = rm->nlive;
-	/* round robin over channels, each a quantum of packets per call */
-	quantum = ((uint32_t)max + nlive - 1) / nlive;
+	/* Deficit round robin over channels, in bytes: each turn a channel
+	 * earns DRR_QUANTUM and sends whole packets while its deficit lasts
+	 * (at least one: a packet is never split); a channel with nothing to
+	 * send keeps no credit. The starting channel rotates per call. */
 	for (uint32_t k = 0; k < nlive && n < max; k++) {
 		struct rchan *ch = rm->live[(rm->rr + k) % nlive];
-		uint32_t got = 0;
 
 		if (ch->j_head)
 			drain_jobs(e, ch);
 		if (ch->q_head)
 			drain_queue(e, ch, now_ns);
-		while (got < quantum && n < max) {
+		ch->deficit += DRR_QUANTUM;
+		while (n < max && ch->deficit > 0) {
 			int want = max - n, r;
+			uint32_t fit = (uint32_t)(ch->deficit / ch->mtu) + 1;
 
-			if ((uint32_t)want > quantum - got)
-				want = (int)(quantum - got);
+			if ((uint32_t)want > fit)
+				want = (int)fit;
 			if (want > TX_CHUNK)
 				want = TX_CHUNK;
 			for (int i = 0; i < want; i++)
@@ -1465,12 +1472,16 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 				out[n + i].len = tp[i].len;
 				out[n + i].path = tp[i].path;
 				out[n + i].chan = ch->id;
+				ch->deficit -= tp[i].len;
 			}
 			n += r;
-			got += (uint32_t)r;
-			if (r < want)
+			if (r < want) {
+				ch->deficit = 0;   /* idle: no banking of credit */
 				break;
+			}
 		}
+		if (ch->deficit > (int64_t)DRR_QUANTUM)
+			ch->deficit = DRR_QUANTUM;    /* cut short by max: bounded carry */
 		chan_check_failed(e, ch);
 	}
 	rm->rr = nlive ? (rm->rr + 1) % nlive : 0;

@@ -1581,6 +1581,36 @@ static void test_refused_put_fails_with_the_receivers_error(void **state)
 	b_unchanged(f);
 }
 
+/* Deficit round robin in bytes: a channel of 1500-byte packets and one of
+ * 9000-byte packets, both with plenty to send, get about the same bytes per
+ * engine_tx call (a packet round robin would give the big-MTU one 6x). */
+static void test_tx_shares_bytes_across_channels(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 111, .mtu = 1500));
+	struct engine *e = f->h[HA].e;
+	struct tpchan_params cp = chan_params(&f->p, HA, 9);
+	struct engine_txpkt out[BATCH];
+	static uint8_t bufs[BATCH][9000];
+	uint64_t bytes[2] = { 0, 0 };
+	int n;
+
+	cp.mtu = 9000;
+	cp.max_inflight_bytes = 16 << 20;
+	assert_int_equal(engine_chan_add(e, 1, &cp), 0);
+	assert_int_equal(engine_rconn_add(e, EP_A, 4, WIRE(4, 3), 1), 0);
+	assert_int_equal(engine_rconn_connect(e, EP_A, 4, 0, WIRE(0, 1)), 0);
+	submit(f, HA, PUT(.len = 2 * MiB, .user_data = 1));
+	submit(f, HA, PUT(.conn = 4, .len = 2 * MiB, .user_data = 2));
+	engine_poll(e, f->now);
+	for (int i = 0; i < BATCH; i++)
+		out[i].buf = bufs[i];
+	n = engine_tx(e, f->now, out, BATCH);
+	for (int i = 0; i < n; i++)
+		bytes[out[i].chan] += out[i].len;
+	assert_true(bytes[0] > 0 && bytes[1] > 0);
+	assert_true(bytes[0] * 2 >= bytes[1] && bytes[1] * 2 >= bytes[0]);
+}
+
 /* Review findings, kept as regressions. */
 
 /* A receive posted while an older unmatched message waits must still take a
@@ -2194,6 +2224,7 @@ int main(void)
 		T(test_mr_remove_under_a_recv_drops_the_rest_of_its_message),
 		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
 		T(test_conn_remove_cancels_in_flight_ops_once),
+		T(test_tx_shares_bytes_across_channels),
 		T(test_posted_recv_meets_a_later_send_behind_an_unmatched_one),
 		T(test_refused_send_is_not_starved_by_later_ones),
 		T(test_overlapping_packets_leak_nothing),
