@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cc: the registry of congestion controllers, so that configuration can name
- * one ("window", later "swift", "eqds") and the daemon can list the choices
+ * one ("window", "swift", ...) and the daemon can list the choices
  * when a name is unknown. A new module adds its ops table to cc_table and its
  * name to CC_NAMES; the unit test checks that the two agree.
  */
@@ -14,11 +14,16 @@
 
 static const struct cc_ops *const cc_table[] = {
 	&cc_window_ops,
+	&cc_swift_ops,
+	&cc_timely_ops,
+	&cc_dcqcn_ops,
+	&cc_hint_ops,
+	&cc_none_ops,
 };
 
 /* A literal rather than a string built at run time: no allocation and no
  * first-call race between engine threads. */
-#define CC_NAMES "window"
+#define CC_NAMES "window,swift,timely,dcqcn,hint,none"
 
 const struct cc_ops *cc_find(const char *name)
 {

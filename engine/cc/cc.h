@@ -29,6 +29,18 @@ struct cc_ack {
 	uint64_t rtt_ns;               /* a sample from this batch, 0 if none */
 	uint64_t inflight_bytes;       /* after removing the acked bytes */
 	bool ecn;                      /* a CE mark was echoed in this batch */
+	/*
+	 * In-band congestion degree, for fabrics whose switches report more
+	 * than one ECN bit (Unified Bus C-AQM style hints, or the simulator's
+	 * queue reporting): how congested the worst queue on the path was, in
+	 * parts per million of its marking range (1..1000000; larger values
+	 * are read as 1000000). 0 means "no report", and a module falls back
+	 * to the ecn bit. It sits in what was tail padding after ecn, so the
+	 * struct keeps its size and every existing field its offset; callers
+	 * that build the struct with designated initialisers leave it 0.
+	 * Only "hint" reads it today.
+	 */
+	uint32_t hint_ppm;
 };
 
 struct cc_ops {
@@ -48,7 +60,37 @@ struct cc_ops {
  * well past the lowest RTT seen (delay signal), at most once per RTT. */
 extern const struct cc_ops cc_window_ops;
 
-/* Lookup by name ("window", later "swift", "eqds", ...); NULL if unknown. */
+/*
+ * The other controllers, and what each needs from the fabric. RTT samples
+ * come from the transport's timestamps on any backend; ECN needs the
+ * backend to send ECT and read CE back (IP_RECVTOS on UDP) and the
+ * receiver to echo it.
+ *
+ * swift: delay-based (Swift, SIGCOMM 2020): target delay with flow
+ *   scaling, additive increase below it, decrease in proportion to the
+ *   excess above it, at most once per RTT. Needs RTT samples; ignores ECN.
+ * timely: RTT gradient (TIMELY, SIGCOMM 2015), a rate handed out as a
+ *   window. Needs RTT samples; ignores ECN.
+ * dcqcn: DCQCN-like rate control (SIGCOMM 2015), the hardware baseline:
+ *   ECN cuts by alpha/2, time- and byte-driven recovery. Needs ECN (and
+ *   RTT samples to turn the rate into a window).
+ * hint: proportional control in the spirit of Unified Bus C-AQM: the
+ *   window shrinks in proportion to the congestion degree. Needs ECN, or
+ *   better an in-band degree in cc_ack.hint_ppm.
+ * none: the window is max_window, whatever happens (experiments only).
+ *
+ * A receiver-driven scheme (EQDS: the receiver paces credits across its
+ * senders) does not fit this table: its decisions are made where data
+ * arrives, not where ACKs do.
+ */
+extern const struct cc_ops cc_swift_ops;
+extern const struct cc_ops cc_timely_ops;
+extern const struct cc_ops cc_dcqcn_ops;
+extern const struct cc_ops cc_hint_ops;
+extern const struct cc_ops cc_none_ops;
+
+/* Lookup by name ("window", "swift", "timely", "dcqcn", "hint", "none");
+ * NULL if unknown. */
 const struct cc_ops *cc_find(const char *name);
 /* Comma-separated list of known names, for error messages. */
 const char *cc_names(void);
