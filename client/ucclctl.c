@@ -657,6 +657,12 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "drop_crc", c->drop_crc);
 	json_kv_u64(j, "drop_window", c->drop_window);
 	json_kv_u64(j, "drop_refused", c->drop_refused);
+	json_kv_str(j, "cc", c->cc ? c->cc : "");
+	json_key(j, "cc_state");
+	json_obj_begin(j);
+	for (size_t i = 0; i < c->n_cc_state; i++)
+		json_kv_u64(j, c->cc_state[i]->name, c->cc_state[i]->value);
+	json_obj_end(j);
 	json_obj_end(j);
 }
 
@@ -717,6 +723,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 	static const struct table_col cols[] = {
 		{ "CHAN", TABLE_RIGHT }, { "PEER", TABLE_LEFT }, { "AGE", TABLE_RIGHT },
 		{ "PATHS", TABLE_RIGHT }, { "MTU", TABLE_RIGHT }, { "CONNS", TABLE_RIGHT },
+		{ "CC", TABLE_LEFT },
 		{ "SRTT", TABLE_RIGHT }, { "RTO", TABLE_RIGHT }, { "CWND", TABLE_RIGHT },
 		{ "INFLIGHT", TABLE_RIGHT }, { "RETX (TO/FAST)", TABLE_RIGHT },
 		{ "HOLES", TABLE_RIGHT }, { "TX PKTS/BYTES", TABLE_RIGHT },
@@ -768,6 +775,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		e |= table_add(t, "%" PRIu32, c->paths);
 		e |= table_add(t, "%" PRIu32, c->mtu);
 		e |= table_add(t, "%" PRIu32, c->conns);
+		e |= table_add(t, "%s", c->cc && *c->cc ? c->cc : "-");
 		e |= table_add(t, "%s", srtt);
 		e |= table_add(t, "%s", rto);
 		e |= table_add(t, "%s", cwnd);
@@ -797,6 +805,23 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 			printf("%s %s %" PRIu64, k ? "," : "", dr[k].name, dr[k].v);
 		putchar('\n');
 		free(peer);
+	}
+	/* each controller's own state, one line per channel */
+	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
+		const UcclCtl__ChannelInfo *c = rep->channels[i];
+
+		if (!c->n_cc_state)
+			continue;
+		printf("cc on chan %" PRIu32 ": %s", c->chan, c->cc ? c->cc : "?");
+		for (size_t k = 0; k < c->n_cc_state; k++) {
+			char *name = table_sanitize(c->cc_state[k]->name);
+
+			if (!name)
+				return -ENOMEM;
+			printf("%s %s %" PRIu64, k ? "," : "", name, c->cc_state[k]->value);
+			free(name);
+		}
+		putchar('\n');
 	}
 	return e < 0 ? e : print_nic(rep->nic);
 }

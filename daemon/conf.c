@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "engine/cc/cc.h"
 
 #define CONF_LINE_MAX 4096           /* characters, not counting the newline */
 #define CONF_FILE_MAX (1u << 20)     /* conf_load refuses larger files */
@@ -35,6 +36,7 @@ enum opt_type {
 	OT_LISTEN,      /* address:port, or none */
 	OT_ADDR,        /* numeric address, or auto */
 	OT_HOSTNAME,    /* a peer name, or auto */
+	OT_CC,          /* a congestion controller's name (engine/cc/cc.c) */
 	OT_PEERS,       /* name=address:port,... or none */
 };
 
@@ -134,6 +136,8 @@ static const struct opt opts[] = {
 	  "RTT rise over twice the lowest RTT that the window CC takes as noise, not congestion" },
 	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 1000000,
 	  "floor of the retransmission timeout; the first one is 4x this" },
+	{ "cc", OT_CC, 0, O(cc), 0, 0, 0, 0,
+	  "congestion controller of every channel: window, swift, timely, dcqcn, hint or none" },
 	{ "udp_gso", OT_BOOL, 0, O(udp_gso), 0, 1, 0, 1, "batch sends with UDP GSO" },
 	{ "udp_gro", OT_BOOL, 0, O(udp_gro), 0, 1, 0, 1, "batch receives with UDP GRO" },
 };
@@ -195,6 +199,7 @@ static void set_int(struct conf *c, const struct opt *o, int64_t v)
 	case OT_LISTEN:
 	case OT_ADDR: memset(p, 0, sizeof(struct conf_addr)); break;
 	case OT_HOSTNAME: *(char *)p = '\0'; break;
+	case OT_CC: snprintf(p, CONF_CC_NAME_MAX + 1, "window"); break;
 	}
 }
 
@@ -227,6 +232,7 @@ static void copy_value(struct conf *dst, const struct conf *src, const struct op
 	case OT_LISTEN:
 	case OT_ADDR: sz = sizeof(struct conf_addr); break;
 	case OT_HOSTNAME: sz = CONF_PEER_NAME_MAX + 1; break;
+	case OT_CC: sz = CONF_CC_NAME_MAX + 1; break;
 	}
 	memcpy(field(dst, o), cfield(src, o), sz);
 }
@@ -422,6 +428,9 @@ static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size
 	}
 	case OT_HOSTNAME:
 		snprintf(buf, len, "%s", *(const char *)p ? (const char *)p : "auto");
+		break;
+	case OT_CC:
+		snprintf(buf, len, "%s", (const char *)p);
 		break;
 	case OT_PEERS:
 		fmt_peers(p, *clist_count(c, o), buf, len);
@@ -842,6 +851,17 @@ static int parse_hostname(struct parser *p, struct conf *c, const struct opt *o,
 	return 0;
 }
 
+static int parse_cc(struct parser *p, struct conf *c, const struct opt *o, const char *val)
+{
+	if (strlen(val) > CONF_CC_NAME_MAX || !cc_find(val)) {
+		fail_msg(p, "%s: unknown congestion controller '%s' (known: %s)", o->name, show(val).s,
+			 cc_names());
+		return -EINVAL;
+	}
+	snprintf(field(c, o), CONF_CC_NAME_MAX + 1, "%s", val);
+	return 0;
+}
+
 /* "none", or comma-separated name=address:port. The entries add to those
  * of earlier "peers" lines; parsed into a scratch array first so that a bad
  * entry leaves the option as it was. */
@@ -942,6 +962,7 @@ static int parse_value(struct parser *p, struct conf *c, const struct opt *o, ch
 	case OT_LISTEN: return parse_listen(p, c, o, val);
 	case OT_ADDR: return parse_addr(p, c, o, val);
 	case OT_HOSTNAME: return parse_hostname(p, c, o, val);
+	case OT_CC: return parse_cc(p, c, o, val);
 	case OT_PEERS: return parse_peers(p, c, o, val);
 	}
 	if (r < 0)

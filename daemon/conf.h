@@ -15,6 +15,7 @@
 
 #define CONF_MAX_IDS 32
 #define CONF_MAX_PEERS 64
+#define CONF_CC_NAME_MAX 15
 #define CONF_PEER_NAME_MAX 32          /* peer and host names: [A-Za-z0-9._-] */
 
 enum conf_log_level { LOG_LVL_ERROR = 0, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
@@ -84,6 +85,7 @@ struct conf {
 	uint64_t udp_buffer_bytes;        /* UDP socket send and receive buffers */
 	uint32_t rto_min_us;
 	uint32_t cc_delay_slack_us;
+	char cc[CONF_CC_NAME_MAX + 1];    /* congestion controller of every channel */
 	bool udp_gso, udp_gro;
 };
 

@@ -35,6 +35,7 @@
 #include "daemon/peer.h"
 #include "daemon/rconn.h"
 #include "daemon/session.h"
+#include "engine/cc/cc.h"
 
 struct dchan {
 	bool used;                     /* a peer name holds this id */
@@ -154,6 +155,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
+		.cc = cc_find(cf->cc),        /* checked when the file was read */
 		.cc_delay_slack_ns = (uint64_t)cf->cc_delay_slack_us * 1000,
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
 		.crc = cf->data_crc,
@@ -165,8 +167,8 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	ch->up_ms = daemon_now_ms();
 	ch->paths = c->u.chan.p.npaths;
 	ch->mtu = c->u.chan.p.mtu;
-	log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery%s)", pi->name, id,
-		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective",
+	log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id,
+		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cf->cc,
 		 cf->data_crc ? ", crc32c" : "");
 }
 

@@ -272,12 +272,16 @@ struct chan_query {
 	int res[RCONN_MAX_CHANS];
 	UcclCtl__ChannelInfo rows[RCONN_MAX_CHANS];
 	UcclCtl__ChannelInfo *ptrs[RCONN_MAX_CHANS];
+	UcclCtl__CcVar vars[RCONN_MAX_CHANS][ENGINE_CC_VARS];
+	UcclCtl__CcVar *var_ptrs[RCONN_MAX_CHANS][ENGINE_CC_VARS];
 };
 
 static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info *in,
-			 const struct engine_chan_stats *st, uint64_t now)
+			 const struct engine_chan_stats *st, uint64_t now, UcclCtl__CcVar *vars,
+			 UcclCtl__CcVar **var_ptrs)
 {
 	const struct tpchan_stats *tp = &st->tp;
+	int nv = st->n_cc < ENGINE_CC_VARS ? st->n_cc : ENGINE_CC_VARS;
 
 	uccl_ctl__channel_info__init(ci);
 	ci->chan = in->chan;
@@ -315,6 +319,15 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->drop_crc = tp->drop_crc;
 	ci->drop_window = tp->drop_window;
 	ci->drop_refused = tp->drop_refused;
+	ci->cc = (char *)(st->cc ? st->cc : "");
+	for (int i = 0; i < nv; i++) {
+		uccl_ctl__cc_var__init(&vars[i]);
+		vars[i].name = (char *)st->cc_names[i];
+		vars[i].value = st->cc_values[i];
+		var_ptrs[i] = &vars[i];
+	}
+	ci->n_cc_state = (size_t)nv;
+	ci->cc_state = var_ptrs;
 }
 
 /* The channels reply: q and c are NULL when peering is off (no rows, no
@@ -336,7 +349,7 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 			/* < 0: the channel went away while the engine answered */
 			if (q->res[i] < 0)
 				continue;
-			fill_channel(&q->rows[k], &q->info[i], &q->out[i], now);
+			fill_channel(&q->rows[k], &q->info[i], &q->out[i], now, q->vars[k], q->var_ptrs[k]);
 			q->ptrs[k] = &q->rows[k];
 			k++;
 		}

@@ -177,11 +177,16 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 /* When engine_tx must run again without new input; UINT64_MAX if never. */
 uint64_t engine_next_deadline(const struct engine *e);
 
+#define ENGINE_CC_VARS 8
 struct engine_chan_stats {
 	struct tpchan_stats tp;
 	uint32_t conns;                /* connection sides bound to it */
 	uint32_t queued_ops;           /* waiting for channel space or a retry */
 	bool failed;                   /* gave up on the peer (max_retx): connections reset */
+	const char *cc;                /* congestion controller (a static string) */
+	int n_cc;                      /* its state: n_cc (name, value) pairs */
+	const char *cc_names[ENGINE_CC_VARS];
+	uint64_t cc_values[ENGINE_CC_VARS];
 };
 int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_stats *out);
 

@@ -1529,5 +1529,9 @@ int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_
 	out->conns = ch->nconns;
 	out->queued_ops = ch->nqueued;
 	out->failed = ch->failed;
+	out->cc = tpchan_cc_name(ch->tp);
+	out->n_cc = tpchan_cc_describe(ch->tp, out->cc_names, out->cc_values, ENGINE_CC_VARS);
+	if (out->n_cc < 0)
+		out->n_cc = 0;
 	return 0;
 }

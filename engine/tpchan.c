@@ -1182,6 +1182,16 @@ bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns)
 	return tpchan_next_deadline(c) <= now_ns;
 }
 
+const char *tpchan_cc_name(const struct tpchan *c)
+{
+	return c->cc->name;
+}
+
+int tpchan_cc_describe(const struct tpchan *c, const char **names, uint64_t *values, int n)
+{
+	return c->cc->describe ? c->cc->describe(c->cc_st, names, values, n) : 0;
+}
+
 void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 {
 	*out = c->st;

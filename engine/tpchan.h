@@ -140,5 +140,9 @@ bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns);
 void tpchan_reset(struct tpchan *c, int err);
 
 void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out);
+/* The congestion controller's name and up to n (name, value) pairs of its
+ * state (cc_ops.describe); returns how many pairs. */
+const char *tpchan_cc_name(const struct tpchan *c);
+int tpchan_cc_describe(const struct tpchan *c, const char **names, uint64_t *values, int n);
 
 #endif

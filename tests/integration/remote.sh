@@ -38,6 +38,7 @@ write_conf() { # write_conf FILE NAME PORT DATA_PORT PATHS MTU
 # count, so the forger below can speak from a's address range. The
 # channel takes the smaller MTU: 1500 here (netns.sh runs 9000).
 write_conf "$TMPD/a.conf" node-a "$PA" 0 4 1500
+echo "cc = swift" >>"$TMPD/a.conf"     # b keeps the default, window
 write_conf "$TMPD/b.conf" node-b "$PB" 0 8 9000
 SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
@@ -98,6 +99,8 @@ expect "channel a->b up" wait_chan "$SOCK_A"
 expect "channel b->a up" wait_chan "$SOCK_B"
 expect "channel uses the smaller path count (4)" [ "$(chan_field "$SOCK_A" paths)" = 4 ]
 expect "channel uses the smaller MTU (1500)" [ "$(chan_field "$SOCK_B" mtu)" = 1500 ]
+expect "each side runs its configured CC (swift/window)" \
+	[ "$(chan_field "$SOCK_A" cc)" = swift ] && [ "$(chan_field "$SOCK_B" cc)" = window ]
 
 # 1. every primitive across hosts
 UCCL_SOCKET=$SOCK_B "$ITEST" pserve prims >"$TMPD/pserve.out" 2>&1 &
