@@ -36,6 +36,7 @@ max_len_of() {
 	fuzz_wire) echo 66000 ;;
 	fuzz_peer) echo 8192 ;;
 	fuzz_remote) echo 8192 ;;
+	fuzz_simconf) echo 4096 ;;
 	*) echo 4096 ;;
 	esac
 }
@@ -59,7 +60,20 @@ write_conf_dict() {
 	done
 }
 
-for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote; do
+# Keys and words of simulator scenarios (docs/sim.md).
+write_simconf_dict() {
+	for k in topology hosts leaves spines hosts_per_leaf host_rate uplink_rate delay \
+		queue ecn loss mtu chunk cc recovery paths max_inflight cc_delay_slack rto_min \
+		dupthresh sample time_limit seed flow incast permutation stagger; do
+		printf '"%s = "\n' "$k"
+	done
+	for v in pair star leafspine none step red random bursty sack gbn window to at \
+		every 100G 1us 64KiB 1MiB 0.1% 10ppm; do
+		printf '"%s"\n' "$v"
+	done
+}
+
+for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote fuzz_simconf; do
 	bin=$builddir/tests/fuzz/$name
 	[ -x "$bin" ] || continue
 	found=$((found + 1))
@@ -73,6 +87,10 @@ for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote; do
 	if [ "$name" = fuzz_conf ]; then
 		write_conf_dict >"$work/conf.dict"
 		dict=-dict=$work/conf.dict
+	fi
+	if [ "$name" = fuzz_simconf ]; then
+		write_simconf_dict >"$work/simconf.dict"
+		dict=-dict=$work/simconf.dict
 	fi
 
 	# shellcheck disable=SC2086  # $dict is empty or one word
