@@ -128,6 +128,8 @@ static const struct opt opts[] = {
 	  "bytes in flight on one channel (cap on its congestion window)" },
 	{ "max_inflight_msgs", OT_U32, 0, O(max_inflight_msgs), 0, 1024, 16, 65536,
 	  "messages queued or in flight on one channel; more wait in the engine" },
+	{ "max_endpoint_inflight_bytes", OT_U64, OF_SIZE, O(max_ep_inflight_bytes), 0, 32 * MiB,
+	  64 * KiB, 16 * GiB, "bytes of one endpoint's operations in flight to other hosts; more wait" },
 	{ "max_unexpected_bytes", OT_U64, OF_SIZE, O(max_unexpected_bytes), 0, 64 * MiB, 64 * KiB,
 	  16 * GiB, "incoming sends buffered before a receive is posted; then senders wait" },
 	{ "udp_buffer_bytes", OT_U64, OF_SIZE, O(udp_buffer_bytes), 0, 8 * MiB, 64 * KiB, GiB,

@@ -81,6 +81,7 @@ struct conf {
 	bool data_crc;                    /* crc32c over every data payload */
 	uint64_t max_inflight_bytes;      /* per channel */
 	uint32_t max_inflight_msgs;       /* per channel: messages queued or in flight */
+	uint64_t max_ep_inflight_bytes;   /* per endpoint, across channels */
 	uint64_t max_unexpected_bytes;    /* incoming sends buffered before a receive */
 	uint64_t udp_buffer_bytes;        /* UDP socket send and receive buffers */
 	uint32_t rto_min_us;

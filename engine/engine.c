@@ -865,6 +865,7 @@ struct engine *engine_new(const struct engine_params *p)
 	e->max_endpoints = p->max_endpoints;
 	e->poll_batch = p->poll_batch ? p->poll_batch : ENGINE_DEFAULT_BATCH;
 	e->max_op_bytes = p->max_op_bytes ? p->max_op_bytes : UINT64_MAX;
+	e->max_ep_inflight = p->max_ep_inflight_bytes;
 	e->mrs = mr_table_new(p->max_mrs);
 	e->eps = calloc(p->max_endpoints, sizeof(*e->eps));
 	e->live = calloc(p->max_endpoints, sizeof(*e->live));

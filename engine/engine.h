@@ -55,6 +55,7 @@ struct engine_params {
 	uint32_t max_remote_msgs;      /* messages in flight over all channels (default 65536) */
 	uint64_t max_unexpected_bytes; /* buffered incoming sends nobody has received (default 64 MiB) */
 	uint32_t max_unexpected_msgs;  /* incoming-send records (default 16384) */
+	uint64_t max_ep_inflight_bytes;/* one endpoint's bytes in channels; more wait (0: no limit) */
 };
 
 struct engine_ep_params {

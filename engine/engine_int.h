@@ -78,6 +78,7 @@ struct ep {
 	uint32_t live_pos;         /* index in engine.live while not broken */
 	bool broken;               /* ring corrupt or being removed: not served */
 	bool touched;              /* on engine.touched */
+	uint64_t r_inflight;       /* bytes of its remote ops in channels */
 	struct engine_ep_stats st;
 };
 
@@ -90,6 +91,7 @@ struct engine {
 	uint32_t max_endpoints;
 	uint32_t poll_batch;
 	uint64_t max_op_bytes;
+	uint64_t max_ep_inflight;  /* 0: no limit */
 	struct mr_table *mrs;
 	struct ep **eps;           /* by id */
 	struct ep **live;          /* served endpoints, dense */

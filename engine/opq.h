@@ -52,6 +52,7 @@ struct opq_op {
 	uint64_t rseq;                  /* SEND: sequence number on its connection */
 	uint64_t rdue;                  /* retry time */
 	uint64_t rgot;                  /* GET: response bytes arrived */
+	uint64_t rcharged;              /* bytes it counts in its endpoint's r_inflight */
 	struct opq_op *rnext;           /* channel's submit queue */
 	void *rside;                    /* its connection side (struct conn) */
 	void *rrec;                     /* RECV: the incoming message it was matched to */

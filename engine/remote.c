@@ -56,6 +56,7 @@
 #define RFL_SIGWAIT 0x04u             /* signal waiting for earlier puts */
 #define RFL_GET_ACKED 0x08u           /* get: the request was acknowledged */
 #define RFL_GET_DATA  0x10u           /* get: every response byte arrived */
+#define RFL_EPWAIT    0x20u           /* queued: its endpoint has its bytes in flight */
 
 /* Opcode of a get's response on the wire: not a client opcode. */
 #define OP_GET_RESP 0x81u
@@ -235,12 +236,33 @@ static void finish(struct engine *e, struct opq_op *op, int res)
 	eng_op_finish_waiting(e, c, op);
 }
 
+/* Bytes an op puts on the wire or asks back (a void carries none). */
+static uint64_t op_bytes(const struct opq_op *op)
+{
+	return (op->rflags & RFL_VOID) ? 0 : op->len;
+}
+
+/* Its completion, reset or detach gives the endpoint's bytes back. */
+static void op_uncharge(struct opq_op *op)
+{
+	struct conn *c = op->rside;
+
+	if (op->rcharged && c) {
+		c->ep->r_inflight -= op->rcharged;
+		op->rcharged = 0;
+	}
+}
+
 /* Hand op to its channel: 0 (in flight, or failed and settled), -EAGAIN
- * (no room: the caller keeps it queued). */
+ * (no room in the channel: the caller keeps it, and the queue behind it,
+ * waiting), -EBUSY (its endpoint has max_ep_inflight_bytes in flight: only
+ * this op waits; other endpoints' ops go past it). */
 static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 {
 	struct remote *rm = e->rm;
 	struct conn *c = op->rside;
+	struct ep *ep = c->ep;
+	uint64_t bytes = op_bytes(op);
 	struct tpchan_msg m = {
 		.opcode = op->opcode,
 		.dst_ep = c->r.rep,
@@ -249,13 +271,21 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		.roff = op->roff,
 		.len = op->len,
 	};
-	uint32_t i = slot_get(rm);
+	uint32_t i;
 	int r;
 
+	/* one op always goes, however large: the limit bounds what is added
+	 * to bytes already in flight */
+	if (e->max_ep_inflight && ep->r_inflight && bytes > e->max_ep_inflight - ep->r_inflight) {
+		op->rflags |= RFL_EPWAIT;
+		return -EBUSY;
+	}
+	i = slot_get(rm);
 	if (i == NO_SLOT) {
 		rm->no_slots = true;
 		return -EAGAIN;
 	}
+	op->rflags &= (uint8_t)~RFL_EPWAIT;
 	if (op->opcode == UCCL_OP_SEND)
 		m.roff = op->rseq;
 	if (op->opcode == UCCL_OP_GET)
@@ -278,6 +308,8 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 	}
 	rm->slots[i].op = op;
 	op->rmsg = i;
+	op->rcharged = bytes;
+	ep->r_inflight += bytes;
 	e->st.remote_msgs++;
 	return 0;
 }
@@ -287,17 +319,38 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 {
 	struct opq_op *prev = NULL, *op = ch->q_head, *next;
+	const struct ep *held[8];      /* endpoints at their limit in this pass */
+	uint32_t nheld = 0;
+	int r;
 
 	ch->blocked = false;           /* until submit_one finds it full again */
 	while (op) {
+		bool skip = op->rdue > now;
+
 		next = op->rnext;
-		if (op->rdue > now) {
+		/* an endpoint's later ops do not overtake one held by its
+		 * limit; they wait for the same completions */
+		for (uint32_t k = 0; k < nheld && !skip; k++) {
+			skip = held[k] == ((const struct conn *)op->rside)->ep;
+			if (skip)
+				op->rflags |= RFL_EPWAIT;
+		}
+		if (!skip) {
+			r = submit_one(e, ch, op);
+			if (r == -EAGAIN)
+				return;
+			if (r == -EBUSY) {
+				if (nheld == sizeof(held) / sizeof(held[0]))
+					return;
+				held[nheld++] = ((const struct conn *)op->rside)->ep;
+				skip = true;
+			}
+		}
+		if (skip) {
 			prev = op;
 			op = next;
 			continue;
 		}
-		if (submit_one(e, ch, op) == -EAGAIN)
-			return;
 		if (prev)
 			prev->rnext = next;
 		else
@@ -360,7 +413,7 @@ static void start_send(struct engine *e, struct rchan *ch, struct opq_op *op)
 {
 	op->rdue = 0;
 	/* behind others already waiting, to keep the order */
-	if (ch->q_head || submit_one(e, ch, op) == -EAGAIN) {
+	if (ch->q_head || submit_one(e, ch, op) < 0) {
 		queue_push(ch, op);
 		e->st.remote_queued++;
 	}
@@ -416,6 +469,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	if (!op)
 		return;                /* its side went away meanwhile */
 	op->rmsg = OPQ_NO_RMSG;
+	op_uncharge(op);
 	c = op->rside;
 	if (op->opcode == UCCL_OP_GET && (res == 0 || (res == -ENOBUFS && op->lmr))) {
 		if (res == 0) {
@@ -1189,6 +1243,7 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 	if (!c->remote)
 		return;
 	for (struct opq_op *op = c->q.order.head; op; op = op->onext) {
+		op_uncharge(op);
 		if (op->rmsg != OPQ_NO_RMSG) {
 			e->rm->slots[op->rmsg].op = NULL;
 			op->rmsg = OPQ_NO_RMSG;
@@ -1511,8 +1566,10 @@ uint64_t engine_next_deadline(const struct engine *e)
 			continue;
 		if (ch->j_head)
 			d = 0;         /* get responses go at once */
+		/* an op held by its endpoint's limit goes when one of that
+		 * endpoint's completes: input, not time */
 		for (const struct opq_op *op = ch->q_head; op; op = op->rnext)
-			if (op->rdue < d)
+			if (op->rdue < d && !(op->rflags & RFL_EPWAIT))
 				d = op->rdue;
 	}
 	return d;

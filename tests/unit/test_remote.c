@@ -85,6 +85,7 @@ struct fx_params {
 	uint64_t max_unexp_bytes;     /* host B's; 0: the engine's default */
 	uint32_t max_msgs;            /* per channel; 0: 256 */
 	uint32_t max_remote_msgs;     /* per engine; 0: the default */
+	uint64_t ep_inflight;         /* host A's max_ep_inflight_bytes; 0: none */
 };
 #define PARAMS(...) ((struct fx_params){ .seed = 1, .mtu = 1500, .npaths = 4, __VA_ARGS__ })
 /* loss, duplication and reordering */
@@ -240,6 +241,7 @@ static void host_new(struct fx *f, int side)
 		.max_endpoints = 4, .max_mrs = 8, .poll_batch = 64, .mem = &h->mem,
 		.max_chans = 2, .max_remote_msgs = f->p.max_remote_msgs,
 		.max_unexpected_bytes = side == HB ? f->p.max_unexp_bytes : 0,
+		.max_ep_inflight_bytes = side == HA ? f->p.ep_inflight : 0,
 	};
 	struct engine_ep_params pp;
 	struct tpchan_params cp = chan_params(&f->p, side, 1);
@@ -1611,6 +1613,28 @@ static void test_tx_shares_bytes_across_channels(void **state)
 	assert_true(bytes[0] * 2 >= bytes[1] && bytes[1] * 2 >= bytes[0]);
 }
 
+/* An endpoint's bytes in channels stay within max_ep_inflight_bytes: the
+ * rest waits in the engine (sender-side queueing) and all of it arrives. */
+static void test_endpoint_inflight_bytes_are_bounded(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 112, .ep_inflight = 256 * KiB));
+	struct engine *e = f->h[HA].e;
+
+	for (int i = 0; i < 8; i++)
+		submit(f, HA, PUT(.loff = i * 128 * KiB, .roff = i * 128 * KiB, .len = 128 * KiB,
+				  .user_data = 1 + i));
+	engine_poll(e, f->now);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, 2);     /* 2 x 128 KiB */
+	assert_int_equal(chst(f, HA, 0).queued_ops, 6);
+	wait_cqes(f, HA, 8);
+	settle(f);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(cqe(f, HA, 1 + i).res, 0);
+	assert_memory_equal(f->h[HB].mr1, f->h[HA].mr1, 1 * MiB);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, 8);
+	assert_int_equal(chst(f, HA, 0).queued_ops, 0);
+}
+
 /* Review findings, kept as regressions. */
 
 /* A receive posted while an older unmatched message waits must still take a
@@ -2225,6 +2249,7 @@ int main(void)
 		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
 		T(test_conn_remove_cancels_in_flight_ops_once),
 		T(test_tx_shares_bytes_across_channels),
+		T(test_endpoint_inflight_bytes_are_bounded),
 		T(test_posted_recv_meets_a_later_send_behind_an_unmatched_one),
 		T(test_refused_send_is_not_starved_by_later_ones),
 		T(test_overlapping_packets_leak_nothing),
