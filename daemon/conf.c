@@ -136,6 +136,8 @@ static const struct opt opts[] = {
 	  "UDP socket send and receive buffer of the data plane" },
 	{ "cc_delay_slack_us", OT_U32, 0, O(cc_delay_slack_us), 0, 500, 1, 1000000,
 	  "RTT rise over twice the lowest RTT that the window CC takes as noise, not congestion" },
+	{ "dupthresh", OT_U32, 0, O(dupthresh), 0, 3, 1, 1024,
+	  "SACKed packets above a hole that make it lost (raise it when paths reorder)" },
 	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 1000000,
 	  "floor of the retransmission timeout; the first one is 4x this" },
 	{ "cc", OT_CC, 0, O(cc), 0, 0, 0, 0,

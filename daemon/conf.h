@@ -85,6 +85,7 @@ struct conf {
 	uint64_t max_unexpected_bytes;    /* incoming sends buffered before a receive */
 	uint64_t udp_buffer_bytes;        /* UDP socket send and receive buffers */
 	uint32_t rto_min_us;
+	uint32_t dupthresh;
 	uint32_t cc_delay_slack_us;
 	char cc[CONF_CC_NAME_MAX + 1];    /* congestion controller of every channel */
 	bool udp_gso, udp_gro;

@@ -155,6 +155,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
+		.dupthresh = cf->dupthresh,
 		.cc = cc_find(cf->cc),        /* checked when the file was read */
 		.cc_delay_slack_ns = (uint64_t)cf->cc_delay_slack_us * 1000,
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,

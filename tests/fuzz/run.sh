@@ -51,7 +51,7 @@ write_conf_dict() {
 		engine_poll_batch engine_cpu log_level peer_listen peers host_name \
 		data_address data_port data_paths mtu peer_timeout_ms chunk_bytes go_back_n \
 		data_crc max_inflight_bytes max_inflight_msgs max_unexpected_bytes cc \
-		max_endpoint_inflight_bytes \
+		max_endpoint_inflight_bytes dupthresh \
 		cc_delay_slack_us rto_min_us udp_buffer_bytes udp_gso udp_gro; do
 		printf '"%s = "\n' "$k"
 	done
