@@ -11,16 +11,13 @@
  * once every earlier put on its connection was acknowledged, i.e. written at
  * the receiver, whatever paths the puts were sprayed over.
  *
- * Receiving: put payloads are written at their final place after the key,
- * owner and bounds checks; signals bump the semaphore. Sends are matched to
- * receives in the sender's issue order (a per-connection sequence number in
- * the packet's roff): a send whose turn has come and that finds a posted
- * receive is written straight into it; otherwise it is buffered, within
- * max_unexpected_bytes. Past that its packets are refused with -ENOBUFS and
- * the sender sends the message again later with the same sequence number
- * (backpressure: nothing is dropped, memory stays bounded). A send the sender
- * had to abandon (its region went away) is replaced by a "void" (a NOP
- * message with the same sequence), so that later sends still take their turn.
+ * What arrives is engine/rrecv.c's: puts written in place, signals,
+ * sends matched to receives in the sender's issue order (buffered within
+ * max_unexpected_bytes, else refused with -ENOBUFS and sent again later
+ * with the same sequence number: backpressure, nothing dropped), voids that
+ * retire a send the sender had to abandon, get requests and responses.
+ * Channels take turns in deficit round robin (bytes); one endpoint's bytes
+ * in flight are bounded (max_ep_inflight_bytes) without holding up others.
  *
  * Get: the requester sends a 16-byte request (length, get id) to the
  * region's host; that host checks key, owner and range, copies the range
@@ -38,109 +35,16 @@
 
 #include "engine/engine.h"
 #include "engine/engine_int.h"
+#include "engine/remote_int.h"
 
-#define RREC_BUCKETS     4096u        /* hash of incoming-send records */
-#define REFUSED_RING     64u          /* recent refusals per channel, for late packets */
 #define RETRY_MIN_NS     50000ull     /* resend of a send the receiver had no room for */
 #define RETRY_MAX_NS     10000000ull
 #define DEF_REMOTE_MSGS  65536u
 #define DEF_UNEXP_BYTES  (64ull << 20)
 #define DEF_UNEXP_MSGS   16384u
-#define REC_PER_CONN_MAX 1024u        /* one connection cannot take every record */
 #define MAX_REMOTE_MSGS  (1u << 22)
 #define TX_CHUNK         64
 #define DRR_QUANTUM      (64u * 1024)  /* bytes a busy channel earns per turn */
-
-#define RFL_QUEUED  0x01u             /* on its channel's submit queue */
-#define RFL_VOID    0x02u             /* abandoned send: a void goes out for its sequence */
-#define RFL_SIGWAIT 0x04u             /* signal waiting for earlier puts */
-#define RFL_GET_ACKED 0x08u           /* get: the request was acknowledged */
-#define RFL_GET_DATA  0x10u           /* get: every response byte arrived */
-#define RFL_EPWAIT    0x20u           /* queued: its endpoint has its bytes in flight */
-
-/* Opcode of a get's response on the wire: not a client opcode. */
-#define OP_GET_RESP 0x81u
-#define GET_REQ_LEN 16u               /* u64 length, u64 get id, little endian */
-
-/* A get's response, snapshotted at the responder until acknowledged. */
-struct rjob {
-	struct rjob *next;             /* channel's job queue */
-	struct conn *c;                /* while queued: the side it answers for */
-	uint8_t *buf;
-	uint64_t len, get_id;
-	uint32_t rep, rwire;           /* the requester's endpoint and wire id */
-};
-
-enum rrec_state {
-	REC_EARLY = 1,     /* buffered, its turn has not come */
-	REC_UNMATCHED,     /* buffered, took its turn, no receive yet (on um list) */
-	REC_DIRECT,        /* matched on arrival: payload goes straight into the receive */
-	REC_MATCHED,       /* buffered, then matched: copied when complete */
-	REC_DISCARD,       /* its receive failed or went away: packets are counted only */
-	REC_VOID,          /* the sender abandoned this sequence number */
-};
-
-/* An incoming send on one connection side, from its first packet until it
- * is received (or discarded). */
-struct rrec {
-	struct rrec *hnext;            /* hash chain */
-	struct rrec *cnext, *cprev;    /* the side's records */
-	struct rrec *unext;            /* um list */
-	struct conn *c;
-	uint64_t seq, msg_id, tag, len, got;
-	uint8_t *buf;                  /* EARLY, UNMATCHED, MATCHED */
-	struct opq_op *recv;           /* DIRECT, MATCHED */
-	int err;                       /* first write error into the receive */
-	uint8_t state;
-};
-
-struct refusal {
-	uint32_t ep, wire;
-	uint64_t seq, msg_id;
-	int32_t err;
-};
-
-struct rchan {
-	struct engine *e;
-	struct tpchan *tp;
-	uint32_t id;
-	uint32_t live_pos;
-	struct conn *conns;            /* bound sides, through r.ch_next */
-	uint32_t nconns;
-	struct opq_op *q_head, *q_tail;/* submit queue */
-	uint32_t nqueued;
-	bool blocked;                  /* refused a message (-EAGAIN): the queue waits
-					* for a completion, not for its ops' times */
-	struct refusal refused[REFUSED_RING];
-	uint32_t refused_next;
-	bool failed;                   /* a packet went unacknowledged max_retx times: the
-					* peer is out of reach and the psn space has a hole */
-	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
-	uint32_t mtu;
-	int64_t deficit;               /* deficit round robin: bytes it may still send */
-};
-
-struct rslot {
-	struct opq_op *op;             /* NULL: forgotten (or free), or a job's */
-	struct rjob *job;              /* a get response in flight */
-	uint32_t gen;
-	uint32_t next_free;
-	bool used;
-};
-
-struct remote {
-	struct rchan **chans;          /* by id */
-	struct rchan **live;           /* dense */
-	uint32_t max_chans, nlive, rr;
-	struct rslot *slots;
-	uint32_t nslots, free_head;
-	bool no_slots;                 /* a submission found no free slot */
-	uint64_t max_unexp_bytes;
-	uint32_t max_unexp_msgs;
-	struct rrec *buckets[RREC_BUCKETS];
-};
-
-#define NO_SLOT UINT32_MAX
 
 /* ---- message slots ---- */
 
@@ -218,7 +122,7 @@ static void queue_del(struct rchan *ch, struct opq_op *op)
 
 /* ---- sending ---- */
 
-static void finish(struct engine *e, struct opq_op *op, int res)
+void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 {
 	struct conn *c = op->rside;
 
@@ -303,7 +207,7 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 			ch->blocked = true;
 			return r;
 		}
-		finish(e, op, r);
+		remote_op_finish(e, op, r);
 		return 0;
 	}
 	rm->slots[i].op = op;
@@ -476,7 +380,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 			/* the response may have arrived before this ack */
 			op->rflags |= RFL_GET_ACKED;
 			if (op->rflags & RFL_GET_DATA)
-				finish(e, op, 0);
+				remote_op_finish(e, op, 0);
 			return;
 		}
 		/* the responder had no room for a snapshot: ask again later */
@@ -519,7 +423,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 		res = -ECANCELED;
 	/* finish may post op and return it to the pool: look at it first */
 	put = op->opcode == UCCL_OP_PUT;
-	finish(e, op, res);
+	remote_op_finish(e, op, res);
 	if (put && c->r.sig_head)
 		release_signals(e, c);
 }
@@ -554,588 +458,9 @@ static int cb_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t
 	return eng_copy(e, &tmp, 0, op->lmr, op->loff + off, len);
 }
 
-void remote_start(struct engine *e, struct conn *c, struct opq_op *op);
-
-/* ---- incoming sends ---- */
-
-static struct rrec **bucket(struct remote *rm, const struct conn *c, uint64_t seq)
-{
-	uint64_t h = (uint64_t)(uintptr_t)c * 0x9e3779b97f4a7c15ull ^ seq * 0xc2b2ae3d27d4eb4full;
-
-	return &rm->buckets[(h >> 32) & (RREC_BUCKETS - 1)];
-}
-
-static struct rrec *rec_find(struct remote *rm, const struct conn *c, uint64_t seq)
-{
-	for (struct rrec *r = *bucket(rm, c, seq); r; r = r->hnext)
-		if (r->c == c && r->seq == seq)
-			return r;
-	return NULL;
-}
-
-static struct rrec *rec_new(struct engine *e, struct conn *c, const struct wire_data *d, uint8_t state)
-{
-	struct remote *rm = e->rm;
-	struct rrec *r = calloc(1, sizeof(*r)), **b;
-
-	if (!r)
-		return NULL;
-	r->c = c;
-	r->seq = d->roff;
-	r->msg_id = d->msg_id;
-	r->tag = d->rkey;
-	r->len = d->msg_len;
-	r->state = state;
-	b = bucket(rm, c, r->seq);
-	r->hnext = *b;
-	*b = r;
-	r->cnext = c->r.recs;
-	if (c->r.recs)
-		c->r.recs->cprev = r;
-	c->r.recs = r;
-	c->r.nrecs++;
-	e->st.unexpected_msgs++;
-	return r;
-}
-
-static void um_del(struct conn *c, struct rrec *r)
-{
-	struct rrec *prev = NULL;
-
-	for (struct rrec *x = c->r.um_head; x; prev = x, x = x->unext) {
-		if (x != r)
-			continue;
-		if (prev)
-			prev->unext = x->unext;
-		else
-			c->r.um_head = x->unext;
-		if (c->r.um_tail == x)
-			c->r.um_tail = prev;
-		break;
-	}
-	r->unext = NULL;
-}
-
-static void um_add(struct conn *c, struct rrec *r)
-{
-	r->state = REC_UNMATCHED;
-	r->unext = NULL;
-	if (c->r.um_tail)
-		c->r.um_tail->unext = r;
-	else
-		c->r.um_head = r;
-	c->r.um_tail = r;
-}
-
-static void buf_release(struct engine *e, struct rrec *r)
-{
-	if (r->buf) {
-		free(r->buf);
-		r->buf = NULL;
-		e->st.unexpected_bytes -= r->len;
-	}
-}
-
-static void rec_free(struct engine *e, struct rrec *r)
-{
-	struct rrec **pp = bucket(e->rm, r->c, r->seq);
-	struct conn *c = r->c;
-
-	while (*pp != r)
-		pp = &(*pp)->hnext;
-	*pp = r->hnext;
-	if (r->cprev)
-		r->cprev->cnext = r->cnext;
-	else
-		c->r.recs = r->cnext;
-	if (r->cnext)
-		r->cnext->cprev = r->cprev;
-	if (r->state == REC_UNMATCHED)
-		um_del(c, r);
-	if (r->recv)
-		r->recv->rrec = NULL;
-	buf_release(e, r);
-	e->st.unexpected_msgs--;
-	c->r.nrecs--;
-	free(r);
-}
-
-/* Its receive is gone or failed: count the rest of its packets, keep nothing. */
-static void rec_discard(struct engine *e, struct rrec *r)
-{
-	if (r->state == REC_UNMATCHED)
-		um_del(r->c, r);
-	r->state = REC_DISCARD;
-	if (r->recv)
-		r->recv->rrec = NULL;
-	r->recv = NULL;
-	buf_release(e, r);
-	if (r->got == r->len)
-		rec_free(e, r);
-}
-
-static void recv_finish(struct engine *e, struct conn *c, struct opq_op *op, int res, uint64_t len,
-			uint64_t tag)
-{
-	op->res = res;
-	op->res_len = len;
-	op->res_tag = tag;
-	op->rrec = NULL;
-	if (res < 0) {
-		if (res == -EMSGSIZE)
-			e->st.err_msgsize++;
-		else
-			eng_count_err(e, res);
-	} else {
-		e->st.bytes += len;
-		c->ep->st.bytes += len;
-	}
-	eng_op_finish_waiting(e, c, op);
-}
-
-/* A record that was buffered meets receive op (its turn came, or op was
- * posted later). */
-static void match_rec(struct engine *e, struct conn *c, struct rrec *r, struct opq_op *op)
-{
-	struct mr tmp;
-	int res;
-
-	opq_conn_unmatch(&c->q, op);
-	if (r->state == REC_UNMATCHED)
-		um_del(c, r);
-	if (r->len > op->len) {
-		/* as on one host: the receiver learns the length it needs */
-		recv_finish(e, c, op, -EMSGSIZE, r->len, r->tag);
-		rec_discard(e, r);
-		return;
-	}
-	if (r->got == r->len) {
-		tmp = (struct mr){ .kind = MR_MAPPED, .base = r->buf, .len = r->len };
-		res = eng_copy(e, op->lmr, op->loff, &tmp, 0, r->len);
-		recv_finish(e, c, op, res, r->len, r->tag);
-		rec_free(e, r);
-		return;
-	}
-	r->state = REC_MATCHED;
-	r->recv = op;
-	op->rrec = r;
-}
-
-/* Every packet of r arrived. */
-static void rec_complete(struct engine *e, struct rrec *r)
-{
-	struct mr tmp;
-	int res;
-
-	switch (r->state) {
-	case REC_DIRECT:
-		recv_finish(e, r->c, r->recv, r->err, r->len, r->tag);
-		r->recv = NULL;
-		rec_free(e, r);
-		break;
-	case REC_MATCHED:
-		tmp = (struct mr){ .kind = MR_MAPPED, .base = r->buf, .len = r->len };
-		res = eng_copy(e, r->recv->lmr, r->recv->loff, &tmp, 0, r->len);
-		recv_finish(e, r->c, r->recv, res, r->len, r->tag);
-		r->recv = NULL;
-		rec_free(e, r);
-		break;
-	case REC_DISCARD:
-		rec_free(e, r);
-		break;
-	default:
-		break;                 /* buffered: waits for a receive */
-	}
-}
-
-/* Let sends whose turn has come take it: match the first posted receive
- * that takes its tag, else queue up unmatched. A receive still waiting was
- * checked against every unmatched message when it was posted and when each
- * took its turn, so matching it to this later one keeps the order. */
-static void order_advance(struct engine *e, struct conn *c)
-{
-	struct rrec *r;
-	struct opq_op *op;
-
-	while ((r = rec_find(e->rm, c, c->r.next_seq))) {
-		if (r->state == REC_VOID) {
-			c->r.next_seq++;
-			rec_free(e, r);
-			continue;
-		}
-		if (r->state != REC_EARLY)
-			break;
-		c->r.next_seq++;
-		op = opq_conn_find_recv(&c->q, r->tag);
-		if (op)
-			match_rec(e, c, r, op);
-		else
-			um_add(c, r);
-	}
-}
-
-static void remember_refusal(struct rchan *ch, const struct conn *c, const struct wire_data *d, int err)
-{
-	struct refusal *f = &ch->refused[ch->refused_next++ % REFUSED_RING];
-
-	*f = (struct refusal){ .ep = c->ep->id, .wire = c->r.wire_id, .seq = d->roff,
-			       .msg_id = d->msg_id, .err = err };
-}
-
-static int recall_refusal(const struct rchan *ch, const struct conn *c, const struct wire_data *d)
-{
-	for (uint32_t i = 0; i < REFUSED_RING; i++) {
-		const struct refusal *f = &ch->refused[i];
-
-		if (f->err && f->ep == c->ep->id && f->wire == c->r.wire_id && f->seq == d->roff &&
-		    f->msg_id == d->msg_id)
-			return f->err;
-	}
-	return -ESTALE;
-}
-
-/* The first packet of a send we have no record of. Returns the record, or
- * NULL with *err (the packet is refused). */
-static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn *c,
-				const struct wire_data *d, int *err)
-{
-	struct remote *rm = e->rm;
-	struct opq_op *op = NULL;
-	struct rrec *r;
-
-	if (d->roff < c->r.next_seq) {
-		*err = recall_refusal(ch, c, d);   /* a late packet of a settled send */
-		return NULL;
-	}
-	if (d->roff == c->r.next_seq)
-		op = opq_conn_find_recv(&c->q, d->rkey);
-	/* After a refusal for lack of room, later sends of the connection are
-	 * refused too until the refused one got in: else they would fill the
-	 * room it waits for and never be able to take their turn before it. */
-	if (!op && d->roff > c->r.blocked_seq)
-		goto nobuf;
-	if (c->r.nrecs >= REC_PER_CONN_MAX)
-		goto nobuf;
-	if (op) {
-		if (d->msg_len > op->len) {
-			opq_conn_unmatch(&c->q, op);
-			recv_finish(e, c, op, -EMSGSIZE, d->msg_len, d->rkey);
-			c->r.next_seq++;
-			remember_refusal(ch, c, d, -EMSGSIZE);
-			order_advance(e, c);
-			*err = -EMSGSIZE;
-			return NULL;
-		}
-		if (e->st.unexpected_msgs >= rm->max_unexp_msgs)
-			goto nobuf;
-		r = rec_new(e, c, d, REC_DIRECT);
-		if (!r)
-			goto nobuf;
-		if (d->roff == c->r.blocked_seq)
-			c->r.blocked_seq = UINT64_MAX;
-		opq_conn_unmatch(&c->q, op);
-		r->recv = op;
-		op->rrec = r;
-		c->r.next_seq++;
-		return r;
-	}
-	if (e->st.unexpected_msgs >= rm->max_unexp_msgs ||
-	    d->msg_len > rm->max_unexp_bytes - e->st.unexpected_bytes)
-		goto nobuf;
-	r = rec_new(e, c, d, REC_EARLY);
-	if (!r)
-		goto nobuf;
-	/* zeroed: a hostile sender that overlaps its packets leaves holes,
-	 * which must not show another message's old bytes */
-	r->buf = calloc(1, d->msg_len ? d->msg_len : 1);
-	if (!r->buf) {
-		rec_free(e, r);
-		goto nobuf;
-	}
-	e->st.unexpected_bytes += d->msg_len;
-	if (d->roff == c->r.blocked_seq)
-		c->r.blocked_seq = UINT64_MAX;
-	return r;
-nobuf:
-	e->st.rx_refused_nobuf++;
-	if (d->roff < c->r.blocked_seq)
-		c->r.blocked_seq = d->roff;
-	*err = -ENOBUFS;
-	return NULL;
-}
-
-static int rx_send(struct engine *e, struct rchan *ch, struct conn *c, const struct wire_data *d)
-{
-	struct rrec *r = rec_find(e->rm, c, d->roff);
-	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
-	int err = 0;
-
-	/* every packet of a message must name the length and tag its first
-	 * one did: r's buffer (or the receive it goes to) was sized by it,
-	 * and the payload's range was checked against this packet's length */
-	if (r && r->msg_id == d->msg_id && (d->msg_len != r->len || d->rkey != r->tag))
-		return -EBADMSG;
-	if (r && r->msg_id != d->msg_id) {
-		/* the sender gave up on r's message and sent it again (newer
-		 * id): same sequence, same length and tag, start over */
-		if (d->msg_id < r->msg_id || r->state == REC_VOID || d->msg_len != r->len ||
-		    d->rkey != r->tag)
-			return -ESTALE;
-		r->msg_id = d->msg_id;
-		r->got = 0;
-		r->err = 0;
-	}
-	if (!r) {
-		r = rx_send_new(e, ch, c, d, &err);
-		if (!r)
-			return err;
-	}
-	switch (r->state) {
-	case REC_DIRECT:
-		if (!r->err)
-			r->err = eng_copy(e, r->recv->lmr, r->recv->loff + d->msg_off, &tmp, 0,
-					  d->payload_len);
-		break;
-	case REC_EARLY:
-	case REC_UNMATCHED:
-	case REC_MATCHED:
-		memcpy(r->buf + d->msg_off, d->payload, d->payload_len);
-		break;
-	default:
-		break;
-	}
-	/* an honest sender never overlaps packets of one message */
-	if (d->payload_len > r->len - r->got)
-		return -EBADMSG;
-	r->got += d->payload_len;
-	if (r->got == r->len)
-		rec_complete(e, r);
-	order_advance(e, c);
-	return 0;
-}
-
-/* The sender abandoned sequence roff: retire it. */
-static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
-{
-	struct rrec *r = rec_find(e->rm, c, d->roff);
-
-	if (r) {
-		if (d->msg_id < r->msg_id)
-			return 0;
-		switch (r->state) {
-		case REC_DIRECT:
-		case REC_MATCHED:
-			recv_finish(e, c, r->recv, -ECANCELED, 0, 0);
-			r->recv = NULL;
-			rec_free(e, r);
-			break;
-		case REC_EARLY:
-			buf_release(e, r);
-			r->state = REC_VOID;
-			r->msg_id = d->msg_id;
-			break;
-		case REC_VOID:
-			break;
-		default:
-			rec_free(e, r);
-			break;
-		}
-	} else if (d->roff >= c->r.next_seq) {
-		if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs || c->r.nrecs >= REC_PER_CONN_MAX) {
-			e->st.rx_refused_nobuf++;
-			return -ENOBUFS;
-		}
-		if (!rec_new(e, c, d, REC_VOID)) {
-			e->st.rx_refused_nobuf++;
-			return -ENOBUFS;
-		}
-	}
-	order_advance(e, c);
-	return 0;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 7; k >= 0; k--)
-		v = v << 8 | p[k];
-	return v;
-}
-
-/* A get request for a region of the client that owns c: snapshot the range
- * and queue the response (sent from the transmit side, not from inside
- * the channel's receive path). */
-static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const struct wire_data *d)
-{
-	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
-	struct mr tmp;
-	struct rjob *j;
-	uint64_t len, id;
-	int r;
-
-	if (d->msg_len != GET_REQ_LEN || d->payload_len != GET_REQ_LEN)
-		return -EBADMSG;
-	len = le64(d->payload);
-	id = le64(d->payload + 8);
-	if (!m || m->client_id != c->ep->client_id) {
-		e->st.rx_refused_access++;
-		return -EACCES;
-	}
-	if (!mr_range_ok(m, d->roff, len)) {
-		e->st.rx_refused_range++;
-		return -ERANGE;
-	}
-	if (len > e->max_op_bytes)
-		return -EMSGSIZE;
-	if (c->r.rep == UINT32_MAX)
-		return -ENOTCONN;
-	if (len > e->rm->max_unexp_bytes - e->st.unexpected_bytes) {
-		e->st.rx_refused_nobuf++;
-		return -ENOBUFS;
-	}
-	j = calloc(1, sizeof(*j));
-	if (j)
-		j->buf = malloc(len ? len : 1);
-	if (!j || !j->buf) {
-		if (j)
-			free(j);
-		e->st.rx_refused_nobuf++;
-		return -ENOBUFS;
-	}
-	tmp = (struct mr){ .kind = MR_MAPPED, .base = j->buf, .len = len };
-	r = eng_copy(e, &tmp, 0, m, d->roff, len);
-	if (r < 0) {
-		free(j->buf);
-		free(j);
-		return r;
-	}
-	*j = (struct rjob){ .c = c, .buf = j->buf, .len = len, .get_id = id, .rep = c->r.rep,
-			    .rwire = c->r.rconn_wire };
-	e->st.unexpected_bytes += len;
-	if (ch->j_tail)
-		ch->j_tail->next = j;
-	else
-		ch->j_head = j;
-	ch->j_tail = j;
-	e->st.bytes += len;
-	c->ep->st.bytes += len;
-	return 0;
-}
-
-/* Our get's response: written at its final place. */
-static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data *d)
-{
-	struct opq_op *op = NULL;
-	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
-	int r = 0;
-
-	for (struct opq_op *o = c->q.order.head; o; o = o->onext) {
-		if (o->state == OPQ_WAITING && o->opcode == UCCL_OP_GET && o->rseq == d->rkey) {
-			op = o;
-			break;
-		}
-	}
-	if (!op || (op->rflags & RFL_GET_DATA))
-		return -ESTALE;
-	if (d->msg_len != op->len)
-		return -EBADMSG;
-	if (op->lmr && d->payload_len)
-		r = eng_copy(e, op->lmr, op->loff + d->msg_off, &tmp, 0, d->payload_len);
-	if (r < 0 && op->res == 0)
-		op->res = r;
-	op->rgot += d->payload_len;
-	if (op->rgot == op->len) {
-		op->rflags |= RFL_GET_DATA;
-		if (op->rflags & RFL_GET_ACKED)
-			finish(e, op, 0);
-	}
-	return 0;
-}
-
-static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
-{
-	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
-	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
-	uint64_t off = d->roff + d->msg_off;
-
-	/* the key must belong to the client that owns this connection */
-	if (!m || m->client_id != c->ep->client_id) {
-		e->st.rx_refused_access++;
-		return -EACCES;
-	}
-	/* the whole put must fit, as on one host: one that does not is
-	 * refused in every packet, so none of it is written (the wire
-	 * format keeps [msg_off, msg_off + payload_len) inside msg_len) */
-	if (!mr_range_ok(m, d->roff, d->msg_len)) {
-		e->st.rx_refused_range++;
-		return -ERANGE;
-	}
-	return eng_copy(e, m, off, &tmp, 0, d->payload_len);
-}
-
-/* tpchan hands over a new DATA packet (right token, good crc). */
-static int cb_deliver(void *arg, const struct wire_data *d)
-{
-	struct rchan *ch = arg;
-	struct engine *e = ch->e;
-	struct ep *ep = eng_ep_get(e, d->dst_ep);
-	uint32_t id = d->dst_conn & 0xffffu;
-	struct conn *c;
-	int r;
-
-	if (!ep || ep->broken || id >= ep->max_conns)
-		goto noconn;
-	c = &ep->conns[id];
-	if (!c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
-		goto noconn;
-	switch (d->opcode) {
-	case UCCL_OP_PUT:
-		r = rx_put(e, c, d);
-		break;
-	case UCCL_OP_SIGNAL:
-		if (d->msg_len) {
-			r = -EBADMSG;
-			break;
-		}
-		__atomic_fetch_add(&ep->sems[id], 1, __ATOMIC_RELEASE);
-		eng_touch(e, ep);
-		r = 0;
-		break;
-	case UCCL_OP_SEND:
-		r = rx_send(e, ch, c, d);
-		break;
-	case UCCL_OP_NOP:
-		r = d->msg_len ? -EBADMSG : rx_void(e, c, d);
-		break;
-	case UCCL_OP_GET:
-		r = rx_get_req(e, ch, c, d);
-		break;
-	case OP_GET_RESP:
-		r = rx_get_resp(e, c, d);
-		break;
-	default:
-		r = -EOPNOTSUPP;
-		break;
-	}
-	if (r == 0) {
-		e->st.rx_delivered++;
-		if (d->opcode == UCCL_OP_PUT) {
-			e->st.bytes += d->payload_len;
-			ep->st.bytes += d->payload_len;
-		}
-	} else if (r != -EACCES && r != -ERANGE && r != -ENOBUFS) {
-		e->st.rx_refused_other++;
-	}
-	return r;
-noconn:
-	e->st.rx_refused_conn++;
-	return -ECONNRESET;
-}
-
 static const struct tpchan_cb remote_cb = {
 	.read = cb_read,
-	.deliver = cb_deliver,
+	.deliver = rrecv_deliver,
 	.complete = cb_complete,
 };
 
@@ -1148,7 +473,7 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	op->rside = c;
 	op->rmsg = OPQ_NO_RMSG;
 	if (c->r.rep == UINT32_MAX) {
-		finish(e, op, -ENOTCONN);
+		remote_op_finish(e, op, -ENOTCONN);
 		return;
 	}
 	switch (op->opcode) {
@@ -1182,13 +507,13 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	case UCCL_OP_RECV:
 		for (r = c->r.um_head; r; r = r->unext) {
 			if (op->key == UCCL_TAG_ANY || op->key == r->tag) {
-				match_rec(e, c, r, op);
+				rrecv_match(e, c, r, op);
 				return;
 			}
 		}
 		break;                         /* waits on the receive queue */
 	default:
-		finish(e, op, -EOPNOTSUPP);
+		remote_op_finish(e, op, -EOPNOTSUPP);
 		break;
 	}
 }
@@ -1199,7 +524,7 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 	switch (op->opcode) {
 	case UCCL_OP_RECV:
 		if (op->rrec)
-			rec_discard(e, op->rrec);
+			rrecv_discard(e, op->rrec);
 		op->rrec = NULL;
 		eng_op_finish_waiting(e, c, op);
 		break;
@@ -1271,7 +596,7 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		c->r.recs->recv = NULL;
 		if (c->r.recs->state == REC_UNMATCHED)
 			c->r.recs->state = REC_EARLY;   /* the um list goes with the side */
-		rec_free(e, c->r.recs);
+		rrecv_free(e, c->r.recs);
 	}
 	if (c->r.ch_prev)
 		c->r.ch_prev->r.ch_next = c->r.ch_next;

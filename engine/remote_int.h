@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_int: what engine/remote.c (channels, sending, the hooks engine.c
+ * calls) and engine/rrecv.c (what arrives: puts, signals, sends matched in
+ * order, gets answered, voids) share. Private to those two files.
+ */
+#ifndef UCCL_ENGINE_REMOTE_INT_H
+#define UCCL_ENGINE_REMOTE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine_int.h"
+#include "engine/wire.h"
+
+#define RREC_BUCKETS     4096u        /* hash of incoming-send records */
+#define REFUSED_RING     64u          /* recent refusals per channel, for late packets */
+#define REC_PER_CONN_MAX 1024u        /* one connection cannot take every record */
+
+#define RFL_QUEUED  0x01u             /* on its channel's submit queue */
+#define RFL_VOID    0x02u             /* abandoned send: a void goes out for its sequence */
+#define RFL_SIGWAIT 0x04u             /* signal waiting for earlier puts */
+#define RFL_GET_ACKED 0x08u           /* get: the request was acknowledged */
+#define RFL_GET_DATA  0x10u           /* get: every response byte arrived */
+#define RFL_EPWAIT    0x20u           /* queued: its endpoint has its bytes in flight */
+
+/* Opcode of a get's response on the wire: not a client opcode. */
+#define OP_GET_RESP 0x81u
+#define GET_REQ_LEN 16u               /* u64 length, u64 get id, little endian */
+
+/* A get's response, snapshotted at the responder until acknowledged. */
+struct rjob {
+	struct rjob *next;             /* channel's job queue */
+	struct conn *c;                /* while queued: the side it answers for */
+	uint8_t *buf;
+	uint64_t len, get_id;
+	uint32_t rep, rwire;           /* the requester's endpoint and wire id */
+};
+
+enum rrec_state {
+	REC_EARLY = 1,     /* buffered, its turn has not come */
+	REC_UNMATCHED,     /* buffered, took its turn, no receive yet (on um list) */
+	REC_DIRECT,        /* matched on arrival: payload goes straight into the receive */
+	REC_MATCHED,       /* buffered, then matched: copied when complete */
+	REC_DISCARD,       /* its receive failed or went away: packets are counted only */
+	REC_VOID,          /* the sender abandoned this sequence number */
+};
+
+/* An incoming send on one connection side, from its first packet until it
+ * is received (or discarded). */
+struct rrec {
+	struct rrec *hnext;            /* hash chain */
+	struct rrec *cnext, *cprev;    /* the side's records */
+	struct rrec *unext;            /* um list */
+	struct conn *c;
+	uint64_t seq, msg_id, tag, len, got;
+	uint8_t *buf;                  /* EARLY, UNMATCHED, MATCHED */
+	struct opq_op *recv;           /* DIRECT, MATCHED */
+	int err;                       /* first write error into the receive */
+	uint8_t state;
+};
+
+struct refusal {
+	uint32_t ep, wire;
+	uint64_t seq, msg_id;
+	int32_t err;
+};
+
+struct rchan {
+	struct engine *e;
+	struct tpchan *tp;
+	uint32_t id;
+	uint32_t live_pos;
+	struct conn *conns;            /* bound sides, through r.ch_next */
+	uint32_t nconns;
+	struct opq_op *q_head, *q_tail;/* submit queue */
+	uint32_t nqueued;
+	bool blocked;                  /* refused a message (-EAGAIN): the queue waits
+					* for a completion, not for its ops' times */
+	struct refusal refused[REFUSED_RING];
+	uint32_t refused_next;
+	bool failed;                   /* a packet went unacknowledged max_retx times: the
+					* peer is out of reach and the psn space has a hole */
+	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
+	uint32_t mtu;
+	int64_t deficit;               /* deficit round robin: bytes it may still send */
+};
+
+struct rslot {
+	struct opq_op *op;             /* NULL: forgotten (or free), or a job's */
+	struct rjob *job;              /* a get response in flight */
+	uint32_t gen;
+	uint32_t next_free;
+	bool used;
+};
+
+struct remote {
+	struct rchan **chans;          /* by id */
+	struct rchan **live;           /* dense */
+	uint32_t max_chans, nlive, rr;
+	struct rslot *slots;
+	uint32_t nslots, free_head;
+	bool no_slots;                 /* a submission found no free slot */
+	uint64_t max_unexp_bytes;
+	uint32_t max_unexp_msgs;
+	struct rrec *buckets[RREC_BUCKETS];
+};
+
+#define NO_SLOT UINT32_MAX
+
+/* remote.c, for rrecv.c: op (WAITING on a remote side) is done with res. */
+void remote_op_finish(struct engine *e, struct opq_op *op, int res);
+
+/* rrecv.c, for remote.c */
+/* tpchan's deliver callback (arg: the channel). */
+int rrecv_deliver(void *arg, const struct wire_data *d);
+/* A buffered record meets receive op (posted later). */
+void rrecv_match(struct engine *e, struct conn *c, struct rrec *r, struct opq_op *op);
+void rrecv_free(struct engine *e, struct rrec *r);
+/* Its receive went away: count the rest of its packets, keep nothing. */
+void rrecv_discard(struct engine *e, struct rrec *r);
+
+#endif

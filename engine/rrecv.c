@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rrecv: what arrives on a channel for this engine's connection sides
+ * (tpchan's deliver callback), after the token and crc checks. Puts are
+ * written at their final place after the key, owner and range checks;
+ * signals bump the semaphore; sends are matched to receives in the sender's
+ * issue order (a per-connection sequence number), written straight into a
+ * posted receive when their turn has come, else buffered within
+ * max_unexpected_bytes, else refused with -ENOBUFS for the sender to resend;
+ * voids retire abandoned sequence numbers; get requests are snapshotted and
+ * queued for an answer, get responses written at their place. Every refusal
+ * goes back to the sender as a NACK carrying its reason.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+#include "engine/remote_int.h"
+
+
+static struct rrec **bucket(struct remote *rm, const struct conn *c, uint64_t seq)
+{
+	uint64_t h = (uint64_t)(uintptr_t)c * 0x9e3779b97f4a7c15ull ^ seq * 0xc2b2ae3d27d4eb4full;
+
+	return &rm->buckets[(h >> 32) & (RREC_BUCKETS - 1)];
+}
+
+static struct rrec *rec_find(struct remote *rm, const struct conn *c, uint64_t seq)
+{
+	for (struct rrec *r = *bucket(rm, c, seq); r; r = r->hnext)
+		if (r->c == c && r->seq == seq)
+			return r;
+	return NULL;
+}
+
+static struct rrec *rec_new(struct engine *e, struct conn *c, const struct wire_data *d, uint8_t state)
+{
+	struct remote *rm = e->rm;
+	struct rrec *r = calloc(1, sizeof(*r)), **b;
+
+	if (!r)
+		return NULL;
+	r->c = c;
+	r->seq = d->roff;
+	r->msg_id = d->msg_id;
+	r->tag = d->rkey;
+	r->len = d->msg_len;
+	r->state = state;
+	b = bucket(rm, c, r->seq);
+	r->hnext = *b;
+	*b = r;
+	r->cnext = c->r.recs;
+	if (c->r.recs)
+		c->r.recs->cprev = r;
+	c->r.recs = r;
+	c->r.nrecs++;
+	e->st.unexpected_msgs++;
+	return r;
+}
+
+static void um_del(struct conn *c, struct rrec *r)
+{
+	struct rrec *prev = NULL;
+
+	for (struct rrec *x = c->r.um_head; x; prev = x, x = x->unext) {
+		if (x != r)
+			continue;
+		if (prev)
+			prev->unext = x->unext;
+		else
+			c->r.um_head = x->unext;
+		if (c->r.um_tail == x)
+			c->r.um_tail = prev;
+		break;
+	}
+	r->unext = NULL;
+}
+
+static void um_add(struct conn *c, struct rrec *r)
+{
+	r->state = REC_UNMATCHED;
+	r->unext = NULL;
+	if (c->r.um_tail)
+		c->r.um_tail->unext = r;
+	else
+		c->r.um_head = r;
+	c->r.um_tail = r;
+}
+
+static void buf_release(struct engine *e, struct rrec *r)
+{
+	if (r->buf) {
+		free(r->buf);
+		r->buf = NULL;
+		e->st.unexpected_bytes -= r->len;
+	}
+}
+
+void rrecv_free(struct engine *e, struct rrec *r)
+{
+	struct rrec **pp = bucket(e->rm, r->c, r->seq);
+	struct conn *c = r->c;
+
+	while (*pp != r)
+		pp = &(*pp)->hnext;
+	*pp = r->hnext;
+	if (r->cprev)
+		r->cprev->cnext = r->cnext;
+	else
+		c->r.recs = r->cnext;
+	if (r->cnext)
+		r->cnext->cprev = r->cprev;
+	if (r->state == REC_UNMATCHED)
+		um_del(c, r);
+	if (r->recv)
+		r->recv->rrec = NULL;
+	buf_release(e, r);
+	e->st.unexpected_msgs--;
+	c->r.nrecs--;
+	free(r);
+}
+
+/* Its receive is gone or failed: count the rest of its packets, keep nothing. */
+void rrecv_discard(struct engine *e, struct rrec *r)
+{
+	if (r->state == REC_UNMATCHED)
+		um_del(r->c, r);
+	r->state = REC_DISCARD;
+	if (r->recv)
+		r->recv->rrec = NULL;
+	r->recv = NULL;
+	buf_release(e, r);
+	if (r->got == r->len)
+		rrecv_free(e, r);
+}
+
+static void recv_finish(struct engine *e, struct conn *c, struct opq_op *op, int res, uint64_t len,
+			uint64_t tag)
+{
+	op->res = res;
+	op->res_len = len;
+	op->res_tag = tag;
+	op->rrec = NULL;
+	if (res < 0) {
+		if (res == -EMSGSIZE)
+			e->st.err_msgsize++;
+		else
+			eng_count_err(e, res);
+	} else {
+		e->st.bytes += len;
+		c->ep->st.bytes += len;
+	}
+	eng_op_finish_waiting(e, c, op);
+}
+
+/* A record that was buffered meets receive op (its turn came, or op was
+ * posted later). */
+void rrecv_match(struct engine *e, struct conn *c, struct rrec *r, struct opq_op *op)
+{
+	struct mr tmp;
+	int res;
+
+	opq_conn_unmatch(&c->q, op);
+	if (r->state == REC_UNMATCHED)
+		um_del(c, r);
+	if (r->len > op->len) {
+		/* as on one host: the receiver learns the length it needs */
+		recv_finish(e, c, op, -EMSGSIZE, r->len, r->tag);
+		rrecv_discard(e, r);
+		return;
+	}
+	if (r->got == r->len) {
+		tmp = (struct mr){ .kind = MR_MAPPED, .base = r->buf, .len = r->len };
+		res = eng_copy(e, op->lmr, op->loff, &tmp, 0, r->len);
+		recv_finish(e, c, op, res, r->len, r->tag);
+		rrecv_free(e, r);
+		return;
+	}
+	r->state = REC_MATCHED;
+	r->recv = op;
+	op->rrec = r;
+}
+
+/* Every packet of r arrived. */
+static void rec_complete(struct engine *e, struct rrec *r)
+{
+	struct mr tmp;
+	int res;
+
+	switch (r->state) {
+	case REC_DIRECT:
+		recv_finish(e, r->c, r->recv, r->err, r->len, r->tag);
+		r->recv = NULL;
+		rrecv_free(e, r);
+		break;
+	case REC_MATCHED:
+		tmp = (struct mr){ .kind = MR_MAPPED, .base = r->buf, .len = r->len };
+		res = eng_copy(e, r->recv->lmr, r->recv->loff, &tmp, 0, r->len);
+		recv_finish(e, r->c, r->recv, res, r->len, r->tag);
+		r->recv = NULL;
+		rrecv_free(e, r);
+		break;
+	case REC_DISCARD:
+		rrecv_free(e, r);
+		break;
+	default:
+		break;                 /* buffered: waits for a receive */
+	}
+}
+
+/* Let sends whose turn has come take it: match the first posted receive
+ * that takes its tag, else queue up unmatched. A receive still waiting was
+ * checked against every unmatched message when it was posted and when each
+ * took its turn, so matching it to this later one keeps the order. */
+static void order_advance(struct engine *e, struct conn *c)
+{
+	struct rrec *r;
+	struct opq_op *op;
+
+	while ((r = rec_find(e->rm, c, c->r.next_seq))) {
+		if (r->state == REC_VOID) {
+			c->r.next_seq++;
+			rrecv_free(e, r);
+			continue;
+		}
+		if (r->state != REC_EARLY)
+			break;
+		c->r.next_seq++;
+		op = opq_conn_find_recv(&c->q, r->tag);
+		if (op)
+			rrecv_match(e, c, r, op);
+		else
+			um_add(c, r);
+	}
+}
+
+static void remember_refusal(struct rchan *ch, const struct conn *c, const struct wire_data *d, int err)
+{
+	struct refusal *f = &ch->refused[ch->refused_next++ % REFUSED_RING];
+
+	*f = (struct refusal){ .ep = c->ep->id, .wire = c->r.wire_id, .seq = d->roff,
+			       .msg_id = d->msg_id, .err = err };
+}
+
+static int recall_refusal(const struct rchan *ch, const struct conn *c, const struct wire_data *d)
+{
+	for (uint32_t i = 0; i < REFUSED_RING; i++) {
+		const struct refusal *f = &ch->refused[i];
+
+		if (f->err && f->ep == c->ep->id && f->wire == c->r.wire_id && f->seq == d->roff &&
+		    f->msg_id == d->msg_id)
+			return f->err;
+	}
+	return -ESTALE;
+}
+
+/* The first packet of a send we have no record of. Returns the record, or
+ * NULL with *err (the packet is refused). */
+static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn *c,
+				const struct wire_data *d, int *err)
+{
+	struct remote *rm = e->rm;
+	struct opq_op *op = NULL;
+	struct rrec *r;
+
+	if (d->roff < c->r.next_seq) {
+		*err = recall_refusal(ch, c, d);   /* a late packet of a settled send */
+		return NULL;
+	}
+	if (d->roff == c->r.next_seq)
+		op = opq_conn_find_recv(&c->q, d->rkey);
+	/* After a refusal for lack of room, later sends of the connection are
+	 * refused too until the refused one got in: else they would fill the
+	 * room it waits for and never be able to take their turn before it. */
+	if (!op && d->roff > c->r.blocked_seq)
+		goto nobuf;
+	if (c->r.nrecs >= REC_PER_CONN_MAX)
+		goto nobuf;
+	if (op) {
+		if (d->msg_len > op->len) {
+			opq_conn_unmatch(&c->q, op);
+			recv_finish(e, c, op, -EMSGSIZE, d->msg_len, d->rkey);
+			c->r.next_seq++;
+			remember_refusal(ch, c, d, -EMSGSIZE);
+			order_advance(e, c);
+			*err = -EMSGSIZE;
+			return NULL;
+		}
+		if (e->st.unexpected_msgs >= rm->max_unexp_msgs)
+			goto nobuf;
+		r = rec_new(e, c, d, REC_DIRECT);
+		if (!r)
+			goto nobuf;
+		if (d->roff == c->r.blocked_seq)
+			c->r.blocked_seq = UINT64_MAX;
+		opq_conn_unmatch(&c->q, op);
+		r->recv = op;
+		op->rrec = r;
+		c->r.next_seq++;
+		return r;
+	}
+	if (e->st.unexpected_msgs >= rm->max_unexp_msgs ||
+	    d->msg_len > rm->max_unexp_bytes - e->st.unexpected_bytes)
+		goto nobuf;
+	r = rec_new(e, c, d, REC_EARLY);
+	if (!r)
+		goto nobuf;
+	/* zeroed: a hostile sender that overlaps its packets leaves holes,
+	 * which must not show another message's old bytes */
+	r->buf = calloc(1, d->msg_len ? d->msg_len : 1);
+	if (!r->buf) {
+		rrecv_free(e, r);
+		goto nobuf;
+	}
+	e->st.unexpected_bytes += d->msg_len;
+	if (d->roff == c->r.blocked_seq)
+		c->r.blocked_seq = UINT64_MAX;
+	return r;
+nobuf:
+	e->st.rx_refused_nobuf++;
+	if (d->roff < c->r.blocked_seq)
+		c->r.blocked_seq = d->roff;
+	*err = -ENOBUFS;
+	return NULL;
+}
+
+static int rx_send(struct engine *e, struct rchan *ch, struct conn *c, const struct wire_data *d)
+{
+	struct rrec *r = rec_find(e->rm, c, d->roff);
+	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
+	int err = 0;
+
+	/* every packet of a message must name the length and tag its first
+	 * one did: r's buffer (or the receive it goes to) was sized by it,
+	 * and the payload's range was checked against this packet's length */
+	if (r && r->msg_id == d->msg_id && (d->msg_len != r->len || d->rkey != r->tag))
+		return -EBADMSG;
+	if (r && r->msg_id != d->msg_id) {
+		/* the sender gave up on r's message and sent it again (newer
+		 * id): same sequence, same length and tag, start over */
+		if (d->msg_id < r->msg_id || r->state == REC_VOID || d->msg_len != r->len ||
+		    d->rkey != r->tag)
+			return -ESTALE;
+		r->msg_id = d->msg_id;
+		r->got = 0;
+		r->err = 0;
+	}
+	if (!r) {
+		r = rx_send_new(e, ch, c, d, &err);
+		if (!r)
+			return err;
+	}
+	switch (r->state) {
+	case REC_DIRECT:
+		if (!r->err)
+			r->err = eng_copy(e, r->recv->lmr, r->recv->loff + d->msg_off, &tmp, 0,
+					  d->payload_len);
+		break;
+	case REC_EARLY:
+	case REC_UNMATCHED:
+	case REC_MATCHED:
+		memcpy(r->buf + d->msg_off, d->payload, d->payload_len);
+		break;
+	default:
+		break;
+	}
+	/* an honest sender never overlaps packets of one message */
+	if (d->payload_len > r->len - r->got)
+		return -EBADMSG;
+	r->got += d->payload_len;
+	if (r->got == r->len)
+		rec_complete(e, r);
+	order_advance(e, c);
+	return 0;
+}
+
+/* The sender abandoned sequence roff: retire it. */
+static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
+{
+	struct rrec *r = rec_find(e->rm, c, d->roff);
+
+	if (r) {
+		if (d->msg_id < r->msg_id)
+			return 0;
+		switch (r->state) {
+		case REC_DIRECT:
+		case REC_MATCHED:
+			recv_finish(e, c, r->recv, -ECANCELED, 0, 0);
+			r->recv = NULL;
+			rrecv_free(e, r);
+			break;
+		case REC_EARLY:
+			buf_release(e, r);
+			r->state = REC_VOID;
+			r->msg_id = d->msg_id;
+			break;
+		case REC_VOID:
+			break;
+		default:
+			rrecv_free(e, r);
+			break;
+		}
+	} else if (d->roff >= c->r.next_seq) {
+		if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs || c->r.nrecs >= REC_PER_CONN_MAX) {
+			e->st.rx_refused_nobuf++;
+			return -ENOBUFS;
+		}
+		if (!rec_new(e, c, d, REC_VOID)) {
+			e->st.rx_refused_nobuf++;
+			return -ENOBUFS;
+		}
+	}
+	order_advance(e, c);
+	return 0;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int k = 7; k >= 0; k--)
+		v = v << 8 | p[k];
+	return v;
+}
+
+/* A get request for a region of the client that owns c: snapshot the range
+ * and queue the response (sent from the transmit side, not from inside
+ * the channel's receive path). */
+static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const struct wire_data *d)
+{
+	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
+	struct mr tmp;
+	struct rjob *j;
+	uint64_t len, id;
+	int r;
+
+	if (d->msg_len != GET_REQ_LEN || d->payload_len != GET_REQ_LEN)
+		return -EBADMSG;
+	len = le64(d->payload);
+	id = le64(d->payload + 8);
+	if (!m || m->client_id != c->ep->client_id) {
+		e->st.rx_refused_access++;
+		return -EACCES;
+	}
+	if (!mr_range_ok(m, d->roff, len)) {
+		e->st.rx_refused_range++;
+		return -ERANGE;
+	}
+	if (len > e->max_op_bytes)
+		return -EMSGSIZE;
+	if (c->r.rep == UINT32_MAX)
+		return -ENOTCONN;
+	if (len > e->rm->max_unexp_bytes - e->st.unexpected_bytes) {
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j)
+		j->buf = malloc(len ? len : 1);
+	if (!j || !j->buf) {
+		if (j)
+			free(j);
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;
+	}
+	tmp = (struct mr){ .kind = MR_MAPPED, .base = j->buf, .len = len };
+	r = eng_copy(e, &tmp, 0, m, d->roff, len);
+	if (r < 0) {
+		free(j->buf);
+		free(j);
+		return r;
+	}
+	*j = (struct rjob){ .c = c, .buf = j->buf, .len = len, .get_id = id, .rep = c->r.rep,
+			    .rwire = c->r.rconn_wire };
+	e->st.unexpected_bytes += len;
+	if (ch->j_tail)
+		ch->j_tail->next = j;
+	else
+		ch->j_head = j;
+	ch->j_tail = j;
+	e->st.bytes += len;
+	c->ep->st.bytes += len;
+	return 0;
+}
+
+/* Our get's response: written at its final place. */
+static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data *d)
+{
+	struct opq_op *op = NULL;
+	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
+	int r = 0;
+
+	for (struct opq_op *o = c->q.order.head; o; o = o->onext) {
+		if (o->state == OPQ_WAITING && o->opcode == UCCL_OP_GET && o->rseq == d->rkey) {
+			op = o;
+			break;
+		}
+	}
+	if (!op || (op->rflags & RFL_GET_DATA))
+		return -ESTALE;
+	if (d->msg_len != op->len)
+		return -EBADMSG;
+	if (op->lmr && d->payload_len)
+		r = eng_copy(e, op->lmr, op->loff + d->msg_off, &tmp, 0, d->payload_len);
+	if (r < 0 && op->res == 0)
+		op->res = r;
+	op->rgot += d->payload_len;
+	if (op->rgot == op->len) {
+		op->rflags |= RFL_GET_DATA;
+		if (op->rflags & RFL_GET_ACKED)
+			remote_op_finish(e, op, 0);
+	}
+	return 0;
+}
+
+static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
+{
+	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
+	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
+	uint64_t off = d->roff + d->msg_off;
+
+	/* the key must belong to the client that owns this connection */
+	if (!m || m->client_id != c->ep->client_id) {
+		e->st.rx_refused_access++;
+		return -EACCES;
+	}
+	/* the whole put must fit, as on one host: one that does not is
+	 * refused in every packet, so none of it is written (the wire
+	 * format keeps [msg_off, msg_off + payload_len) inside msg_len) */
+	if (!mr_range_ok(m, d->roff, d->msg_len)) {
+		e->st.rx_refused_range++;
+		return -ERANGE;
+	}
+	return eng_copy(e, m, off, &tmp, 0, d->payload_len);
+}
+
+/* tpchan hands over a new DATA packet (right token, good crc). */
+int rrecv_deliver(void *arg, const struct wire_data *d)
+{
+	struct rchan *ch = arg;
+	struct engine *e = ch->e;
+	struct ep *ep = eng_ep_get(e, d->dst_ep);
+	uint32_t id = d->dst_conn & 0xffffu;
+	struct conn *c;
+	int r;
+
+	if (!ep || ep->broken || id >= ep->max_conns)
+		goto noconn;
+	c = &ep->conns[id];
+	if (!c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
+		goto noconn;
+	switch (d->opcode) {
+	case UCCL_OP_PUT:
+		r = rx_put(e, c, d);
+		break;
+	case UCCL_OP_SIGNAL:
+		if (d->msg_len) {
+			r = -EBADMSG;
+			break;
+		}
+		__atomic_fetch_add(&ep->sems[id], 1, __ATOMIC_RELEASE);
+		eng_touch(e, ep);
+		r = 0;
+		break;
+	case UCCL_OP_SEND:
+		r = rx_send(e, ch, c, d);
+		break;
+	case UCCL_OP_NOP:
+		r = d->msg_len ? -EBADMSG : rx_void(e, c, d);
+		break;
+	case UCCL_OP_GET:
+		r = rx_get_req(e, ch, c, d);
+		break;
+	case OP_GET_RESP:
+		r = rx_get_resp(e, c, d);
+		break;
+	default:
+		r = -EOPNOTSUPP;
+		break;
+	}
+	if (r == 0) {
+		e->st.rx_delivered++;
+		if (d->opcode == UCCL_OP_PUT) {
+			e->st.bytes += d->payload_len;
+			ep->st.bytes += d->payload_len;
+		}
+	} else if (r != -EACCES && r != -ERANGE && r != -ENOBUFS) {
+		e->st.rx_refused_other++;
+	}
+	return r;
+noconn:
+	e->st.rx_refused_conn++;
+	return -ECONNRESET;
+}
