@@ -1,0 +1,153 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Issue #4 experiments 1-4 on the simulated fabric (docs/sim.md): writes the
+# scenario files to docs/results/scenarios/, runs each with uccl-sim for
+# seeds 1..5 into $OUT (default /tmp/uccl-results), then summarises
+# (summarize.py: medians over the seeds, CSVs in docs/results/data/) and
+# draws PNGs with gnuplot when it is installed (plots.gp).
+#
+#   cd docs/results && SIM=/work/build/tools/uccl-sim ./run-sim.sh
+#
+# Results are virtual-time: they do not depend on the machine's load.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+SIM=${SIM:-$here/../../../build/tools/uccl-sim}
+OUT=${OUT:-/tmp/uccl-results}
+SEEDS=${SEEDS:-"1 2 3 4 5"}
+scn=$here/scenarios
+mkdir -p "$scn" "$OUT" "$here/data"
+
+# ---- experiment 1: 15-to-1 incast + permutation on a 16-host star ----
+e1() { # cc recovery
+	cat <<EOT
+# Experiment 1 (issue #4): 15-to-1 incast co-located with permutation
+# traffic on a 16-host star (one switch, 100G links, 512 KiB drop-tail port
+# buffers, RED-like ECN). Every 2 ms, hosts 1..15 each send a 1 MiB message
+# to host 0 (incast) and every host sends a 1 MiB message to another host
+# (permutation, a new derangement each round); 10 rounds, 310 flows. Flows
+# 31k..31k+14 are incast, 31k+15..31k+30 permutation. cc $1, recovery $2.
+topology = star
+hosts = 16
+host_rate = 100G
+delay = 1us
+queue = 512KiB
+ecn = red 32KiB 256KiB 20%
+cc = $1
+recovery = $2
+cc_delay_slack = 5us
+rto_min = 100us
+sample = 0ns
+time_limit = 5s
+EOT
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		echo "incast = 15 1MiB to 0 at $((2 * i))ms"
+		echo "permutation = 1MiB at $((2 * i))ms"
+	done
+}
+for cc in window swift timely dcqcn hint none; do
+	e1 $cc sack >"$scn/e1-incast-$cc-sack.scn"
+done
+e1 dcqcn gbn >"$scn/e1-incast-dcqcn-gbn.scn"
+
+# ---- experiment 2: loss sweep on a pair ----
+e2() { # recovery cc loss(%|none)
+	if [ "$3" = none ]; then loss="loss = none"; else loss="loss = random $3%"; fi
+	cat <<EOT
+# Experiment 2 (issue #4): one 64 MiB flow over one 100G cable with 10 us
+# one-way delay, random loss $3 (%) on every packet in both directions.
+# recovery $1, cc $2.
+topology = pair
+host_rate = 100G
+delay = 10us
+$loss
+recovery = $1
+cc = $2
+cc_delay_slack = 5us
+rto_min = 100us
+sample = 0ns
+flow = 0 1 64MiB
+EOT
+}
+for rec in sack gbn; do
+	for cc in window none; do
+		for l in none 0.01 0.02 0.05 0.1 0.2 0.5 1; do
+			e2 $rec $cc $l >"$scn/e2-loss-$rec-$cc-$(echo $l | tr . p).scn"
+		done
+	done
+done
+
+# ---- experiment 3: ECMP collisions on a leaf-spine ----
+e3() { # spines paths dupthresh cc
+	cat <<EOT
+# Experiment 3 (issue #4): permutation traffic (8 MiB per host, always to
+# another leaf) on 8 leaves x 8 hosts, $1 spines, 100G everywhere
+# (oversubscription 8/$1). $2 path(s) per connection, dupthresh $3, cc $4.
+topology = leafspine
+leaves = 8
+spines = $1
+hosts_per_leaf = 8
+host_rate = 100G
+uplink_rate = 100G
+delay = 1us
+queue = 512KiB
+ecn = red 32KiB 256KiB 20%
+cc = $4
+cc_delay_slack = 5us
+rto_min = 100us
+dupthresh = $3
+paths = $2
+sample = 0ns
+time_limit = 5s
+permutation = 8MiB
+EOT
+}
+for sp in 8 4; do
+	for p in 1 256; do
+		for d in 3 64; do
+			for cc in window none; do
+				e3 $sp $p $d $cc >"$scn/e3-ecmp-s$sp-p$p-d$d-$cc.scn"
+			done
+		done
+	done
+done
+
+# ---- experiment 4: flows starting one by one ----
+e4() { # cc
+	cat <<EOT
+# Experiment 4 (issue #4): convergence and fairness. 8 senders on a 9-host
+# star, 64 MiB each, to host 0, sender k starting at k * 2 ms; 500 us
+# throughput samples; jain_steady is Jain's index over the later half of
+# the samples in which all 8 are active. cc $1.
+topology = star
+hosts = 9
+host_rate = 100G
+delay = 1us
+queue = 512KiB
+ecn = red 32KiB 256KiB 20%
+cc = $1
+cc_delay_slack = 5us
+rto_min = 100us
+sample = 500us
+time_limit = 5s
+stagger = 8 64MiB every 2ms to 0
+EOT
+}
+for cc in window swift timely dcqcn hint none; do
+	e4 $cc >"$scn/e4-fair-$cc.scn"
+done
+
+# ---- run ----
+for f in "$scn"/e[1-4]-*.scn; do
+	name=$(basename "$f" .scn)
+	for s in $SEEDS; do
+		d=$OUT/$name/s$s
+		mkdir -p "$d"
+		# exit status 1 = some flow failed or did not finish: recorded, not fatal
+		"$SIM" "$f" --seed "$s" --out "$d" >"$d/summary.txt" 2>"$d/stderr.txt" || true
+	done
+done
+python3 "$here/summarize.py" "$OUT" "$here/data"
+if command -v gnuplot >/dev/null 2>&1; then
+	(cd "$here" && gnuplot plots.gp)
+fi
