@@ -130,6 +130,10 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	struct dchan *ch = &d->rchans->ch[id];
 	const struct conf *cf = &d->conf;
 	struct engcmd *c = calloc(1, sizeof(*c));
+	uint32_t mtu = pi->mtu < cf->mtu ? pi->mtu : cf->mtu;
+	/* mtu is the link's: a UDP payload of mtu bytes would be an IP
+	 * datagram too big for it (fragmented, and GSO refused) */
+	uint32_t ip_udp = pi->data_addr.ss_family == AF_INET6 ? 48 : 28;
 	uint64_t seed = 0;
 
 	if (!c) {
@@ -145,7 +149,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	c->u.chan.p = (struct tpchan_params){
 		.tx_token = pi->tx_token,
 		.rx_token = pi->rx_token,
-		.mtu = pi->mtu < cf->mtu ? pi->mtu : cf->mtu,
+		.mtu = mtu - ip_udp,
 		.chunk_bytes = cf->chunk_bytes,
 		/* the receiving NIC knows a peer by its first data_paths ports */
 		.npaths = pi->data_paths < cf->data_paths ? pi->data_paths : cf->data_paths,
@@ -167,7 +171,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	ch->generation = pi->generation;
 	ch->up_ms = daemon_now_ms();
 	ch->paths = c->u.chan.p.npaths;
-	ch->mtu = c->u.chan.p.mtu;
+	ch->mtu = mtu;
 	log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id,
 		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cf->cc,
 		 cf->data_crc ? ", crc32c" : "");
