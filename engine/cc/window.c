@@ -3,9 +3,11 @@
  * window: the default congestion controller, a byte window. It slow-starts
  * until the first back-off, then grows by about one chunk per window of
  * acknowledged bytes. It shrinks on four signals: an RTT well above the
- * lowest RTT seen, or an ECN mark (x0.8); a SACK-detected loss (x0.5); each
- * at most once per smoothed RTT; a retransmission timeout drops it to the
- * floor and slow-starts again up to half the old window. Integer arithmetic
+ * lowest RTT seen, or an ECN mark (x0.8); a SACK-detected loss (x0.5, or
+ * x0.9 while the smoothed RTT shows no queue: then the drop was most likely
+ * random, not congestion); each at most once per smoothed RTT; a
+ * retransmission timeout drops it to the floor and slow-starts again up to
+ * half the old window. Integer arithmetic
  * only, and no intermediate product can overflow, whatever the window size.
  */
 #include "config.h"
@@ -34,6 +36,8 @@
 #define WND_DELAY_DEN 5u
 #define WND_LOSS_NUM  1u               /* x0.5 on a SACK-detected loss */
 #define WND_LOSS_DEN  2u
+#define WND_RLOSS_NUM 9u               /* x0.9 on one while the RTT sits at its floor */
+#define WND_RLOSS_DEN 10u
 
 struct wnd {
 	uint64_t cwnd;
@@ -201,7 +205,15 @@ static void wnd_on_loss(void *st, uint64_t now_ns, bool timeout)
 	 * loss, the stronger signal. */
 	if (within_rtt(w, w->loss_cut_seen, w->last_loss_cut_ns, now_ns))
 		return;
-	cut(w, WND_LOSS_NUM, WND_LOSS_DEN, now_ns);
+	/* A drop while the RTT shows no queue (at most the delay threshold)
+	 * is most likely random (corruption, a flapping link), not a full
+	 * buffer: halving for it would give away goodput a lossy fabric can
+	 * keep. A full queue inflates the RTT first, and gets the halving. */
+	if (w->srtt_ns && w->min_rtt_ns &&
+	    w->srtt_ns <= delay_threshold(w->min_rtt_ns, w->slack_ns))
+		cut(w, WND_RLOSS_NUM, WND_RLOSS_DEN, now_ns);
+	else
+		cut(w, WND_LOSS_NUM, WND_LOSS_DEN, now_ns);
 	w->last_loss_cut_ns = now_ns;
 	w->loss_cut_seen = true;
 }

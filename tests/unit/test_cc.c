@@ -154,6 +154,12 @@ static void test_slow_start_grows_by_acked_bytes(void **state)
 
 /* After the first back-off: one chunk per window's worth of acked bytes,
  * carried across small batches. */
+/* x0.9, as the module computes it without overflow */
+static uint64_t x09(uint64_t w)
+{
+	return w / 10 * 9 + w % 10 * 9 / 10;
+}
+
 static void test_after_loss_growth_is_linear(void **state)
 {
 	struct cc_params p = params();
@@ -162,9 +168,9 @@ static void test_after_loss_growth_is_linear(void **state)
 	uint64_t now = 0, w;
 
 	ack(st, now += BASE, CHUNK, BASE, false);      /* srtt = BASE */
-	cc_window_ops.on_loss(st, now += 1, false);
+	cc_window_ops.on_loss(st, now += 1, false);    /* RTT at its floor: x0.9 */
 	w = W(st);
-	assert_int_equal(w, 65 * (uint64_t)CHUNK / 2);
+	assert_int_equal(w, x09(65 * (uint64_t)CHUNK));
 
 	now += 2 * BASE;                               /* past the post-cut hold */
 	/* one window of acks in 1/4-chunk pieces: exactly one chunk more */
@@ -189,25 +195,45 @@ static void test_after_loss_growth_is_linear(void **state)
 
 /* --- loss --------------------------------------------------------------- */
 
-static void test_several_losses_in_one_rtt_halve_once(void **state)
+static void test_several_losses_in_one_rtt_cut_once(void **state)
 {
 	struct cc_params p = params();
 	p.init_window = 100 * CHUNK;
 	void *st = cc_new(&p);
 	uint64_t t;
 
-	ack(st, 1000 * US, CHUNK, BASE, false);        /* srtt = 10 us */
+	ack(st, 1000 * US, CHUNK, BASE, false);        /* srtt = 10 us, at its floor */
 	t = 1001 * US;
 	cc_window_ops.on_loss(st, t, false);
-	assert_int_equal(W(st), 101 * (uint64_t)CHUNK / 2);
+	assert_int_equal(W(st), x09(101 * (uint64_t)CHUNK));
 	cc_window_ops.on_loss(st, t + 1 * US, false);
 	cc_window_ops.on_loss(st, t + 5 * US, false);
 	cc_window_ops.on_loss(st, t + BASE - 1, false);
-	assert_int_equal(W(st), 101 * (uint64_t)CHUNK / 2);
+	assert_int_equal(W(st), x09(101 * (uint64_t)CHUNK));
 	/* a loss one srtt later is a new event */
 	cc_window_ops.on_loss(st, t + BASE, false);
-	assert_int_equal(W(st), 101 * (uint64_t)CHUNK / 4);
+	assert_int_equal(W(st), x09(x09(101 * (uint64_t)CHUNK)));
 	assert_int_equal(described(st, "cuts"), 2);
+	free(st);
+}
+
+/* A loss while the RTT shows a queue is congestion: the window halves. With
+ * the RTT at its floor the same loss is taken as random: x0.9. */
+static void test_loss_with_a_queue_halves_without_one_backs_off_gently(void **state)
+{
+	struct cc_params p = params();
+	p.init_window = 100 * CHUNK;
+	void *st = cc_new(&p);
+	uint64_t t = 1000 * US, w;
+
+	ack(st, t, 0, BASE, false);                    /* min RTT and srtt: BASE */
+	/* srtt climbs past the threshold (the delay cut comes with it) */
+	for (int i = 0; i < 40; i++)
+		ack(st, t += 1 * US, 0, 10 * THRESH, false);
+	assert_true(described(st, "srtt_ns") > THRESH);
+	w = W(st);
+	cc_window_ops.on_loss(st, t += 1 * US, false);
+	assert_int_equal(W(st), w / 2);
 	free(st);
 }
 
@@ -286,7 +312,7 @@ static void test_clock_stepping_back_does_not_cut_twice(void **state)
 	cc_window_ops.on_loss(st, t, false);
 	cc_window_ops.on_loss(st, t - 100 * US, false);
 	ack(st, t - 100 * US, 0, 0, true);
-	assert_int_equal(W(st), 50 * CHUNK);
+	assert_int_equal(W(st), x09(100 * (uint64_t)CHUNK));   /* RTT at its floor */
 	assert_int_equal(described(st, "cuts"), 1);
 	free(st);
 }
@@ -590,7 +616,8 @@ int main(void)
 		cmocka_unit_test(test_starts_at_init_window),
 		cmocka_unit_test(test_slow_start_grows_by_acked_bytes),
 		cmocka_unit_test(test_after_loss_growth_is_linear),
-		cmocka_unit_test(test_several_losses_in_one_rtt_halve_once),
+		cmocka_unit_test(test_several_losses_in_one_rtt_cut_once),
+		cmocka_unit_test(test_loss_with_a_queue_halves_without_one_backs_off_gently),
 		cmocka_unit_test(test_base_rtt_is_the_hold_before_any_sample),
 		cmocka_unit_test(test_timeout_collapses_then_slow_starts_to_ssthresh),
 		cmocka_unit_test(test_repeated_timeouts_stay_at_min),
