@@ -67,3 +67,49 @@ finish() {
 	fi
 	exit 0
 }
+
+# ---- two daemons (peers.sh, remote.sh, netns.sh) ----
+# start_named NAME [PREFIX...]: (re)starts the daemon configured by
+# $TMPD/NAME.conf, runtime dir $TMPD/rNAME, appending to $TMPD/NAME.log,
+# run through PREFIX (e.g. ip netns exec NS); waits for its socket; the pid
+# is in STARTED_PID.
+start_named() {
+	local name=$1 dir=$TMPD/r$1 pid
+	shift
+	"$@" "$UCCLSVCD" --config "$TMPD/$name.conf" --runtime-dir "$dir" 2>>"$TMPD/$name.log" &
+	pid=$!
+	BG_PIDS="$BG_PIDS $pid"
+	for _ in $(seq 100); do
+		[ -S "$dir/ucclsvcd.sock" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ ! -S "$dir/ucclsvcd.sock" ]; then
+		echo "daemon $name did not start:"; cat "$TMPD/$name.log"; exit 1
+	fi
+	STARTED_PID=$pid
+}
+
+# chan_field SOCK FIELD: FIELD of the only channel in ucclctl --json channels,
+# "none" without a channel, "noreply" if the daemon did not answer
+chan_field() {
+	timeout 10 "$UCCLCTL" --socket "$1" --json channels 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("noreply"); sys.exit()
+c = d["channels"]
+print(c[0][sys.argv[1]] if c else "none")' "$2"
+}
+
+# wait_chan SOCK [TRIES]: until a channel is up (TRIES x 50 ms, default 100)
+wait_chan() {
+	local p
+	for _ in $(seq "${2:-100}"); do
+		p=$(chan_field "$1" peer)
+		[ "$p" != none ] && [ "$p" != noreply ] && return 0
+		sleep 0.05
+	done
+	return 1
+}

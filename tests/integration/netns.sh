@@ -83,34 +83,13 @@ SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
-start() { # start a|b: the daemon inside its namespace
-	local dir=$TMPD/r$1 ns=$NS1 pid
-	[ "$1" = b ] && ns=$NS2
-	ip netns exec "$ns" "$UCCLSVCD" --config "$TMPD/$1.conf" --runtime-dir "$dir" 2>>"$TMPD/$1.log" &
-	pid=$!
-	BG_PIDS="$BG_PIDS $pid"
-	for _ in $(seq 100); do
-		[ -S "$dir/ucclsvcd.sock" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ ! -S "$dir/ucclsvcd.sock" ]; then
-		echo "daemon $1 did not start:"; cat "$TMPD/$1.log"; exit 1
-	fi
-	if [ "$1" = a ]; then PID_A=$pid; else PID_B=$pid; fi
-}
 
-# chan_field SOCK FIELD: FIELD of the only channel in ucclctl --json channels
-# (the socket is a path, so ucclctl reaches it from any namespace)
-chan_field() {
-	timeout 10 "$UCCLCTL" --socket "$1" --json channels 2>/dev/null | python3 -c '
-import json, sys
-try:
-    d = json.load(sys.stdin)
-except ValueError:
-    print("noreply"); sys.exit()
-c = d["channels"]
-print(c[0][sys.argv[1]] if c else "none")' "$2"
+start() { # start a|b: the daemon inside its namespace (ucclctl reaches its
+	# socket from anywhere: it is a path)
+	local ns=$NS1
+	[ "$1" = b ] && ns=$NS2
+	start_named "$1" ip netns exec "$ns"
+	if [ "$1" = a ]; then PID_A=$STARTED_PID; else PID_B=$STARTED_PID; fi
 }
 snap() { timeout 10 "$UCCLCTL" --socket "$1" --json channels >"$2" 2>/dev/null; } # snap SOCK FILE
 delta() { # delta OLD NEW FIELD...: how much each FIELD of the channel grew
@@ -129,15 +108,6 @@ if len(fields) == 1:
 else:
     print(", ".join("%s +%d" % (f, new.get(f, 0) - old.get(f, 0)) for f in fields))
 EOF
-}
-wait_chan() { # wait_chan SOCK: until a channel is up (10 s)
-	local p
-	for _ in $(seq 200); do
-		p=$(chan_field "$1" peer)
-		[ "$p" != none ] && [ "$p" != noreply ] && return 0
-		sleep 0.05
-	done
-	return 1
 }
 
 # set_loss NS PERMILLE: the only rule in NS's input chain drops PERMILLE/1000
@@ -195,8 +165,8 @@ finish_both() {
 
 start a
 start b
-expect "channel a->b up over the veth" wait_chan "$SOCK_A"
-expect "channel b->a up over the veth" wait_chan "$SOCK_B"
+expect "channel a->b up over the veth" wait_chan "$SOCK_A" 200
+expect "channel b->a up over the veth" wait_chan "$SOCK_B" 200
 expect "channel MTU 9000 ($(chan_field "$SOCK_A" mtu))" [ "$(chan_field "$SOCK_A" mtu)" = 9000 ]
 
 # 1. transfers under 0%, 0.1% and 1% loss towards b (at 1%, 0.1% of the
@@ -269,7 +239,7 @@ expect "a dropped the channel to b" [ "$(chan_field "$SOCK_A" peer)" = none ]
 
 # 3. restart b in its namespace and move data again
 start b
-expect "channel a->b up again" wait_chan "$SOCK_A"
+expect "channel a->b up again" wait_chan "$SOCK_A" 200
 run_xfer again 64M --quiet
 expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
 

@@ -42,20 +42,10 @@ SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
+
 start() { # start a|b: (re)starts that daemon, appending to its log
-	local conf=$TMPD/$1.conf dir=$TMPD/r$1 log=$TMPD/$1.log pid
-	"$UCCLSVCD" --config "$conf" --runtime-dir "$dir" 2>>"$log" &
-	pid=$!
-	BG_PIDS="$BG_PIDS $pid"
-	for _ in $(seq 100); do
-		[ -S "$dir/ucclsvcd.sock" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ ! -S "$dir/ucclsvcd.sock" ]; then
-		echo "daemon $1 did not start:"; cat "$log"; exit 1
-	fi
-	if [ "$1" = a ]; then PID_A=$pid; else PID_B=$pid; fi
+	start_named "$1"
+	if [ "$1" = a ]; then PID_A=$STARTED_PID; else PID_B=$STARTED_PID; fi
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
