@@ -25,6 +25,8 @@
 
 #include <uccl/uccl.h>
 
+#include "bench/benchutil.h"
+
 #define SQ_ENTRIES        4096u
 #define CQ_ENTRIES        4096u
 #define POLL_MAX          256
@@ -73,14 +75,6 @@ struct perf {
 
 static struct perf *g_perf;          /* for error messages from threads */
 static bool g_progress_open;         /* a progress line awaits its "done" */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 /* A failed call ends the run: a benchmark that carries on after an error
  * would report a figure for something other than what it names. */
@@ -179,7 +173,7 @@ static void wait_one(struct uccl_ep *ep, uint64_t user_data)
 		}
 		/* reading the clock on every spin would slow the poll being timed */
 		if ((spins & 4095) == 4095) {
-			uint64_t t = now_ns();
+			uint64_t t = bench_now_ns();
 
 			if (!start)
 				start = t;
@@ -206,7 +200,7 @@ static uint64_t reap(struct uccl_ep *ep)
 static void drain(struct uccl_ep *ep, uint64_t outstanding)
 {
 	struct uccl_cqe c[POLL_MAX];
-	uint64_t deadline = now_ns() + OP_TIMEOUT_NS;
+	uint64_t deadline = bench_now_ns() + OP_TIMEOUT_NS;
 
 	while (outstanding > 0) {
 		int n = uccl_cq_wait(ep, c, POLL_MAX, 1000);
@@ -217,33 +211,10 @@ static void drain(struct uccl_ep *ep, uint64_t outstanding)
 			check_cqes(c, n);
 			outstanding -= (uint64_t)n < outstanding ? (uint64_t)n : outstanding;
 		}
-		if (outstanding > 0 && now_ns() > deadline)
+		if (outstanding > 0 && bench_now_ns() > deadline)
 			fail("%" PRIu64 " completions still missing after %llu s", outstanding,
 			     OP_TIMEOUT_NS / NS_PER_S);
 	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted samples, in microseconds: the smallest
- * sample with at least q of all samples at or below it. (No ceil(): the
- * build does not link libm.) */
-static double pct_us(const uint64_t *s, size_t n, double q)
-{
-	double rank = q * (double)n;
-	size_t i = (size_t)rank;
-
-	if ((double)i < rank)
-		i++;
-	i = i == 0 ? 0 : i - 1;
-	if (i >= n)
-		i = n - 1;
-	return (double)s[i] / 1e3;
 }
 
 /* 1. Descriptors per second through A's ring: NOPs complete in the engine
@@ -259,15 +230,15 @@ static void case_ring(struct perf *p, unsigned batch)
 
 	snprintf(param, sizeof(param), "batch %u", batch);
 	progress("ring %s ... ", param);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	deadline = t0 + p->ns;
 	while (!stop || completed < submitted) {
 		int n;
 
 		/* the clock costs as much as a descriptor: look every 64 passes */
-		if (!stop && (++pass & 63) == 0 && now_ns() >= deadline) {
+		if (!stop && (++pass & 63) == 0 && bench_now_ns() >= deadline) {
 			stop = true;
-			stop_at = now_ns();
+			stop_at = bench_now_ns();
 		}
 		while (!stop && submitted - completed + batch <= limit) {
 			unsigned i;
@@ -295,11 +266,11 @@ static void case_ring(struct perf *p, unsigned batch)
 			api_fail("uccl_poll", n);
 		check_cqes(c, n);
 		completed += (uint64_t)n;
-		if (stop && n == 0 && now_ns() - stop_at > OP_TIMEOUT_NS)
+		if (stop && n == 0 && bench_now_ns() - stop_at > OP_TIMEOUT_NS)
 			fail("ring: %" PRIu64 " NOPs not completed after %llu s",
 			     submitted - completed, OP_TIMEOUT_NS / NS_PER_S);
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	add_result(p, "ring", param, "NOP rate", "Mdesc/s",
 		   (double)completed / ((double)(t1 - t0) / 1e9) / 1e6, completed, "completions",
 		   (double)(t1 - t0) / 1e9);
@@ -320,12 +291,12 @@ static void case_lat(struct perf *p, uint64_t size, const char *param)
 	for (uint64_t i = 0;; i++) {
 		int r;
 
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		r = uccl_put(p->b, p->conn_b, p->mr_b, 0, key_a, 0, size, 0, i);
 		if (r < 0)
 			api_fail("uccl_put", r);
 		wait_one(p->b, i);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		if (i < LAT_WARMUP)
 			continue;
 		if (n == 0) {
@@ -336,12 +307,12 @@ static void case_lat(struct perf *p, uint64_t size, const char *param)
 		if (n == LAT_MAX_SAMPLES || (n >= LAT_MIN_SAMPLES && t1 >= deadline))
 			break;
 	}
-	qsort(s, n, sizeof(*s), cmp_u64);
-	add_result(p, "lat", param, "put RTT p50", "us", pct_us(s, n, 0.50), n, "samples",
+	qsort(s, n, sizeof(*s), bench_cmp_u64);
+	add_result(p, "lat", param, "put RTT p50", "us", bench_pct_us(s, n, 0.50), n, "samples",
 		   (double)(t1 - first) / 1e9);
-	add_result(p, "lat", param, "put RTT p99", "us", pct_us(s, n, 0.99), n, "samples",
+	add_result(p, "lat", param, "put RTT p99", "us", bench_pct_us(s, n, 0.99), n, "samples",
 		   (double)(t1 - first) / 1e9);
-	add_result(p, "lat", param, "put RTT p99.9", "us", pct_us(s, n, 0.999), n, "samples",
+	add_result(p, "lat", param, "put RTT p99.9", "us", bench_pct_us(s, n, 0.999), n, "samples",
 		   (double)(t1 - first) / 1e9);
 	add_result(p, "lat", param, "put RTT max", "us", (double)s[n - 1] / 1e3, n, "samples",
 		   (double)(t1 - first) / 1e9);
@@ -408,7 +379,7 @@ static void *ping_thread(void *arg)
 	uint64_t key_a = uccl_mr_key(p->mr_a), deadline = UINT64_MAX;
 
 	for (uint64_t i = 1;; i++) {
-		uint64_t t0 = now_ns(), t1;
+		uint64_t t0 = bench_now_ns(), t1;
 		int r;
 
 		r = uccl_put(p->b, p->conn_b, p->mr_b, 0, key_a, 0, 8, UCCL_F_MORE, i);
@@ -420,7 +391,7 @@ static void *ping_thread(void *arg)
 		r = uccl_wait(p->b, p->conn_b, pp->base_b + i, (int)(OP_TIMEOUT_NS / 1000000));
 		if (r < 0)
 			api_fail("uccl_wait", r);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		pp->out_b += 2;
 		pp->out_b -= reap(p->b);
 		if (pp->out_b > CQ_ENTRIES / 2) {
@@ -469,12 +440,12 @@ static void case_pingpong(struct perf *p)
 	drain(p->b, pp.out_b);
 	for (size_t i = 0; i < pp.n; i++)
 		pp.samples[i] /= 2;
-	qsort(pp.samples, pp.n, sizeof(*pp.samples), cmp_u64);
+	qsort(pp.samples, pp.n, sizeof(*pp.samples), bench_cmp_u64);
 	el = (double)(pp.last - pp.first) / 1e9;
 	add_result(p, "pingpong", "8 B", "put+signal one-way p50", "us",
-		   pct_us(pp.samples, pp.n, 0.50), pp.n, "round trips", el);
+		   bench_pct_us(pp.samples, pp.n, 0.50), pp.n, "round trips", el);
 	add_result(p, "pingpong", "8 B", "put+signal one-way p99", "us",
-		   pct_us(pp.samples, pp.n, 0.99), pp.n, "round trips", el);
+		   bench_pct_us(pp.samples, pp.n, 0.99), pp.n, "round trips", el);
 	free(pp.samples);
 	progress("done (%zu round trips)\n", pp.n);
 }
@@ -492,14 +463,14 @@ static double case_bw_put(struct perf *p)
 	progress("bw put 1 MiB ... ");
 	/* one pass over the region first: the daemon's first touch of each
 	 * page is not what this measures */
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	deadline = t0;
 	for (;;) {
 		int n;
 
-		if (!stop && (warm ? submitted >= BW_SLOTS : now_ns() >= deadline)) {
+		if (!stop && (warm ? submitted >= BW_SLOTS : bench_now_ns() >= deadline)) {
 			stop = true;
-			stop_at = now_ns();
+			stop_at = bench_now_ns();
 		}
 		while (!stop && submitted - completed < BW_SLOTS) {
 			uint64_t off = (submitted % BW_SLOTS) * BW_CHUNK;
@@ -525,15 +496,15 @@ static double case_bw_put(struct perf *p)
 			/* warm-up done: start the timed run */
 			warm = stop = false;
 			submitted = completed = 0;
-			t0 = now_ns();
+			t0 = bench_now_ns();
 			deadline = t0 + p->ns;
 			continue;
 		}
-		if (stop && n == 0 && now_ns() - stop_at > OP_TIMEOUT_NS)
+		if (stop && n == 0 && bench_now_ns() - stop_at > OP_TIMEOUT_NS)
 			fail("bw: %" PRIu64 " puts not completed after %llu s",
 			     submitted - completed, OP_TIMEOUT_NS / NS_PER_S);
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	el = (double)(t1 - t0) / 1e9;
 	gbs = (double)completed * BW_CHUNK / el / 1e9;
 	add_result(p, "bw", "1 MiB", "put bandwidth", "GB/s", gbs, completed, "puts", el);
@@ -549,7 +520,7 @@ static double case_bw_memcpy(struct perf *p)
 
 	progress("bw memcpy 1 MiB ... ");
 	memcpy(dst, src, REGION_LEN);            /* warm-up pass */
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	deadline = t0 + p->ns;
 	do {
 		uint64_t off = (copies % BW_SLOTS) * BW_CHUNK;
@@ -558,7 +529,7 @@ static double case_bw_memcpy(struct perf *p)
 		/* the copies must happen even though nothing here reads them */
 		__asm__ __volatile__("" ::: "memory");
 		copies++;
-		t1 = now_ns();
+		t1 = bench_now_ns();
 	} while (t1 < deadline);
 	el = (double)(t1 - t0) / 1e9;
 	gbs = (double)copies * BW_CHUNK / el / 1e9;
@@ -673,28 +644,13 @@ static void print_text(const struct perf *p)
 
 /* A JSON string. Only the library's version string comes from outside this
  * file; it is escaped all the same, so the output always parses. */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);     /* non-ASCII: not expected, kept valid */
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void print_json(const struct perf *p, double seconds)
 {
 	printf("{\n  \"tool\": \"uccl_perf\",\n  \"version\": ");
-	json_str(PACKAGE_VERSION);
+	bench_json_str(PACKAGE_VERSION);
 	printf(",\n  \"library\": ");
-	json_str(uccl_version());
+	bench_json_str(uccl_version());
 	printf(",\n  \"seconds\": %g,\n  \"results\": [", seconds);
 	for (int i = 0; i < p->nres; i++) {
 		const struct result *r = &p->res[i];

@@ -23,6 +23,8 @@
 
 #include <uccl/uccl.h>
 
+#include "bench/benchutil.h"
+
 #define NS_PER_S          1000000000ull
 #define NS_PER_MS         1000000ull
 #define KiB               ((uint64_t)1 << 10)
@@ -159,14 +161,6 @@ struct rperf {
 static const char *g_role = "uccl_rperf";
 static struct uccl_ctx *g_ctx;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* A failed call ends the run: a benchmark that carries on after an error
  * would report a figure for something other than what it names. */
 static void __attribute__((noreturn)) api_fail(const char *what, int err)
@@ -260,7 +254,7 @@ static void reap(struct rperf *p)
 /* Wait, bounded, until the control operation ud completed. */
 static void wait_ctl(struct rperf *p, uint64_t ud, int timeout_ms, const char *what)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+	uint64_t deadline = bench_now_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 
 	while (!p->ctl_done[ud & 7]) {
 		struct uccl_cqe c[POLL_MAX];
@@ -273,7 +267,7 @@ static void wait_ctl(struct rperf *p, uint64_t ud, int timeout_ms, const char *w
 				fail("internal: data completion while waiting for %s", what);
 			ctl_cqe(p, &c[i]);
 		}
-		if (!p->ctl_done[ud & 7] && now_ns() > deadline)
+		if (!p->ctl_done[ud & 7] && bench_now_ns() > deadline)
 			fail("%s: nothing within %d s", what, timeout_ms / 1000);
 	}
 	p->ctl_done[ud & 7] = false;
@@ -282,11 +276,11 @@ static void wait_ctl(struct rperf *p, uint64_t ud, int timeout_ms, const char *w
 /* Post a control or ping operation; a full ring is reaped and retried. */
 #define POST(p, what, call) do {                                        \
 	int r_;                                                         \
-	uint64_t t_ = now_ns();                                         \
+	uint64_t t_ = bench_now_ns();                                         \
 	while ((r_ = (call)) == -EAGAIN) {                              \
 		uccl_submit((p)->ep);                                   \
 		reap(p);                                                \
-		if (now_ns() - t_ > OP_TIMEOUT_NS)                      \
+		if (bench_now_ns() - t_ > OP_TIMEOUT_NS)                      \
 			fail("%s: ring full for 30 s", what);           \
 	}                                                               \
 	if (r_ < 0)                                                     \
@@ -297,27 +291,6 @@ static void wait_ctl(struct rperf *p, uint64_t ud, int timeout_ms, const char *w
 static void *ctl_at(struct rperf *p, size_t off)
 {
 	return (uint8_t *)uccl_mr_addr(p->ctl) + off;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted samples, in microseconds. */
-static double pct_us(const uint64_t *s, size_t n, double q)
-{
-	double rank = q * (double)n;
-	size_t i = (size_t)rank;
-
-	if ((double)i < rank)
-		i++;
-	i = i == 0 ? 0 : i - 1;
-	if (i >= n)
-		i = n - 1;
-	return (double)s[i] / 1e3;
 }
 
 static void attach(struct rperf *p, const char *name)
@@ -384,7 +357,7 @@ static int run_server(const struct opts *o, const char *name)
 	int r, timeout_ms;
 
 	g_role = "uccl_rperf server";
-	deadline = now_ns() + (uint64_t)(o->timeout_s * 1e9);
+	deadline = bench_now_ns() + (uint64_t)(o->timeout_s * 1e9);
 	timeout_ms = o->timeout_s * 1000 > INT32_MAX ? INT32_MAX : (int)(o->timeout_s * 1000);
 	attach(p, "uccl_rperf-server");
 	r = uccl_listen(p->ep, name);
@@ -447,10 +420,10 @@ static int run_server(const struct opts *o, const char *name)
 			POST(p, "uccl_signal (pong)", uccl_signal(p->ep, p->conn, 0, UD_SIGNAL));
 			pongs++;
 			next++;
-			t = now_ns();
+			t = bench_now_ns();
 			spin_until = spin ? t + SPIN_AFTER_PING_NS : 0;
 		} else {
-			t = now_ns();
+			t = bench_now_ns();
 			/* spin only while a ping-pong is going on; sleep otherwise,
 			 * so that the engines have the cores during goodput runs */
 			if (t >= spin_until) {
@@ -516,7 +489,7 @@ static void goodput(struct rperf *p, uint64_t size, uint64_t warm, struct gp_res
 		     put_len);
 	if (!warm)
 		fprintf(stderr, "goodput %s ... ", size_str(size, sz, sizeof(sz)));
-	t0 = last_progress = now_ns();
+	t0 = last_progress = bench_now_ns();
 	for (;;) {
 		struct uccl_cqe c[POLL_MAX];
 		int n;
@@ -528,7 +501,7 @@ static void goodput(struct rperf *p, uint64_t size, uint64_t warm, struct gp_res
 
 			if (msg_left == 0) {
 				if (warm ? started >= warm :
-				    started >= MIN_MESSAGES && now_ns() - t0 >= ns) {
+				    started >= MIN_MESSAGES && bench_now_ns() - t0 >= ns) {
 					stopping = true;
 					break;
 				}
@@ -580,14 +553,14 @@ static void goodput(struct rperf *p, uint64_t size, uint64_t warm, struct gp_res
 				done_bytes += size;
 			}
 		}
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		if (n > 0)
 			last_progress = t1;
 		else if (t1 - last_progress > OP_TIMEOUT_NS)
 			fail("goodput %s: %" PRIu64 " puts outstanding, no completion for %llu s",
 			     size_str(size, sz, sizeof(sz)), outstanding, OP_TIMEOUT_NS / NS_PER_S);
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	if (done_msgs != started)
 		fail("internal: %" PRIu64 " messages started, %" PRIu64 " finished", started,
 		     done_msgs);
@@ -616,7 +589,7 @@ static void wait_pong(struct rperf *p, uint64_t v)
 
 		for (uint32_t spins = 0; uccl_sem_value(p->ep, p->conn) < v; spins++) {
 			if ((spins & 4095) == 4095) {
-				uint64_t t = now_ns();
+				uint64_t t = bench_now_ns();
 
 				if (!start)
 					start = t;
@@ -652,12 +625,12 @@ static void latency(struct rperf *p, struct lat_result *res)
 		uint64_t off = OFF_PING + (i % LAT_SLOTS) * LAT_SIZE, t0, t1;
 
 		memcpy(ctl_at(p, off), &i, sizeof(i));
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		POST(p, "uccl_put (ping)",
 		     uccl_put(p->ep, p->conn, p->ctl, off, p->rkey, 0, LAT_SIZE, UCCL_F_MORE, UD_PING));
 		POST(p, "uccl_signal (ping)", uccl_signal(p->ep, p->conn, 0, UD_SIGNAL));
 		wait_pong(p, base + i);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		bad += *pong != i;
 		reap(p);
 		if (i <= LAT_WARMUP)
@@ -667,11 +640,11 @@ static void latency(struct rperf *p, struct lat_result *res)
 		last = t1;
 		s[i - LAT_WARMUP - 1] = (t1 - t0) / 2;
 	}
-	qsort(s, n, sizeof(*s), cmp_u64);
+	qsort(s, n, sizeof(*s), bench_cmp_u64);
 	res->samples = n;
 	res->seconds = (double)(last - first) / 1e9;
-	res->p50_us = pct_us(s, n, 0.50);
-	res->p99_us = pct_us(s, n, 0.99);
+	res->p50_us = bench_pct_us(s, n, 0.50);
+	res->p99_us = bench_pct_us(s, n, 0.99);
 	res->min_us = (double)s[0] / 1e3;
 	res->max_us = (double)s[n - 1] / 1e3;
 	res->bad_pongs = bad;
@@ -706,21 +679,6 @@ static void print_text(const struct rperf *p, const struct gp_result *g, int ng,
 }
 
 /* A JSON string: the target comes from the command line. */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void print_json(const struct rperf *p, const struct gp_result *g, int ng,
 		       const struct lat_result *l)
@@ -728,11 +686,11 @@ static void print_json(const struct rperf *p, const struct gp_result *g, int ng,
 	const struct opts *o = p->o;
 
 	printf("{\n  \"tool\": \"uccl_rperf\",\n  \"version\": ");
-	json_str(PACKAGE_VERSION);
+	bench_json_str(PACKAGE_VERSION);
 	printf(",\n  \"library\": ");
-	json_str(uccl_version());
+	bench_json_str(uccl_version());
 	printf(",\n  \"target\": ");
-	json_str(o->target);
+	bench_json_str(o->target);
 	printf(",\n  \"seconds\": %g,\n  \"min_messages\": %u,\n  \"region_bytes\": %" PRIu64
 	       ",\n  \"region_asked\": %" PRIu64 ",\n  \"put_max\": %" PRIu64 ",\n  \"window_bytes\": %"
 	       PRIu64 ",\n  \"warmup_bytes\": %" PRIu64 ",\n  \"goodput\": [",

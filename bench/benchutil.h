@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * benchutil: what uccl_perf and uccl_rperf both need to report what they
+ * measured: a monotonic clock, nearest-rank percentiles of sorted samples,
+ * and JSON strings.
+ */
+#ifndef UCCL_BENCH_BENCHUTIL_H
+#define UCCL_BENCH_BENCHUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bench_now_ns(void);
+/* qsort comparator for uint64_t. */
+int bench_cmp_u64(const void *a, const void *b);
+/* Nearest-rank percentile (q in 0..1) of n sorted samples in ns, in
+ * microseconds: the smallest sample with at least q of all at or below it. */
+double bench_pct_us(const uint64_t *sorted, size_t n, double q);
+/* s as a JSON string on stdout, quotes included. */
+void bench_json_str(const char *s);
+
+#endif
