@@ -41,6 +41,7 @@ struct rconn {
 	uint64_t send_seq;         /* next SEND sequence number */
 	uint64_t put_seq;          /* next PUT number: a signal waits for those before it */
 	uint64_t get_seq;          /* next get id */
+	struct opq_op *get_last;   /* the get the last response packet was for, or NULL */
 	struct opq_op *sig_head, *sig_tail; /* signals waiting for earlier puts */
 	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
 	struct rrec *recs;         /* every incoming-message record of this side */

@@ -126,6 +126,8 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 {
 	struct conn *c = op->rside;
 
+	if (c->r.get_last == op)
+		c->r.get_last = NULL;  /* op may go back to the pool below */
 	if (op->res == 0) {
 		op->res = res;
 		if (res < 0)
@@ -542,6 +544,8 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 		 * dropped on arrival (lmr is gone) and it completes with its
 		 * acknowledgement */
 		if (op->rflags & RFL_QUEUED) {
+			if (c->r.get_last == op)
+				c->r.get_last = NULL;
 			queue_del(c->r.ch, op);
 			eng_op_finish_waiting(e, c, op);
 		}

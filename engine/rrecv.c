@@ -490,15 +490,21 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 /* Our get's response: written at its final place. */
 static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data *d)
 {
-	struct opq_op *op = NULL;
+	struct opq_op *op = c->r.get_last;
 	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
 	int r = 0;
 
-	for (struct opq_op *o = c->q.order.head; o; o = o->onext) {
-		if (o->state == OPQ_WAITING && o->opcode == UCCL_OP_GET && o->rseq == d->rkey) {
-			op = o;
-			break;
+	/* a response comes as a run of packets: the get found for the last
+	 * one is checked first, the side's pending ops only on a change */
+	if (!op || op->rseq != d->rkey) {
+		op = NULL;
+		for (struct opq_op *o = c->q.order.head; o; o = o->onext) {
+			if (o->state == OPQ_WAITING && o->opcode == UCCL_OP_GET && o->rseq == d->rkey) {
+				op = o;
+				break;
+			}
 		}
+		c->r.get_last = op;
 	}
 	if (!op || (op->rflags & RFL_GET_DATA))
 		return -ESTALE;
