@@ -521,7 +521,6 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		.mem = &mem_copy_ops,
 		.notify = notify_client,
 		.max_chans = p->nic ? p->max_chans : 0,
-		.max_remote_msgs = p->max_remote_msgs,
 		.max_unexpected_bytes = p->max_unexpected_bytes,
 		.max_ep_inflight_bytes = p->max_ep_inflight_bytes,
 	};

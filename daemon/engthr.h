@@ -99,7 +99,6 @@ struct engthr_params {
 	struct nic *nic;                              /* engthr_start takes it: closed by
 						       * engthr_stop, or at once if start fails */
 	uint32_t max_chans;
-	uint32_t max_remote_msgs;
 	uint64_t max_unexpected_bytes;
 	uint64_t max_ep_inflight_bytes;
 };

@@ -337,7 +337,8 @@ int main(int argc, char **argv)
 	if (d->conf.peer_listen.family) {
 		if (peermgr_start(d->base, &peer_conf, resolve_name, d, &d->peers) < 0)
 			goto out;
-		rconn_start(d);
+		if (rconn_start(d) < 0)
+			goto out;
 	}
 	ev_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
 	ev_term = evsignal_new(d->base, SIGTERM, on_sigterm, d);

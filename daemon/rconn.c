@@ -550,13 +550,13 @@ static void accept_done(struct engcmd *c)
 	} else if (res < 0) {
 		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
 
-		/* the bind may have worked; FIFO order keeps a reuse of the
-		 * conn id behind this removal */
-		if (rm) {
-			rm->u.conn_rm.ep = l->id;
-			rm->u.conn_rm.conn = ra->conn;
-			engthr_submit(ra->d->eng, rm);
-		}
+		/* the bind may have worked: the engine must forget the side
+		 * before the id is free again (FIFO keeps a reuse behind it) */
+		if (!rm)
+			abort();
+		rm->u.conn_rm.ep = l->id;
+		rm->u.conn_rm.conn = ra->conn;
+		engthr_submit(ra->d->eng, rm);
 		dc->state = CONN_FREE;
 		dc->remote = false;
 		l->n_conns--;
@@ -687,10 +687,12 @@ static void on_conn_close(void *arg, const char *peer, uint32_t ep_id, uint32_t 
 	    (src_ep != UINT32_MAX && dc->peer_ep != src_ep) || dc->state != CONN_OPEN)
 		return;
 	rc = calloc(1, sizeof(*rc));
-	if (!rc)
-		return;
-	rc->ev = evtimer_new(d->base, close_grace_cb, rc);
-	if (!rc->ev) {
+	if (rc)
+		rc->ev = evtimer_new(d->base, close_grace_cb, rc);
+	if (!rc || !rc->ev) {
+		/* its operations still fail, refused by the peer's daemon */
+		log_warn("peer %s closed endpoint %u conn %u: out of memory to reset our side", peer,
+			 ep->id, id);
 		free(rc);
 		return;
 	}
@@ -743,7 +745,7 @@ size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t m
 	return n;
 }
 
-void rconn_start(struct daemon *d)
+int rconn_start(struct daemon *d)
 {
 	struct peer_handlers h = {
 		.connect = on_connect_req,
@@ -754,8 +756,9 @@ void rconn_start(struct daemon *d)
 	d->rchans = calloc(1, sizeof(*d->rchans));
 	if (!d->rchans) {
 		log_err("out of memory for data channels");
-		return;
+		return -ENOMEM;
 	}
 	peermgr_set_notify(d->peers, on_peer_event, d);
 	peermgr_set_handlers(d->peers, &h);
+	return 0;
 }

@@ -24,8 +24,9 @@ struct session;
 #define RCONN_MAX_CHANS  64u          /* = CONF_MAX_PEERS: one channel per peer */
 #define RCONN_RETRY_MS   50u          /* connect: retry while the peer or name is not there yet */
 
-/* After peermgr_start: follow the peers, answer their requests. */
-void rconn_start(struct daemon *d);
+/* After peermgr_start: follow the peers, answer their requests. 0 or
+ * -ENOMEM. */
+int rconn_start(struct daemon *d);
 
 /* Connect ep to "host/name" (parked: the session's reply comes later). A
  * peer that is not up, or no listener under name there, is retried every

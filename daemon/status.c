@@ -379,8 +379,7 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 static void free_chan_cmd(struct engcmd *c)
 {
 	free(c->ctx);
-	session_unref(c->arg);
-	free(c);
+	session_cmd_finish(c);
 }
 
 static void channels_done(struct engcmd *c)
@@ -403,25 +402,20 @@ static void reply_channels(struct session *s)
 		return;
 	}
 	q = calloc(1, sizeof(*q));
-	c = calloc(1, sizeof(*c));
-	if (!q || !c) {
+	c = q ? session_cmd_new(s, ENGCMD_CHAN_STATS, channels_done) : NULL;
+	if (!c) {
 		free(q);
-		free(c);
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
 	}
 	q->n = rconn_chans(d, q->info, RCONN_MAX_CHANS);
 	for (size_t i = 0; i < q->n; i++)
 		q->ids[i] = q->info[i].chan;
-	c->type = ENGCMD_CHAN_STATS;
-	c->done = channels_done;
-	c->arg = s;
 	c->ctx = q;
 	c->u.chst.n = (uint32_t)q->n;
 	c->u.chst.chans = q->ids;
 	c->u.chst.out = q->out;
 	c->u.chst.res = q->res;
-	session_ref(s);
 	engthr_submit(d->eng, c);
 }
 
