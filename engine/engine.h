@@ -16,8 +16,8 @@
  * engine_rx, takes packets to send from engine_tx, and calls engine_poll or
  * engine_tx again by engine_next_deadline. Across hosts: put, signal
  * (delivered after every earlier put on the connection was written), flush,
- * send/recv (bounded unexpected-message buffer, then backpressure); get is
- * -EOPNOTSUPP.
+ * send/recv (bounded unexpected-message buffer, then backpressure) and get
+ * (the region's host snapshots the range and sends it back).
  */
 #ifndef UCCL_ENGINE_ENGINE_H
 #define UCCL_ENGINE_ENGINE_H
@@ -178,7 +178,7 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 /* When engine_tx must run again without new input; UINT64_MAX if never. */
 uint64_t engine_next_deadline(const struct engine *e);
 
-#define ENGINE_CC_VARS 8
+#define ENGINE_CC_VARS 16            /* >= what any cc module describes (test_cc_modules) */
 struct engine_chan_stats {
 	struct tpchan_stats tp;
 	uint32_t conns;                /* connection sides bound to it */

@@ -31,14 +31,14 @@ struct cc_ack {
 	bool ecn;                      /* a CE mark was echoed in this batch */
 	/*
 	 * In-band congestion degree, for fabrics whose switches report more
-	 * than one ECN bit (Unified Bus C-AQM style hints, or the simulator's
-	 * queue reporting): how congested the worst queue on the path was, in
-	 * parts per million of its marking range (1..1000000; larger values
+	 * than one ECN bit (Unified Bus C-AQM style hints): how congested the
+	 * worst queue on the path was, in parts per million of its marking
+	 * range (1..1000000; larger values
 	 * are read as 1000000). 0 means "no report", and a module falls back
 	 * to the ecn bit. It sits in what was tail padding after ecn, so the
 	 * struct keeps its size and every existing field its offset; callers
 	 * that build the struct with designated initialisers leave it 0.
-	 * Only "hint" reads it today.
+	 * Only "hint" reads it; no transport or backend fills it yet.
 	 */
 	uint32_t hint_ppm;
 };

@@ -16,7 +16,8 @@
  *   estimate of the queue and the EWMA smooths it, at the price of a few
  *   RTTs of lag.
  * - An in-band degree (cc_ack.hint_ppm, from switches that report their
- *   queue occupancy: the simulator's queue reporting, C-AQM's hint): D
+ *   queue occupancy, C-AQM's hint; no transport or backend fills it yet,
+ *   so today only the unit tests drive this path): D
  *   is already a measure of the queue, s = D, and the window follows the
  *   queue within one RTT, without the EWMA's lag and without ECN's
  *   quantisation. A richer report would add more still: an increase
@@ -112,8 +113,8 @@ static void hint_init(void *st, const struct cc_params *p)
 static void hint_on_ack(void *st, const struct cc_ack *a)
 {
 	struct hint *h = st;
-	/* An ACK batch with no new bytes (a duplicate carrying a mark) still
-	 * counts, with the least weight. */
+	/* A batch with no new bytes counts with the least weight (tpchan
+	 * calls on_ack only for batches that acknowledge something). */
 	uint64_t w = a->acked_bytes ? a->acked_bytes : 1;
 	uint64_t deg;
 

@@ -143,13 +143,12 @@ static void swift_init(void *st, const struct cc_params *p)
 static void swift_on_ack(void *st, const struct cc_ack *a)
 {
 	struct swift *s = st;
-	uint64_t target = swift_target(s);
+	uint64_t target;
 
 	s->retx_cnt = 0;
-	if (a->rtt_ns) {
+	if (a->rtt_ns)
 		s->delay_ns = cc_rtt_sample(&s->rtt, a->rtt_ns);
-		target = swift_target(s);  /* the sample may have lowered min RTT */
-	}
+	target = swift_target(s);          /* after the sample: it may lower min RTT */
 	/* An ACK batch without a sample is judged by the last sample; before
 	 * any sample there is nothing to judge, and the window grows. */
 	if (s->delay_ns > target) {
