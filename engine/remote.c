@@ -350,6 +350,21 @@ static void release_signals(struct engine *e, struct conn *c)
 	}
 }
 
+/* Queue op to go out again: after a growing backoff when the receiver had
+ * no room (nobuf), at once otherwise (a void). */
+static void retry_later(struct engine *e, struct opq_op *op, bool nobuf)
+{
+	struct conn *c = op->rside;
+	uint64_t backoff = op->rbackoff_us ? (uint64_t)op->rbackoff_us * 1000 : RETRY_MIN_NS;
+
+	op->rdue = e->now + (nobuf ? backoff : 0);
+	if (nobuf)
+		backoff = backoff * 2 > RETRY_MAX_NS ? RETRY_MAX_NS : backoff * 2;
+	op->rbackoff_us = (uint32_t)(backoff / 1000);
+	queue_push(c->r.ch, op);
+	e->st.send_retries++;
+}
+
 static void cb_complete(void *arg, uint64_t cookie, int res)
 {
 	struct rchan *ch = arg;
@@ -359,7 +374,6 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	struct rslot *s;
 	struct conn *c;
 	uint32_t i;
-	uint64_t backoff;
 	bool put;
 
 	ch->blocked = false;           /* a message left the channel: room for the queue */
@@ -386,12 +400,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 			return;
 		}
 		/* the responder had no room for a snapshot: ask again later */
-		backoff = op->rbackoff_us ? (uint64_t)op->rbackoff_us * 1000 : RETRY_MIN_NS;
-		op->rdue = e->now + backoff;
-		backoff = backoff * 2 > RETRY_MAX_NS ? RETRY_MAX_NS : backoff * 2;
-		op->rbackoff_us = (uint32_t)(backoff / 1000);
-		queue_push(c->r.ch, op);
-		e->st.send_retries++;
+		retry_later(e, op, true);
 		return;
 	}
 	if (op->opcode == UCCL_OP_SEND && res < 0 && res != -ECONNRESET && res != -ETIMEDOUT) {
@@ -401,23 +410,12 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 		 * with its sequence number, so that order holds. A message
 		 * we could not finish sending leaves a partial record there:
 		 * a void retires its sequence number. */
-		if ((res == -ENOBUFS && !abandoned) ||
-		    ((op->rflags & RFL_VOID) && res == -ENOBUFS) ||
-		    (abandoned && !(op->rflags & RFL_VOID))) {
+		if (res == -ENOBUFS || (abandoned && !(op->rflags & RFL_VOID))) {
 			if (abandoned && !(op->rflags & RFL_VOID)) {
 				op->rflags |= RFL_VOID;
 				op->rbackoff_us = 0;
 			}
-			backoff = op->rbackoff_us ? (uint64_t)op->rbackoff_us * 1000 : RETRY_MIN_NS;
-			if (res != -ENOBUFS)
-				backoff = 0;
-			op->rdue = e->now + backoff;
-			backoff = backoff ? backoff * 2 : RETRY_MIN_NS;
-			if (backoff > RETRY_MAX_NS)
-				backoff = RETRY_MAX_NS;
-			op->rbackoff_us = (uint32_t)(backoff / 1000);
-			queue_push(c->r.ch, op);
-			e->st.send_retries++;
+			retry_later(e, op, res == -ENOBUFS);
 			return;
 		}
 	}
@@ -448,10 +446,8 @@ static int cb_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t
 	if (op && op->opcode == UCCL_OP_GET) {
 		uint8_t req[GET_REQ_LEN];
 
-		for (int k = 0; k < 8; k++) {
-			req[k] = (uint8_t)(op->len >> (8 * k));
-			req[8 + k] = (uint8_t)(op->rseq >> (8 * k));
-		}
+		wire_put64(req, op->len);
+		wire_put64(req + 8, op->rseq);
 		memcpy(dst, req + off, len);
 		return 0;
 	}

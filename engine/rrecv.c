@@ -418,15 +418,6 @@ static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
 	return 0;
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 7; k >= 0; k--)
-		v = v << 8 | p[k];
-	return v;
-}
-
 /* A get request for a region of the client that owns c: snapshot the range
  * and queue the response (sent from the transmit side, not from inside
  * the channel's receive path). */
@@ -440,8 +431,8 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 
 	if (d->msg_len != GET_REQ_LEN || d->payload_len != GET_REQ_LEN)
 		return -EBADMSG;
-	len = le64(d->payload);
-	id = le64(d->payload + 8);
+	len = wire_get64(d->payload);
+	id = wire_get64(d->payload + 8);
 	if (!m || m->client_id != c->ep->client_id) {
 		e->st.rx_refused_access++;
 		return -EACCES;

@@ -29,32 +29,10 @@ static inline uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 static inline void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> 8 * i);
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
 }
 
 static void put_prefix(uint8_t *p, enum wire_type type, uint8_t flags)
@@ -87,10 +65,10 @@ static int parse_data(const uint8_t *p, size_t len, struct wire_pkt *out)
 	if (len < WIRE_DATA_HDR_LEN)
 		return -EBADMSG;
 	flags = p[3];
-	payload_len = get32(p + 12);
-	msg_len = get64(p + 40);
-	msg_off = get64(p + 48);
-	crc = get32(p + 80);
+	payload_len = wire_get32(p + 12);
+	msg_len = wire_get64(p + 40);
+	msg_off = wire_get64(p + 48);
+	crc = wire_get32(p + 80);
 	if ((flags & ~DATA_FLAGS) != 0 || p[5] != 0)
 		return -EBADMSG;
 	/* without WIRE_F_CRC the crc field is reserved, so that it has one value */
@@ -105,19 +83,19 @@ static int parse_data(const uint8_t *p, size_t len, struct wire_pkt *out)
 	d->flags = flags;
 	d->opcode = p[4];
 	d->path = get16(p + 6);
-	d->psn = get32(p + 8);
+	d->psn = wire_get32(p + 8);
 	d->payload_len = payload_len;
-	d->token = get64(p + 16);
-	d->dst_ep = get32(p + 24);
-	d->dst_conn = get32(p + 28);
-	d->msg_id = get64(p + 32);
+	d->token = wire_get64(p + 16);
+	d->dst_ep = wire_get32(p + 24);
+	d->dst_conn = wire_get32(p + 28);
+	d->msg_id = wire_get64(p + 32);
 	d->msg_len = msg_len;
 	d->msg_off = msg_off;
-	d->rkey = get64(p + 56);
-	d->roff = get64(p + 64);
-	d->tsval = get64(p + 72);
+	d->rkey = wire_get64(p + 56);
+	d->roff = wire_get64(p + 64);
+	d->tsval = wire_get64(p + 72);
 	d->crc = crc;
-	d->nacks_seen = get32(p + 84);
+	d->nacks_seen = wire_get32(p + 84);
 	d->payload = p + WIRE_DATA_HDR_LEN;   /* at the end of buf when empty */
 	return 0;
 }
@@ -142,9 +120,9 @@ static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
 	flags = p[3];
 	path = get16(p + 4);
 	words = get16(p + 6);
-	cum = get32(p + 16);
-	tsecr = get64(p + 24);
-	if ((flags & ~ACK_FLAGS) != 0 || get32(p + 36) != 0)
+	cum = wire_get32(p + 16);
+	tsecr = wire_get64(p + 24);
+	if ((flags & ~ACK_FLAGS) != 0 || wire_get32(p + 36) != 0)
 		return -EBADMSG;
 	if (words > WIRE_SACK_WORDS_MAX || len - WIRE_ACK_HDR_LEN != (size_t)words * 8)
 		return -EBADMSG;
@@ -155,13 +133,13 @@ static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
 	a->flags = flags;
 	a->path = path;
 	a->sack_words = words;
-	a->token = get64(p + 8);
+	a->token = wire_get64(p + 8);
 	a->cum_psn = cum;
-	a->nacks_issued = get32(p + 20);
+	a->nacks_issued = wire_get32(p + 20);
 	a->tsecr = tsecr;
-	a->nacks_seen = get32(p + 32);
+	a->nacks_seen = wire_get32(p + 32);
 	for (uint32_t w = 0; w < words; w++)
-		a->sack[w] = get64(p + WIRE_ACK_HDR_LEN + 8 * w);
+		a->sack[w] = wire_get64(p + WIRE_ACK_HDR_LEN + 8 * w);
 	return 0;
 }
 
@@ -172,17 +150,17 @@ static int parse_nack(const uint8_t *p, size_t len, struct wire_pkt *out)
 
 	if (len != WIRE_NACK_LEN)
 		return -EBADMSG;
-	err = (int32_t)get32(p + 20);
+	err = (int32_t)wire_get32(p + 20);
 	if ((p[3] & ~NACK_FLAGS) != 0 || !nack_err_ok(err))
 		return -EBADMSG;
 
 	out->type = WIRE_NACK;
 	n->flags = p[3];
-	n->seq = get32(p + 4);
-	n->token = get64(p + 8);
-	n->psn = get32(p + 16);
+	n->seq = wire_get32(p + 4);
+	n->token = wire_get64(p + 8);
+	n->psn = wire_get32(p + 16);
 	n->err = err;
-	n->msg_id = get64(p + 24);
+	n->msg_id = wire_get64(p + 24);
 	return 0;
 }
 
@@ -232,19 +210,19 @@ int wire_write_data(void *buf, size_t cap, const struct wire_data *d)
 	p[4] = d->opcode;
 	p[5] = 0;
 	put16(p + 6, d->path);
-	put32(p + 8, d->psn);
-	put32(p + 12, d->payload_len);
-	put64(p + 16, d->token);
-	put32(p + 24, d->dst_ep);
-	put32(p + 28, d->dst_conn);
-	put64(p + 32, d->msg_id);
-	put64(p + 40, d->msg_len);
-	put64(p + 48, d->msg_off);
-	put64(p + 56, d->rkey);
-	put64(p + 64, d->roff);
-	put64(p + 72, d->tsval);
-	put32(p + 80, crc);
-	put32(p + 84, d->nacks_seen);
+	wire_put32(p + 8, d->psn);
+	wire_put32(p + 12, d->payload_len);
+	wire_put64(p + 16, d->token);
+	wire_put32(p + 24, d->dst_ep);
+	wire_put32(p + 28, d->dst_conn);
+	wire_put64(p + 32, d->msg_id);
+	wire_put64(p + 40, d->msg_len);
+	wire_put64(p + 48, d->msg_off);
+	wire_put64(p + 56, d->rkey);
+	wire_put64(p + 64, d->roff);
+	wire_put64(p + 72, d->tsval);
+	wire_put32(p + 80, crc);
+	wire_put32(p + 84, d->nacks_seen);
 	return (int)len;
 }
 
@@ -263,14 +241,14 @@ int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a)
 	put_prefix(p, WIRE_ACK, a->flags);
 	put16(p + 4, a->path);
 	put16(p + 6, (uint16_t)a->sack_words);
-	put64(p + 8, a->token);
-	put32(p + 16, a->cum_psn);
-	put32(p + 20, a->nacks_issued);
-	put64(p + 24, a->tsecr);
-	put32(p + 32, a->nacks_seen);
-	put32(p + 36, 0);
+	wire_put64(p + 8, a->token);
+	wire_put32(p + 16, a->cum_psn);
+	wire_put32(p + 20, a->nacks_issued);
+	wire_put64(p + 24, a->tsecr);
+	wire_put32(p + 32, a->nacks_seen);
+	wire_put32(p + 36, 0);
 	for (uint32_t w = 0; w < a->sack_words; w++)
-		put64(p + WIRE_ACK_HDR_LEN + 8 * w, a->sack[w]);
+		wire_put64(p + WIRE_ACK_HDR_LEN + 8 * w, a->sack[w]);
 	return (int)len;
 }
 
@@ -284,11 +262,11 @@ int wire_write_nack(void *buf, size_t cap, const struct wire_nack *n)
 		return -ENOSPC;
 
 	put_prefix(p, WIRE_NACK, n->flags);
-	put32(p + 4, n->seq);
-	put64(p + 8, n->token);
-	put32(p + 16, n->psn);
-	put32(p + 20, (uint32_t)n->err);
-	put64(p + 24, n->msg_id);
+	wire_put32(p + 4, n->seq);
+	wire_put64(p + 8, n->token);
+	wire_put32(p + 16, n->psn);
+	wire_put32(p + 20, (uint32_t)n->err);
+	wire_put64(p + 24, n->msg_id);
 	return (int)WIRE_NACK_LEN;
 }
 

@@ -94,6 +94,30 @@ struct wire_pkt {
 	};
 };
 
+/* Little-endian loads and stores, as the wire uses them (also for the
+ * payloads the receiving layer defines, such as a get request). */
+static inline uint32_t wire_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t wire_get64(const uint8_t *p)
+{
+	return (uint64_t)wire_get32(p) | (uint64_t)wire_get32(p + 4) << 32;
+}
+
+static inline void wire_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+static inline void wire_put64(uint8_t *p, uint64_t v)
+{
+	wire_put32(p, (uint32_t)v);
+	wire_put32(p + 4, (uint32_t)(v >> 32));
+}
+
 /* Decode len bytes. 0, or -EBADMSG (truncated, lengths inconsistent,
  * reserved bits set), -EPROTO (bad magic, unknown version or type).
  * Does not check tokens or the crc. Writes *out only on success, and then
