@@ -28,8 +28,8 @@
 
 /* Default allowance for the delay a software transport adds to every RTT
  * sample without any network congestion (engine loop turns, ACK
- * coalescing, interrupt moderation): the same figure as window.c's, for
- * the same reason. cc_params.delay_slack_ns overrides it. */
+ * coalescing, interrupt moderation); window.c's reasoning for it.
+ * cc_params.delay_slack_ns overrides it. */
 #define CC_DEFAULT_SLACK_NS 50000u
 
 static inline uint64_t cc_sat_add(uint64_t a, uint64_t b)

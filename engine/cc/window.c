@@ -17,10 +17,11 @@
 #include <stdint.h>
 
 #include "engine/cc/cc.h"
+#include "engine/cc/cc_int.h"
 
 /*
  * Delay signal: back off when rtt > min_rtt * WND_DELAY_MULT +
- * WND_DELAY_SLACK_NS. The factor 2 lets about one bandwidth-delay product of
+ * CC_DEFAULT_SLACK_NS. The factor 2 lets about one bandwidth-delay product of
  * queue stand at the bottleneck before reacting, and tolerates the spread of
  * path lengths across ECMP paths (min_rtt is the fastest path's). The 50 us
  * slack absorbs the delay a software transport adds to every sample whatever
@@ -29,7 +30,6 @@
  * would read that noise as congestion.
  */
 #define WND_DELAY_MULT     2u
-#define WND_DELAY_SLACK_NS 50000u
 
 /* Decrease factors as num/den. */
 #define WND_DELAY_NUM 4u               /* x0.8 on delay or ECN */
@@ -46,7 +46,7 @@ struct wnd {
 	uint64_t chunk;
 	uint64_t ai_acked;             /* acked bytes toward the next additive step */
 	uint64_t min_rtt_ns;           /* base_rtt_ns or lowest sample; 0 = unknown */
-	uint64_t slack_ns;             /* WND_DELAY_SLACK_NS or the caller's */
+	uint64_t slack_ns;             /* CC_DEFAULT_SLACK_NS or the caller's */
 	uint64_t srtt_ns;              /* 0 until the first sample */
 	uint64_t last_cut_ns;          /* last decrease of any kind, timeout included */
 	uint64_t last_loss_cut_ns;     /* last decrease caused by a loss or timeout */
@@ -55,17 +55,6 @@ struct wnd {
 	bool cut_seen, loss_cut_seen;
 	bool cut_was_timeout;
 };
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-/* floor(w * num / den) for num <= den without forming w * num. */
-static uint64_t scale(uint64_t w, uint64_t num, uint64_t den)
-{
-	return w / den * num + w % den * num / den;
-}
 
 static uint64_t clamp(const struct wnd *w, uint64_t v)
 {
@@ -113,7 +102,7 @@ static void rtt_sample(struct wnd *w, uint64_t rtt)
 
 static void cut(struct wnd *w, uint64_t num, uint64_t den, uint64_t now)
 {
-	w->cwnd = clamp(w, scale(w->cwnd, num, den));
+	w->cwnd = clamp(w, cc_scale(w->cwnd, num, den));
 	w->ssthresh = w->cwnd;         /* leave slow start for good */
 	w->ai_acked = 0;
 	w->last_cut_ns = now;
@@ -125,14 +114,14 @@ static void cut(struct wnd *w, uint64_t num, uint64_t den, uint64_t now)
 static void grow(struct wnd *w, uint64_t acked)
 {
 	if (w->cwnd < w->ssthresh) {
-		w->cwnd = sat_add(w->cwnd, acked);
+		w->cwnd = cc_sat_add(w->cwnd, acked);
 		if (w->cwnd > w->ssthresh)
 			w->cwnd = w->ssthresh;
 		return;
 	}
 	/* Additive increase: one chunk per cwnd bytes acknowledged, with the
 	 * remainder carried so that small ACK batches still add up. */
-	w->ai_acked = sat_add(w->ai_acked, acked);
+	w->ai_acked = cc_sat_add(w->ai_acked, acked);
 	if (w->ai_acked < w->cwnd)
 		return;
 	uint64_t steps = w->ai_acked / w->cwnd;
@@ -156,7 +145,7 @@ static void wnd_init(void *st, const struct cc_params *p)
 	w->cwnd = clamp(w, p->init_window);
 	w->ssthresh = w->max_w;
 	w->min_rtt_ns = p->base_rtt_ns;
-	w->slack_ns = p->delay_slack_ns ? p->delay_slack_ns : WND_DELAY_SLACK_NS;
+	w->slack_ns = p->delay_slack_ns ? p->delay_slack_ns : CC_DEFAULT_SLACK_NS;
 }
 
 static void wnd_on_ack(void *st, const struct cc_ack *a)
