@@ -43,6 +43,7 @@ struct rconn {
 	uint64_t get_seq;          /* next get id */
 	struct opq_op *get_last;   /* the get the last response packet was for, or NULL */
 	struct opq_op *sig_head, *sig_tail; /* signals waiting for earlier puts */
+	struct opq_op *puts_head, *puts_tail; /* puts not acknowledged yet, in issue order */
 	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
 	struct rrec *recs;         /* every incoming-message record of this side */
 	uint32_t nrecs;

@@ -54,6 +54,7 @@ struct opq_op {
 	uint64_t rgot;                  /* GET: response bytes arrived */
 	uint64_t rcharged;              /* bytes it counts in its endpoint's r_inflight */
 	struct opq_op *rnext;           /* channel's submit queue */
+	struct opq_op *pnext, *pprev;   /* PUT: its side's unacknowledged puts */
 	void *rside;                    /* its connection side (struct conn) */
 	void *rrec;                     /* RECV: the incoming message it was matched to */
 };

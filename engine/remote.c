@@ -122,10 +122,41 @@ static void queue_del(struct rchan *ch, struct opq_op *op)
 
 /* ---- sending ---- */
 
+/* The side's puts not acknowledged yet, in issue order: a signal waits
+ * for those before it. */
+static void puts_add(struct conn *c, struct opq_op *op)
+{
+	op->pnext = NULL;
+	op->pprev = c->r.puts_tail;
+	if (c->r.puts_tail)
+		c->r.puts_tail->pnext = op;
+	else
+		c->r.puts_head = op;
+	c->r.puts_tail = op;
+	op->rflags |= RFL_PUTLIST;
+}
+
+static void puts_del(struct conn *c, struct opq_op *op)
+{
+	if (!(op->rflags & RFL_PUTLIST))
+		return;
+	if (op->pprev)
+		op->pprev->pnext = op->pnext;
+	else
+		c->r.puts_head = op->pnext;
+	if (op->pnext)
+		op->pnext->pprev = op->pprev;
+	else
+		c->r.puts_tail = op->pprev;
+	op->pnext = op->pprev = NULL;
+	op->rflags &= (uint8_t)~RFL_PUTLIST;
+}
+
 void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 {
 	struct conn *c = op->rside;
 
+	puts_del(c, op);
 	if (c->r.get_last == op)
 		c->r.get_last = NULL;  /* op may go back to the pool below */
 	if (op->res == 0) {
@@ -325,14 +356,10 @@ static void start_send(struct engine *e, struct rchan *ch, struct opq_op *op)
 	}
 }
 
-/* The put sequence of the first earlier put still waiting, or UINT64_MAX:
- * the reorder list holds a side's unposted ops in issue order. */
+/* The put sequence of the first put still waiting, or UINT64_MAX. */
 static uint64_t first_waiting_put(const struct conn *c)
 {
-	for (const struct opq_op *op = c->q.order.head; op; op = op->onext)
-		if (op->state == OPQ_WAITING && op->opcode == UCCL_OP_PUT)
-			return op->rseq;
-	return UINT64_MAX;
+	return c->r.puts_head ? c->r.puts_head->rseq : UINT64_MAX;
 }
 
 /* Signals whose earlier puts are all written go out, in order. */
@@ -477,6 +504,7 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	switch (op->opcode) {
 	case UCCL_OP_PUT:
 		op->rseq = c->r.put_seq++;
+		puts_add(c, op);       /* before it can finish, on submission failure too */
 		start_send(e, c->r.ch, op);
 		break;
 	case UCCL_OP_SIGNAL:
@@ -551,6 +579,7 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 			bool put = op->opcode == UCCL_OP_PUT;
 
 			queue_del(c->r.ch, op);
+			puts_del(c, op);
 			eng_op_finish_waiting(e, c, op);
 			/* a signal may have waited for this put alone */
 			if (put && c->r.sig_head)

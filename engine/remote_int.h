@@ -23,6 +23,7 @@
 #define RFL_GET_ACKED 0x08u           /* get: the request was acknowledged */
 #define RFL_GET_DATA  0x10u           /* get: every response byte arrived */
 #define RFL_EPWAIT    0x20u           /* queued: its endpoint has its bytes in flight */
+#define RFL_PUTLIST   0x40u           /* on its side's list of unacknowledged puts */
 
 /* Opcode of a get's response on the wire: not a client opcode. */
 #define OP_GET_RESP 0x81u
