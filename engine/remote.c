@@ -92,6 +92,8 @@ static void queue_push(struct rchan *ch, struct opq_op *op)
 {
 	op->rflags |= RFL_QUEUED;
 	op->rnext = NULL;
+	if (op->rdue < ch->q_due)
+		ch->q_due = op->rdue;
 	if (ch->q_tail)
 		ch->q_tail->rnext = op;
 	else
@@ -261,9 +263,13 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 	int r;
 
 	ch->blocked = false;           /* until submit_one finds it full again */
+	ch->kick_seen = e->rm->kick;
+	ch->q_due = UINT64_MAX;        /* recomputed from what stays */
 	while (op) {
 		bool skip = op->rdue > now;
 
+		if (skip && op->rdue < ch->q_due)
+			ch->q_due = op->rdue;
 		next = op->rnext;
 		/* an endpoint's later ops do not overtake one held by its
 		 * limit; they wait for the same completions */
@@ -277,8 +283,10 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 			if (r == -EAGAIN)
 				return;
 			if (r == -EBUSY) {
-				if (nheld == sizeof(held) / sizeof(held[0]))
+				if (nheld == sizeof(held) / sizeof(held[0])) {
+					ch->q_due = 0;     /* the rest unseen: walk again */
 					return;
+				}
 				held[nheld++] = ((const struct conn *)op->rside)->ep;
 				skip = true;
 			}
@@ -404,6 +412,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	bool put;
 
 	ch->blocked = false;           /* a message left the channel: room for the queue */
+	rm->kick++;
 	if (res == -ETIMEDOUT)
 		ch->failed = true;     /* only tpchan's own give-up reports it */
 	s = slot_of(rm, cookie, &i);
@@ -561,6 +570,7 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 		if (op->rflags & RFL_QUEUED) {
 			op->rflags |= RFL_VOID;
 			op->rdue = 0;
+			c->r.ch->q_due = 0;
 		}
 		break;
 	case UCCL_OP_GET:
@@ -608,6 +618,7 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		op->rrec = NULL;
 	}
 	c->r.sig_head = c->r.sig_tail = NULL;
+	e->rm->kick++;                 /* its bytes left the endpoint's count */
 	/* responses not sent yet answer for this side: drop them (those in
 	 * flight no longer refer to it) */
 	for (struct rjob **pj = &ch->j_head, *j; (j = *pj);) {
@@ -735,6 +746,7 @@ int engine_chan_add(struct engine *e, uint32_t chan, const struct tpchan_params 
 	ch->e = e;
 	ch->id = chan;
 	ch->mtu = p->mtu ? p->mtu : 1500;
+	ch->q_due = UINT64_MAX;
 	ch->tp = tpchan_new(&tp);
 	if (!ch->tp) {
 		free(ch);
@@ -863,7 +875,11 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 
 		if (ch->j_head)
 			drain_jobs(e, ch);
-		if (ch->q_head)
+		/* the queue is walked when something may go: a time came, a
+		 * completion made room since the last walk, or the channel was
+		 * full (tpchan frees a refused message's slot when its last
+		 * fillers are acknowledged, with no completion to tell) */
+		if (ch->q_head && (ch->blocked || ch->q_due <= now_ns || ch->kick_seen != rm->kick))
 			drain_queue(e, ch, now_ns);
 		ch->deficit += DRR_QUANTUM;
 		while (n < max && ch->deficit > 0) {
@@ -921,10 +937,11 @@ uint64_t engine_next_deadline(const struct engine *e)
 		if (ch->j_head)
 			d = 0;         /* get responses go at once */
 		/* an op held by its endpoint's limit goes when one of that
-		 * endpoint's completes: input, not time */
-		for (const struct opq_op *op = ch->q_head; op; op = op->rnext)
-			if (op->rdue < d && !(op->rflags & RFL_EPWAIT))
-				d = op->rdue;
+		 * endpoint's completes: input, not time (q_due leaves it out) */
+		if (ch->q_head && ch->kick_seen != rm->kick)
+			d = 0;         /* a completion since the last walk */
+		else if (ch->q_head && ch->q_due < d)
+			d = ch->q_due;
 	}
 	return d;
 }

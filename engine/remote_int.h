@@ -85,6 +85,9 @@ struct rchan {
 	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
 	uint32_t mtu;
 	int64_t deficit;               /* deficit round robin: bytes it may still send */
+	uint64_t q_due;                /* earliest time a queued op may go (UINT64_MAX: none
+					* by time; ops held by room wait for a kick) */
+	uint64_t kick_seen;            /* remote.kick when the queue was last walked */
 };
 
 struct rslot {
@@ -102,6 +105,8 @@ struct remote {
 	struct rslot *slots;
 	uint32_t nslots, free_head;
 	bool no_slots;                 /* a submission found no free slot */
+	uint64_t kick;                 /* bumped by every completion: room may have come
+					* (channel, slots, an endpoint's bytes) */
 	uint64_t max_unexp_bytes;
 	uint32_t max_unexp_msgs;
 	struct rrec *buckets[RREC_BUCKETS];
