@@ -141,7 +141,9 @@ static const struct opt opts[] = {
 	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 1000000,
 	  "floor of the retransmission timeout; the first one is 4x this" },
 	{ "cc", OT_CC, 0, O(cc), 0, 0, 0, 0,
-	  "congestion controller of every channel: window, swift, timely, dcqcn, hint or none" },
+	  "congestion controller of every channel: window, swift, timely, dcqcn, hint, eqds or none" },
+	{ "pull_rate_mbps", OT_U64, 0, O(pull_rate_mbps), 0, 0, 0, 100000000,
+	  "rate at which this host grants credit to eqds senders, in Mbit/s (0: unpaced)" },
 	{ "udp_gso", OT_BOOL, 0, O(udp_gso), 0, 1, 0, 1, "batch sends with UDP GSO" },
 	{ "udp_gro", OT_BOOL, 0, O(udp_gro), 0, 1, 0, 1, "batch receives with UDP GRO" },
 };

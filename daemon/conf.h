@@ -88,6 +88,7 @@ struct conf {
 	uint32_t dupthresh;
 	uint32_t cc_delay_slack_us;
 	char cc[CONF_CC_NAME_MAX + 1];    /* congestion controller of every channel */
+	uint64_t pull_rate_mbps;          /* credit pacing for eqds senders (0: unpaced) */
 	bool udp_gso, udp_gro;
 };
 

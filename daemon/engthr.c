@@ -523,6 +523,7 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		.max_chans = p->nic ? p->max_chans : 0,
 		.max_unexpected_bytes = p->max_unexpected_bytes,
 		.max_ep_inflight_bytes = p->max_ep_inflight_bytes,
+		.pull_rate_bps = p->pull_rate_bps,
 	};
 	struct engthr *t;
 	int r = -ENOMEM;

@@ -101,6 +101,7 @@ struct engthr_params {
 	uint32_t max_chans;
 	uint64_t max_unexpected_bytes;
 	uint64_t max_ep_inflight_bytes;
+	uint64_t pull_rate_bps;                       /* credit pacer (engine_params) */
 };
 
 /* Start the thread. Its completions are delivered on base. */

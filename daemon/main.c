@@ -325,6 +325,7 @@ int main(int argc, char **argv)
 		ep.max_chans = RCONN_MAX_CHANS;
 		ep.max_unexpected_bytes = d->conf.max_unexpected_bytes;
 		ep.max_ep_inflight_bytes = d->conf.max_ep_inflight_bytes;
+		ep.pull_rate_bps = d->conf.pull_rate_mbps * 1000000;
 		peer_conf.data_port = port;    /* what the peers are told */
 	}
 	c = engthr_start(&ep, d->base, &d->eng);

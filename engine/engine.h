@@ -56,6 +56,11 @@ struct engine_params {
 	uint64_t max_unexpected_bytes; /* buffered incoming sends nobody has received (default 64 MiB) */
 	uint32_t max_unexpected_msgs;  /* incoming-send records (default 16384) */
 	uint64_t max_ep_inflight_bytes;/* one endpoint's bytes in channels; more wait (0: no limit) */
+	/* credit for peers running a receiver-driven cc (eqds): the rate
+	 * this host's pull pacer grants at, in bit/s (0: unpaced, grant on
+	 * request up to tpchan's limit), and bytes per grant (0: 16 KiB) */
+	uint64_t pull_rate_bps;
+	uint32_t pull_quantum;
 };
 
 struct engine_ep_params {

@@ -36,6 +36,7 @@
 #include "engine/engine.h"
 #include "engine/engine_int.h"
 #include "engine/remote_int.h"
+#include "engine/pull.h"
 
 #define RETRY_MIN_NS     50000ull     /* resend of a send the receiver had no room for */
 #define RETRY_MAX_NS     10000000ull
@@ -666,13 +667,16 @@ struct remote *remote_new(const struct engine_params *p)
 	rm->chans = calloc(p->max_chans, sizeof(*rm->chans));
 	rm->live = calloc(p->max_chans, sizeof(*rm->live));
 	rm->slots = calloc(rm->nslots, sizeof(*rm->slots));
-	if (!rm->chans || !rm->live || !rm->slots)
+	rm->pull = pull_new(p->pull_rate_bps, p->pull_quantum);
+	rm->pull_t = UINT64_MAX;
+	if (!rm->chans || !rm->live || !rm->slots || !rm->pull)
 		goto fail;
 	for (uint32_t i = 0; i < rm->nslots; i++)
 		rm->slots[i].next_free = i + 1 < rm->nslots ? i + 1 : NO_SLOT;
 	rm->free_head = 0;
 	return rm;
 fail:
+	pull_free(rm->pull);
 	free(rm->chans);
 	free(rm->live);
 	free(rm->slots);
@@ -688,6 +692,7 @@ static void chan_free(struct engine *e, struct rchan *ch)
 	rm->live[ch->live_pos] = last;
 	last->live_pos = ch->live_pos;
 	rm->chans[ch->id] = NULL;
+	pull_remove(rm->pull, ch->tp);
 	/* every side was detached: completions find forgotten slots only
 	 * (and free the get responses in flight) */
 	tpchan_free(ch->tp);
@@ -715,6 +720,7 @@ void remote_free(struct engine *e)
 			remote_conn_detach(e, ch->conns);
 		chan_free(e, ch);
 	}
+	pull_free(rm->pull);
 	free(rm->chans);
 	free(rm->live);
 	free(rm->slots);
@@ -751,6 +757,11 @@ int engine_chan_add(struct engine *e, uint32_t chan, const struct tpchan_params 
 	if (!ch->tp) {
 		free(ch);
 		return -EINVAL;
+	}
+	if (pull_add(rm->pull, ch->tp) < 0) {
+		tpchan_free(ch->tp);
+		free(ch);
+		return -ENOMEM;
 	}
 	rm->chans[chan] = ch;
 	ch->live_pos = rm->nlive;
@@ -850,6 +861,8 @@ int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, u
 	}
 	e->now = now_ns;
 	r = tpchan_rx_ce(ch->tp, pkt, len, now_ns, ce);
+	if (tpchan_credit_wanted(ch->tp))
+		e->rm->pull_t = 0;     /* the pacer decides at the next engine_tx */
 	chan_check_failed(e, ch);
 	eng_settle(e);
 	return r;
@@ -865,6 +878,9 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 	if (!rm || rm->nlive == 0 || max <= 0)
 		return 0;
 	e->now = now_ns;
+	/* credit first: a grant is a packet for the loop below */
+	if (rm->pull_t <= now_ns)
+		rm->pull_t = pull_run(rm->pull, now_ns);
 	nlive = rm->nlive;
 	/* Deficit round robin over channels, in bytes: each turn a channel
 	 * earns DRR_QUANTUM and sends whole packets while its deficit lasts
@@ -921,6 +937,7 @@ uint64_t engine_next_deadline(const struct engine *e)
 
 	if (!rm)
 		return d;
+	d = rm->pull_t;
 	for (uint32_t i = 0; i < rm->nlive; i++) {
 		const struct rchan *ch = rm->live[i];
 		uint64_t t = tpchan_next_deadline(ch->tp);

@@ -110,6 +110,10 @@ struct remote {
 	uint64_t max_unexp_bytes;
 	uint32_t max_unexp_msgs;
 	struct rrec *buckets[RREC_BUCKETS];
+	/* credit for the peers whose cc is receiver-driven (eqds), paced at
+	 * pull_rate_bps across all channels (engine/pull.h) */
+	struct pull *pull;
+	uint64_t pull_t;               /* when it next has work */
 };
 
 #define NO_SLOT UINT32_MAX

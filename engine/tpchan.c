@@ -110,6 +110,8 @@
 #define NACK_RING 256u
 /* Resends of unconfirmed records back off up to rto << NACK_BACKOFF_MAX. */
 #define NACK_BACKOFF_MAX 16u
+/* Credit a receiver grants ahead of what arrived, in chunks (cr_ahead_pkts). */
+#define CREDIT_AHEAD_CHUNKS 8u
 
 enum { M_FREE, M_LIVE, M_DEAD };  /* DEAD: completed with an error, packets still out */
 
@@ -191,6 +193,22 @@ struct tpchan {
 	uint64_t ref_due;              /* earliest time a record must go (again) */
 	struct nack_ent nacks[NACK_RING];
 
+	/* receiver-driven credit ("Credit" in docs/wire-protocol.md). As a
+	 * sender in credit mode (cc has CC_F_CREDIT): */
+	uint32_t cr_limit;             /* the peer's newest GRANT: psns before it may go */
+	uint32_t cr_burst;             /* psns before it: the current burst's speculation */
+	uint32_t cr_spec_pkts;         /* speculative packets per burst (cc window / mss) */
+	bool cr_have_limit;            /* cr_limit came from the peer and is not stale */
+	bool cr_told;                  /* the peer knows we wait (MORE or REQ since) */
+	bool cr_req_owed;              /* a REQ goes with the next tpchan_tx */
+	uint64_t cr_told_ns;           /* when we last told it */
+	/* as a receiver (any channel, whatever its own cc): */
+	bool cr_more;                  /* the peer says it has data waiting for credit */
+	bool cr_grant_owed;            /* a GRANT goes with the next tpchan_tx */
+	uint32_t cr_grant;             /* psns granted so far: the peer may send below it */
+	uint32_t cr_ahead_pkts;        /* grants run at most this far past rx_high */
+	uint64_t cr_grant_ns;          /* when the last GRANT went */
+
 	struct tpchan_stats st;
 };
 
@@ -206,10 +224,31 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 static void deadline_update(struct tpchan *c);
 
-/* The CC window changes only when the CC is told something: read it then. */
+static bool credit_mode(const struct tpchan *c)
+{
+	return (c->cc->flags & CC_F_CREDIT) != 0;
+}
+
+/* psn a comes before b (sequence arithmetic, 2^31 either way) */
+static bool psn_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+/* The CC window changes only when the CC is told something: read it then.
+ * In credit mode the window is the speculative burst, not an in-flight
+ * cap: flow control alone bounds what credit lets out. */
 static void cc_refresh(struct tpchan *c)
 {
-	c->win = min_u64(c->cc->window(c->cc_st), c->p.max_inflight_bytes);
+	uint64_t w = c->cc->window(c->cc_st);
+
+	if (credit_mode(c)) {
+		c->cr_spec_pkts = (uint32_t)min_u64(c->p.max_inflight_pkts,
+						    (min_u64(w, c->p.max_inflight_bytes) + c->mss - 1) / c->mss);
+		c->win = c->p.max_inflight_bytes;
+		return;
+	}
+	c->win = min_u64(w, c->p.max_inflight_bytes);
 }
 
 /* ---- construction ---- */
@@ -309,6 +348,13 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	c->q_head = c->q_tail = c->cur = NONE;
 	c->held_head = c->held_tail = NONE;
 	c->ref_due = UINT64_MAX;
+	/* a receiver lets credit run up to this far past what arrived: enough
+	 * for its pacer's rate times a datacenter RTT, bounded so that a
+	 * sender that stopped asking cannot soak up the pacer for long */
+	c->cr_ahead_pkts = (uint32_t)min_u64(c->p.max_inflight_pkts / 2,
+					     ((uint64_t)CREDIT_AHEAD_CHUNKS * c->p.chunk_bytes + c->mss - 1) / c->mss);
+	if (!c->cr_ahead_pkts)
+		c->cr_ahead_pkts = 1;
 	rtt_init(&c->rtt, c->p.rto_init_ns, c->p.rto_min_ns, c->p.rto_max_ns);
 	ccp = (struct cc_params){
 		.mss = c->mss,
@@ -504,6 +550,7 @@ void tpchan_reset(struct tpchan *c, int err)
 	sb_tx_clear(c->tx, NULL, NULL);
 	c->gbn_una = c->next_psn;
 	c->gbn_una_resends = 0;
+	c->cr_told = c->cr_req_owed = false;   /* nothing waits for credit now */
 	c->st.msgs_failed += n;
 	deadline_update(c);
 	for (uint32_t k = 0; k < n; k++)
@@ -532,11 +579,11 @@ static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t le
 
 /* The header in front of a payload fill_payload() put in place. */
 static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len, uint32_t psn,
-		       uint16_t path, bool retx, uint64_t now, struct tpchan_txpkt *out)
+		       uint16_t path, bool retx, bool more, uint64_t now, struct tpchan_txpkt *out)
 {
 	const struct tmsg *m = &c->m[i];
 	struct wire_data d = {
-		.flags = retx ? WIRE_F_RETX : 0,
+		.flags = (retx ? WIRE_F_RETX : 0) | (more ? WIRE_F_MORE : 0),
 		.opcode = m->opcode, .path = path, .psn = psn, .token = c->p.tx_token,
 		.dst_ep = m->dst_ep, .dst_conn = m->dst_conn, .msg_id = m->msg_id,
 		.msg_len = m->len, .msg_off = off, .rkey = m->rkey, .roff = m->roff,
@@ -558,6 +605,25 @@ static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
 	c->st.data_bytes_tx += d.payload_len;
 }
 
+/* Credit mode: a new packet needs credit, from the speculation of a burst
+ * that started with nothing in flight or from the peer's grants. */
+static bool credit_admits(const struct tpchan *c)
+{
+	uint32_t nxt = c->txk->nxt;
+
+	/* a burst may start from idle: nothing in flight and the peer not
+	 * told that we wait (then we are blocked, not idle) */
+	if (!credit_mode(c) || (nxt == c->txk->una && !c->cr_told))
+		return true;
+	return psn_lt(nxt, c->cr_burst) || (c->cr_have_limit && psn_lt(nxt, c->cr_limit));
+}
+
+/* Credit mode, data queued, and no credit for it. */
+static bool credit_blocked(const struct tpchan *c)
+{
+	return credit_mode(c) && (c->cur != NONE || c->q_head != NONE) && !credit_admits(c);
+}
+
 static bool window_admits(const struct tpchan *c, uint64_t bytes)
 {
 	uint64_t inflight = c->txk->bytes;
@@ -571,6 +637,8 @@ static bool can_send_new(const struct tpchan *c)
 	const struct tmsg *m;
 
 	if (c->txk->nxt - c->txk->una >= c->txk->cap)
+		return false;
+	if (!credit_admits(c))
 		return false;
 	if (c->cur != NONE)
 		return true;
@@ -586,6 +654,7 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		struct tmsg *m;
 		uint64_t off;
 		uint32_t i, len, psn;
+		bool more;
 
 		if (c->cur == NONE) {
 			/* a chunk: one window decision, one path for all its packets */
@@ -601,11 +670,26 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		len = (uint32_t)min_u64(c->mss, c->chunk_end - off);
 		if (!fill_payload(c, i, off, len, out[n].buf + WIRE_DATA_HDR_LEN))
 			continue;      /* failed and dequeued; nothing was numbered */
+		more = false;
+		if (credit_mode(c)) {
+			if (c->txk->nxt == c->txk->una && !c->cr_told) {
+				/* a burst from idle: speculate; a grant not ahead
+				 * of us is spent (and could look new after a wrap) */
+				c->cr_burst = c->txk->nxt + c->cr_spec_pkts;
+				if (c->cr_have_limit && !psn_lt(c->txk->nxt, c->cr_limit))
+					c->cr_have_limit = false;
+			}
+			/* i is on the send queue until wholly cut: more after
+			 * this packet is the rest of it or a message behind it */
+			more = off + len < m->len || m->next != NONE;
+			c->cr_told = more;
+			c->cr_told_ns = now;
+		}
 		psn = sb_tx_push(c->tx, &(struct sb_pkt){
 			.cookie = (uint64_t)i << OFF_BITS | off, .sent_ns = now,
 			.bytes = len, .path = c->chunk_path,
 		});
-		write_data(c, i, off, len, psn, c->chunk_path, false, now, &out[n]);
+		write_data(c, i, off, len, psn, c->chunk_path, false, more, now, &out[n]);
 		c->next_psn = psn + 1;
 		m->outstanding++;
 		m->started = true;
@@ -642,7 +726,8 @@ static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		path = paths_pick(c->paths, now);
 		/* a read() error fails the message; the resend is then a filler */
 		fill_payload(c, i, off, sp.bytes, out[n].buf + WIRE_DATA_HDR_LEN);
-		write_data(c, i, off, sp.bytes, psn, path, true, now, &out[n]);
+		write_data(c, i, off, sp.bytes, psn, path, true,
+			   credit_mode(c) && (c->cur != NONE || c->q_head != NONE), now, &out[n]);
 		sb_tx_retransmitted(c->tx, psn, path, now);
 		c->st.retx_pkts++;
 		n++;
@@ -775,6 +860,48 @@ static int send_sync(struct tpchan *c, struct tpchan_txpkt *out, int n, int max)
 	return n + 1;
 }
 
+/* What credit traffic is due: a REQ when we wait for credit the peer does
+ * not know we want (or told it an RTO ago and still wait: the GRANT may
+ * have been lost); a GRANT again when credit is out and nothing came for
+ * an RTO (the GRANT or the DATA it let out was lost). */
+static void credit_timers(struct tpchan *c, uint64_t now)
+{
+	uint64_t rto = c->rtt.rto_ns;
+
+	if (credit_blocked(c) && (!c->cr_told || now - c->cr_told_ns >= rto))
+		c->cr_req_owed = true;
+	if (c->cr_more && psn_lt(c->rx_high, c->cr_grant) && now - c->cr_grant_ns >= rto)
+		c->cr_grant_owed = true;
+}
+
+static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+{
+	struct wire_credit w = { .token = c->p.tx_token };
+	int r;
+
+	if ((!c->cr_req_owed && !c->cr_grant_owed) || n >= max)
+		return n;
+	if (c->cr_grant_owed) {
+		w.flags |= WIRE_F_GRANT;
+		w.psn = c->cr_grant;
+		c->cr_grant_ns = now;
+	} else {
+		w.psn = c->txk->nxt;
+	}
+	if (c->cr_req_owed) {
+		w.flags |= WIRE_F_REQ;
+		c->cr_told = true;
+		c->cr_told_ns = now;
+		c->st.credit_reqs_tx++;
+	}
+	r = wire_write_credit(out[n].buf, c->p.mtu, &w);
+	out[n].len = r > 0 ? (uint32_t)r : 0;
+	out[n].path = 0;
+	c->cr_req_owed = c->cr_grant_owed = false;
+	c->st.credits_tx++;
+	return n + 1;
+}
+
 static void check_timer(struct tpchan *c, uint64_t now)
 {
 	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
@@ -802,9 +929,13 @@ static uint64_t deadline_of(const struct tpchan *c)
 {
 	uint64_t t, oldest;
 
-	if (c->sync_owed || c->txk->lost || can_send_new(c))
+	if (c->sync_owed || c->txk->lost || c->cr_req_owed || c->cr_grant_owed || can_send_new(c))
 		return 0;
 	t = ack_deadline(c);
+	if (credit_blocked(c))
+		t = c->cr_told ? min_u64(t, sat_add(c->cr_told_ns, c->rtt.rto_ns)) : 0;
+	if (c->cr_more && psn_lt(c->rx_high, c->cr_grant))
+		t = min_u64(t, sat_add(c->cr_grant_ns, c->rtt.rto_ns));
 	if (c->ref_issued != c->ref_confirmed)
 		t = min_u64(t, c->ref_due);
 	oldest = c->txk->oldest_sent_ns;
@@ -835,6 +966,8 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 	n = send_acks(c, now_ns, out, n, max);
 	n = send_lost(c, now_ns, out, n, max);
 	n = send_new(c, now_ns, out, n, max);
+	credit_timers(c, now_ns);
+	n = send_credit(c, now_ns, out, n, max);
 	n = send_sync(c, out, n, max);
 	deadline_update(c);
 	return n;
@@ -960,6 +1093,10 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 	in_order = d->psn == c->rx_high;
 	if ((int32_t)(d->psn + 1 - c->rx_high) > 0)
 		c->rx_high = d->psn + 1;
+	/* the newest packet says whether the sender still waits for credit
+	 * (an older one, reordered or resent, may be out of date) */
+	if (d->psn + 1 == c->rx_high)
+		c->cr_more = (d->flags & WIRE_F_MORE) != 0;
 	/* a filler (no payload of a non-empty message) only takes its psn */
 	if (d->payload_len || !d->msg_len) {
 		r = c->cb.deliver(c->p.cb_arg, d);
@@ -1090,6 +1227,24 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 
 /* A refusal record: fail its message (if still live), note its seq, and
  * owe the peer our count either way (it sends until it hears it). */
+static int rx_credit(struct tpchan *c, const struct wire_credit *w)
+{
+	if (w->token != c->p.rx_token) {
+		c->st.drop_token++;
+		return -EACCES;
+	}
+	c->st.credits_rx++;
+	if (w->flags & WIRE_F_REQ)
+		c->cr_more = true;
+	/* grants are cumulative: the newest wins, an old reordered one is
+	 * nothing. One far ahead only lets out what flow control allows. */
+	if ((w->flags & WIRE_F_GRANT) && (!c->cr_have_limit || psn_lt(c->cr_limit, w->psn))) {
+		c->cr_limit = w->psn;
+		c->cr_have_limit = true;
+	}
+	return 0;
+}
+
 static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 {
 	uint32_t i = (uint32_t)(n->msg_id & (MAX_MSGS_LIMIT - 1));
@@ -1169,6 +1324,9 @@ int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns,
 	case WIRE_NACK:
 		r = rx_nack(c, &w.nack);
 		break;
+	case WIRE_CREDIT:
+		r = rx_credit(c, &w.credit);
+		break;
 	default:
 		c->st.drop_version++;
 		return -EPROTO;
@@ -1189,7 +1347,37 @@ const char *tpchan_cc_name(const struct tpchan *c)
 
 int tpchan_cc_describe(const struct tpchan *c, const char **names, uint64_t *values, int n)
 {
-	return c->cc->describe ? c->cc->describe(c->cc_st, names, values, n) : 0;
+	int k = c->cc->describe ? c->cc->describe(c->cc_st, names, values, n) : 0;
+
+	/* credit mode: how far the peer's grant reaches past our next psn */
+	if (credit_mode(c) && k < n && names && values) {
+		uint32_t nxt = c->txk->nxt;
+
+		names[k] = "credit_pkts";
+		values[k++] = c->cr_have_limit && psn_lt(nxt, c->cr_limit) ? c->cr_limit - nxt : 0;
+	}
+	return k;
+}
+
+bool tpchan_credit_wanted(const struct tpchan *c)
+{
+	return c->cr_more && psn_lt(c->cr_grant, c->rx_high + c->cr_ahead_pkts);
+}
+
+uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes)
+{
+	uint64_t pkts = (bytes + c->mss - 1) / c->mss;
+	uint32_t base = psn_lt(c->cr_grant, c->rx_high) ? c->rx_high : c->cr_grant;
+
+	if (pkts == 0)
+		pkts = 1;
+	if (pkts > c->cr_ahead_pkts)
+		pkts = c->cr_ahead_pkts;
+	c->cr_grant = base + (uint32_t)pkts;
+	c->cr_grant_owed = true;
+	c->deadline = 0;
+	c->st.credit_granted_pkts += pkts;
+	return pkts * c->p.mtu;
 }
 
 void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)

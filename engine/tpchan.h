@@ -103,6 +103,9 @@ struct tpchan_stats {
 	uint64_t drop_malformed, drop_version, drop_token, drop_crc, drop_window, drop_refused;
 	uint64_t inflight_pkts, inflight_bytes, queued_msgs;
 	uint64_t nacks_pending;        /* refusal records the peer has not confirmed */
+	uint64_t credits_tx, credits_rx; /* CREDIT packets */
+	uint64_t credit_reqs_tx;       /* of those sent, ones asking for credit */
+	uint64_t credit_granted_pkts;  /* packets' worth of credit granted to the peer */
 	uint64_t srtt_ns, rto_ns, cwnd_bytes;
 	uint32_t sack_holes;
 };
@@ -140,6 +143,19 @@ bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns);
 void tpchan_reset(struct tpchan *c, int err);
 
 void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out);
+
+/*
+ * Receiver-driven credit, the receiving side (docs/wire-protocol.md,
+ * "Credit"). A peer whose cc is in credit mode (CC_F_CREDIT, "eqds") sends
+ * new data only within the credit this side grants; the host's pull pacer
+ * (engine/pull.h) decides when and to whom. wanted: the peer says it has
+ * data waiting and the credit already granted does not run too far ahead
+ * of what arrived. grant: extend the peer's credit by about `bytes` (whole
+ * packets, at least one); the GRANT goes with the next tpchan_tx. Returns
+ * the wire bytes the grant lets in, for the pacer's accounting.
+ */
+bool tpchan_credit_wanted(const struct tpchan *c);
+uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes);
 /* The congestion controller's name and up to n (name, value) pairs of its
  * state (cc_ops.describe); returns how many pairs. */
 const char *tpchan_cc_name(const struct tpchan *c);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: encoder and decoder of the version 1 host-to-host packets laid out
+ * wire: encoder and decoder of the version 2 host-to-host packets laid out
  * in docs/wire-protocol.md. The decoder is strict so that every packet has
  * exactly one encoding: lengths must match to the byte, reserved bytes and
  * unknown flag bits must be zero, and the writers refuse to build anything
@@ -17,7 +17,8 @@
 
 #define WIRE_PREFIX_LEN 4u
 
-#define DATA_FLAGS (WIRE_F_CRC | WIRE_F_RETX | WIRE_F_ECT)
+#define DATA_FLAGS (WIRE_F_CRC | WIRE_F_RETX | WIRE_F_ECT | WIRE_F_MORE)
+#define CREDIT_FLAGS (WIRE_F_GRANT | WIRE_F_REQ)
 #define ACK_FLAGS  (WIRE_F_ECE | WIRE_F_SYNC)
 #define NACK_FLAGS 0u
 
@@ -164,6 +165,19 @@ static int parse_nack(const uint8_t *p, size_t len, struct wire_pkt *out)
 	return 0;
 }
 
+static int parse_credit(const uint8_t *p, size_t len, struct wire_pkt *out)
+{
+	if (len != WIRE_CREDIT_LEN)
+		return -EBADMSG;
+	if ((p[3] & ~CREDIT_FLAGS) != 0 || (p[3] & CREDIT_FLAGS) == 0)
+		return -EBADMSG;
+	out->type = WIRE_CREDIT;
+	out->credit.flags = p[3];
+	out->credit.psn = wire_get32(p + 4);
+	out->credit.token = wire_get64(p + 8);
+	return 0;
+}
+
 int wire_parse(const void *buf, size_t len, struct wire_pkt *out)
 {
 	const uint8_t *p = buf;
@@ -180,6 +194,8 @@ int wire_parse(const void *buf, size_t len, struct wire_pkt *out)
 		return parse_ack(p, len, out);
 	case WIRE_NACK:
 		return parse_nack(p, len, out);
+	case WIRE_CREDIT:
+		return parse_credit(p, len, out);
 	default:
 		return -EPROTO;
 	}
@@ -268,6 +284,20 @@ int wire_write_nack(void *buf, size_t cap, const struct wire_nack *n)
 	wire_put32(p + 20, (uint32_t)n->err);
 	wire_put64(p + 24, n->msg_id);
 	return (int)WIRE_NACK_LEN;
+}
+
+int wire_write_credit(void *buf, size_t cap, const struct wire_credit *c)
+{
+	uint8_t *p = buf;
+
+	if ((c->flags & ~CREDIT_FLAGS) != 0 || (c->flags & CREDIT_FLAGS) == 0)
+		return -EINVAL;
+	if (cap < WIRE_CREDIT_LEN)
+		return -ENOSPC;
+	put_prefix(p, WIRE_CREDIT, c->flags);
+	wire_put32(p + 4, c->psn);
+	wire_put64(p + 8, c->token);
+	return (int)WIRE_CREDIT_LEN;
 }
 
 bool wire_crc_ok(const struct wire_data *d)

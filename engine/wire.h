@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: the host-to-host packet format (version 1), specified in
+ * wire: the host-to-host packet format (version 2), specified in
  * docs/wire-protocol.md. Pure functions: wire_parse() is the one decoder of
  * bytes that arrive from the network (it has a fuzz target); the writers
  * build packets into caller buffers. All integers are little endian on the
@@ -21,10 +21,11 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x55u
-#define WIRE_VERSION      1u
+#define WIRE_VERSION      2u
 #define WIRE_DATA_HDR_LEN 88u          /* bytes before the payload of a DATA packet */
 #define WIRE_ACK_HDR_LEN  40u          /* bytes before the SACK words of an ACK */
 #define WIRE_NACK_LEN     32u
+#define WIRE_CREDIT_LEN   16u
 #define WIRE_SACK_WORDS_MAX 16u        /* 1024 packets past the cumulative point */
 #define WIRE_MAX_PAYLOAD  65000u       /* largest payload one DATA packet may carry */
 
@@ -32,15 +33,20 @@ enum wire_type {
 	WIRE_DATA = 1,
 	WIRE_ACK  = 2,
 	WIRE_NACK = 3,                 /* a delivered packet was refused by the receiver */
+	WIRE_CREDIT = 4,               /* receiver-driven credit: a grant and/or a request */
 };
 
 /* flags of DATA */
 #define WIRE_F_CRC   0x01u             /* crc32c of the payload is valid */
 #define WIRE_F_RETX  0x02u             /* a retransmission */
 #define WIRE_F_ECT   0x04u             /* sender is ECN capable (informational) */
+#define WIRE_F_MORE  0x08u             /* credit mode: the sender has more data queued */
 /* flags of ACK */
 #define WIRE_F_ECE   0x01u             /* the acknowledged packet carried a CE mark */
 #define WIRE_F_SYNC  0x02u             /* carries only the refusal counters: acknowledges no DATA */
+/* flags of CREDIT (at least one is set) */
+#define WIRE_F_GRANT 0x01u             /* psn: the peer may send new DATA with psns before it */
+#define WIRE_F_REQ   0x02u             /* the sender is out of credit with data queued */
 
 struct wire_data {
 	uint8_t  flags;
@@ -85,12 +91,24 @@ struct wire_nack {
 	int32_t  err;                  /* negative errno: why (-EACCES, -ERANGE, ...) */
 };
 
+/* Receiver-driven credit (EQDS-style, docs/wire-protocol.md "Credit"). A
+ * GRANT goes from a data receiver to the data sender: new DATA may use psns
+ * before `psn` (cumulative, so a lost grant is repaired by the next). A REQ
+ * goes from a data sender that is out of credit while data waits; its psn
+ * is the sender's next new psn (informational). */
+struct wire_credit {
+	uint8_t  flags;
+	uint32_t psn;
+	uint64_t token;                /* the packet receiver's token for this channel */
+};
+
 struct wire_pkt {
 	enum wire_type type;
 	union {
 		struct wire_data data;
 		struct wire_ack ack;
 		struct wire_nack nack;
+		struct wire_credit credit;
 	};
 };
 
@@ -131,6 +149,7 @@ int wire_parse(const void *buf, size_t len, struct wire_pkt *out);
 int wire_write_data(void *buf, size_t cap, const struct wire_data *d);
 int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a);
 int wire_write_nack(void *buf, size_t cap, const struct wire_nack *n);
+int wire_write_credit(void *buf, size_t cap, const struct wire_credit *c);
 
 /* true if the payload's crc32c matches (always true without WIRE_F_CRC). */
 bool wire_crc_ok(const struct wire_data *d);

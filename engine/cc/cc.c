@@ -18,12 +18,13 @@ static const struct cc_ops *const cc_table[] = {
 	&cc_timely_ops,
 	&cc_dcqcn_ops,
 	&cc_hint_ops,
+	&cc_eqds_ops,
 	&cc_none_ops,
 };
 
 /* A literal rather than a string built at run time: no allocation and no
  * first-call race between engine threads. */
-#define CC_NAMES "window,swift,timely,dcqcn,hint,none"
+#define CC_NAMES "window,swift,timely,dcqcn,hint,eqds,none"
 
 const struct cc_ops *cc_find(const char *name)
 {

@@ -43,9 +43,15 @@ struct cc_ack {
 	uint32_t hint_ppm;
 };
 
+/* cc_ops.flags */
+#define CC_F_CREDIT 0x1u   /* receiver-driven: new data also needs the peer's credit
+			    * (tpchan's credit mode); window() is the speculative
+			    * window a burst may send before any credit */
+
 struct cc_ops {
 	const char *name;
 	size_t state_size;
+	uint32_t flags;                /* CC_F_* */
 	void (*init)(void *st, const struct cc_params *p);
 	void (*on_ack)(void *st, const struct cc_ack *a);
 	/* timeout: a retransmission timer fired (not a SACK-detected loss) */
@@ -79,17 +85,21 @@ extern const struct cc_ops cc_window_ops;
  *   better an in-band degree in cc_ack.hint_ppm.
  * none: the window is max_window, whatever happens (experiments only).
  *
- * A receiver-driven scheme (EQDS: the receiver paces credits across its
- * senders) does not fit this table: its decisions are made where data
- * arrives, not where ACKs do.
+ * eqds: receiver-driven (EQDS, NSDI 2022; UCCL-Tran's incast answer). The
+ *   module only sizes the speculative window a sender may use when it
+ *   starts a burst with nothing in flight; after that every new packet
+ *   needs credit that the receiver's pull pacer (engine/pull.h) grants at
+ *   its line rate across all of its senders. Needs nothing from the
+ *   fabric; needs the receiving host to run a pull pacer.
  */
 extern const struct cc_ops cc_swift_ops;
 extern const struct cc_ops cc_timely_ops;
 extern const struct cc_ops cc_dcqcn_ops;
 extern const struct cc_ops cc_hint_ops;
 extern const struct cc_ops cc_none_ops;
+extern const struct cc_ops cc_eqds_ops;
 
-/* Lookup by name ("window", "swift", "timely", "dcqcn", "hint", "none");
+/* Lookup by name ("window", "swift", "timely", "dcqcn", "hint", "eqds", "none");
  * NULL if unknown. */
 const struct cc_ops *cc_find(const char *name);
 /* Comma-separated list of known names, for error messages. */

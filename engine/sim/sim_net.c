@@ -28,6 +28,7 @@
 
 #include "engine/sim/sim_core.h"
 #include "engine/sim/sim_net.h"
+#include "engine/pull.h"
 #include "engine/tpchan.h"
 #include "engine/wire.h"
 
@@ -80,6 +81,10 @@ struct node {
 	struct hchan **ch;
 	uint32_t nch, capch, rr;
 	uint64_t wake_t;
+	/* the host's credit pacer at its NIC rate: grants credit to the
+	 * senders of its channels that run a receiver-driven cc (eqds) */
+	struct pull *pull;
+	uint64_t pull_t;               /* when it next has work */
 };
 
 struct sim_net {
@@ -177,6 +182,7 @@ struct sim_net *sim_net_free(struct sim_net *n)
 		}
 		free(d->ch);
 		free(d->ports);
+		pull_free(d->pull);
 	}
 	while ((k = n->pool)) {
 		n->pool = k->next;
@@ -653,6 +659,15 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 		free(hc);
 		return NULL;
 	}
+	if (!d->pull) {
+		d->pull = pull_new(n->ports[d->ports[0]].rate_mbps * 1000000, 0);
+		d->pull_t = UINT64_MAX;
+	}
+	if (!d->pull || pull_add(d->pull, hc->c) < 0) {
+		tpchan_free(hc->c);
+		free(hc);
+		return NULL;
+	}
 	d->ch[d->nch++] = hc;
 	return hc;
 }
@@ -695,6 +710,9 @@ static int host_kick(struct sim_net *n, struct node *d)
 	struct port *pt = &n->ports[d->ports[0]];
 	uint64_t next = UINT64_MAX;
 
+	/* credit first: a grant it makes is a packet the loop below sends */
+	if (d->pull)
+		d->pull_t = pull_run(d->pull, n->now);
 	if (pt->busy)
 		return 0;
 	for (uint32_t k = 0; k < d->nch; k++) {
@@ -719,6 +737,8 @@ static int host_kick(struct sim_net *n, struct node *d)
 		pk->ce = false;
 		return port_start(n, d->ports[0], pk);
 	}
+	if (d->pull)
+		next = d->pull_t;
 	for (uint32_t k = 0; k < d->nch; k++) {
 		uint64_t t = tpchan_next_deadline(d->ch[k]->c);
 

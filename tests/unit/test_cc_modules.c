@@ -39,6 +39,7 @@ static const struct {
 	{ "timely", &cc_timely_ops },
 	{ "dcqcn",  &cc_dcqcn_ops },
 	{ "hint",   &cc_hint_ops },
+	{ "eqds",   &cc_eqds_ops },
 	{ "none",   &cc_none_ops },
 };
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
@@ -150,7 +151,7 @@ static void test_names_lists_each_module(void **state)
 
 static void test_unknown_is_null(void **state)
 {
-	assert_null(cc_find("eqds"));                  /* receiver-driven: not a cc_ops */
+	assert_null(cc_find("EQDS"));
 	assert_null(cc_find("Swift"));
 	assert_null(cc_find("swift "));
 	assert_null(cc_find("dcqcn,hint"));
@@ -917,6 +918,34 @@ static void test_none_is_max_window_always(void **state)
 	free(st);
 }
 
+/* --- eqds ---------------------------------------------------------------- */
+
+/* The sender's half of EQDS only sizes the speculative burst: two chunks,
+ * within the bounds, whatever the signals; it counts what it sees. */
+static void test_eqds_speculates_two_chunks_and_ignores_signals(void **state)
+{
+	struct cc_params p = params();
+	void *st = cc_new(&cc_eqds_ops, &p);
+	uint64_t now = 1000 * US;
+
+	assert_true(cc_eqds_ops.flags & CC_F_CREDIT);
+	assert_int_equal(W(&cc_eqds_ops, st), 2 * CHUNK);
+	ack(&cc_eqds_ops, st, now += BASE, CHUNK, 40 * BASE, true);
+	cc_eqds_ops.on_loss(st, now, false);
+	cc_eqds_ops.on_loss(st, now, true);
+	assert_int_equal(W(&cc_eqds_ops, st), 2 * CHUNK);
+	assert_int_equal(described(&cc_eqds_ops, st, "cwnd"), 2 * CHUNK);
+	assert_int_equal(described(&cc_eqds_ops, st, "ecn"), 1);
+	assert_int_equal(described(&cc_eqds_ops, st, "losses"), 1);
+	assert_int_equal(described(&cc_eqds_ops, st, "timeouts"), 1);
+	free(st);
+	/* a max_window below two chunks bounds it */
+	p.max_window = CHUNK;
+	st = cc_new(&cc_eqds_ops, &p);
+	assert_int_equal(W(&cc_eqds_ops, st), CHUNK);
+	free(st);
+}
+
 /* --- every module: growth, bounds, overflow, determinism ---------------- */
 
 /* Clean ACKs at the base RTT, a window's worth per RTT: every controller
@@ -933,6 +962,8 @@ static void test_all_grow_when_uncongested(void **state)
 			ack(o, st, now += BASE, W(o, st), BASE, false);
 		if (o == &cc_none_ops)
 			assert_int_equal(W(o, st), p.max_window);
+		else if (o->flags & CC_F_CREDIT)       /* the speculative window is fixed */
+			assert_int_equal(W(o, st), w0);
 		else if (W(o, st) <= w0)
 			fail_msg("%s did not grow: %llu -> %llu", o->name,
 				 (unsigned long long)w0, (unsigned long long)W(o, st));
@@ -954,7 +985,7 @@ static void test_all_timeout_shrinks(void **state)
 		ack(o, st, 1000 * US, 0, BASE, false);
 		w = W(o, st);
 		o->on_loss(st, 2000 * US, true);
-		if (o == &cc_none_ops)
+		if (o == &cc_none_ops || (o->flags & CC_F_CREDIT))
 			assert_int_equal(W(o, st), w);
 		else if (W(o, st) >= w)
 			fail_msg("%s: timeout left %llu -> %llu", o->name,
@@ -1098,7 +1129,9 @@ static void test_all_survive_maximal_inputs(void **state)
 		ack_full(o, st, UINT64_MAX, UINT64_MAX, BASE, false, 0);
 		ack_full(o, st, UINT64_MAX, UINT64_MAX, 0, false, 0);
 		check_bounds(o, st, CHUNK, max, 0);
-		if (o != &cc_timely_ops)       /* an RTT sample at BASE: its T_low band */
+		/* timely: an RTT sample at BASE is its T_low band; eqds: a fixed
+		 * speculative window whatever the inputs */
+		if (o != &cc_timely_ops && !(o->flags & CC_F_CREDIT))
 			assert_true(W(o, st) >= max / 2);
 		ack_full(o, st, UINT64_MAX, UINT64_MAX, UINT64_MAX, true, UINT32_MAX);
 		check_bounds(o, st, CHUNK, max, 1);
@@ -1216,6 +1249,7 @@ int main(void)
 		cmocka_unit_test(test_hint_loss_and_timeout),
 		cmocka_unit_test(test_hint_clock_stepping_back),
 		cmocka_unit_test(test_none_is_max_window_always),
+		cmocka_unit_test(test_eqds_speculates_two_chunks_and_ignores_signals),
 		cmocka_unit_test(test_all_grow_when_uncongested),
 		cmocka_unit_test(test_all_timeout_shrinks),
 		cmocka_unit_test(test_all_stay_within_bounds),

@@ -590,7 +590,7 @@ static void test_forged_and_damaged_packets_are_dropped_and_counted(void **state
 	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EILSEQ);
 	/* unknown version */
 	memcpy(buf, cap.data, cap.data_len);
-	buf[1] = 2;
+	buf[1] = 3;
 	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EPROTO);
 	/* an ACK for psns never sent, with the right token */
 	n = wire_write_ack(buf, sizeof(buf), &bogus);

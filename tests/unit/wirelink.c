@@ -43,6 +43,8 @@ struct wirelink {
 	struct tpchan_txpkt txp[BATCH];
 	wirelink_tap tap;
 	void *tap_arg;
+	wirelink_timer timer;
+	void *timer_arg;
 	struct wirelink_stats st;
 };
 
@@ -360,6 +362,8 @@ int wirelink_step(struct wirelink *l)
 	int r, src;
 
 	l->st.steps++;
+	if (l->timer)
+		t = l->timer(l->timer_arg, l->now);
 	for (int side = 0; side < 2; side++) {
 		r = drain(l, side);
 		if (r < 0)
@@ -405,6 +409,12 @@ int wirelink_run(struct wirelink *l, bool (*done)(void *arg), void *arg, uint64_
 		if (r == 0)
 			return done && done(arg) ? 0 : -ENODATA;
 	}
+}
+
+void wirelink_set_timer(struct wirelink *l, wirelink_timer timer, void *arg)
+{
+	l->timer = timer;
+	l->timer_arg = arg;
 }
 
 int wirelink_inject(struct wirelink *l, int to, const void *pkt, size_t len)

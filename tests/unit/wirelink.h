@@ -43,6 +43,12 @@ struct wirelink_stats {
  * extra delay it gets in ns (0: none), or a negative number to drop it. */
 typedef int64_t (*wirelink_tap)(void *arg, int from, const uint8_t *pkt, uint32_t len);
 
+/* Timer: runs at the start of every step with the time (before the
+ * channels send) and returns when it next wants to run, UINT64_MAX for
+ * never; stepping wakes for it. For what drives channels from outside,
+ * such as a credit pacer. */
+typedef uint64_t (*wirelink_timer)(void *arg, uint64_t now_ns);
+
 struct wirelink *wirelink_new(const struct wirelink_params *p, struct tpchan *a, struct tpchan *b,
 			      uint64_t start_ns);
 struct wirelink *wirelink_free(struct wirelink *l);    /* accepts NULL */
@@ -50,6 +56,7 @@ struct wirelink *wirelink_free(struct wirelink *l);    /* accepts NULL */
 /* Loss for one direction (0: a to b, 1: b to a); 1000000 drops everything. */
 void wirelink_set_loss(struct wirelink *l, int from, uint32_t ppm);
 void wirelink_set_tap(struct wirelink *l, wirelink_tap tap, void *arg);
+void wirelink_set_timer(struct wirelink *l, wirelink_timer timer, void *arg);
 uint64_t wirelink_now(const struct wirelink *l);
 
 /* One event. 1: time moved or packets moved; 0: nothing will ever happen
