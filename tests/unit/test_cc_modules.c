@@ -817,6 +817,77 @@ static void test_dcqcn_before_any_rtt(void **state)
 	free(st);
 }
 
+/* With the line rate known a flow starts at it, as the NIC does (not at
+ * init_window per RTT), a mark cuts from there, and recovery never passes
+ * it. */
+static void test_dcqcn_starts_at_line_rate(void **state)
+{
+	struct cc_params p = params();
+	const uint64_t line = 100000000000ull / 8;     /* 100 Gbit/s in bytes/s */
+	uint64_t now = 1000 * US;
+	void *st;
+
+	p.line_rate_bps = 100000000000ull;
+	p.init_window = 16 * CHUNK;                    /* 4x the BDP: ignored */
+	st = cc_new(dcqcn, &p);
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line);
+	assert_int_equal(W(dcqcn, st), line * BASE / 1000000000ull);   /* one BDP */
+	ack(dcqcn, st, now, 0, BASE, true);
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line / 2);
+	assert_int_equal(described(dcqcn, st, "target_rate_Bps"), line);
+	for (int i = 0; i < 200; i++) {
+		ack(dcqcn, st, now += D_T, D_B, BASE, false);
+		assert_true(described(dcqcn, st, "rate_Bps") <= line);
+		assert_true(described(dcqcn, st, "target_rate_Bps") <= line);
+	}
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line);
+	free(st);
+
+	/* learned RTT: line rate from the first sample on */
+	p.base_rtt_ns = 0;
+	st = cc_new(dcqcn, &p);
+	assert_int_equal(W(dcqcn, st), 16 * CHUNK);    /* no RTT yet */
+	ack(dcqcn, st, now, CHUNK, 20 * US, false);
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line);
+	assert_int_equal(W(dcqcn, st), line * 20 * US / 1000000000ull);
+	free(st);
+
+	/* unknown (0): the old start, init_window per RTT */
+	p.line_rate_bps = 0;
+	p.base_rtt_ns = BASE;
+	st = cc_new(dcqcn, &p);
+	assert_int_equal(W(dcqcn, st), 16 * CHUNK);
+	free(st);
+}
+
+/* The window is rate x smoothed RTT, but the RTT counts for at most the
+ * lowest RTT plus the delay allowance: a queue cannot widen the window at a
+ * given rate. Before, after a timeout under incast the floor rate (one
+ * chunk per lowest RTT) times a 500 us smoothed RTT was a 50-chunk window,
+ * and one channel lost a packet 12 times (docs/results e1). */
+static void test_dcqcn_window_ignores_queueing_past_the_allowance(void **state)
+{
+	struct cc_params p = params();
+	void *st;
+	uint64_t now = 1000 * US;
+
+	p.delay_slack_ns = 5 * US;
+	st = cc_new(dcqcn, &p);
+	for (int i = 0; i < 100; i++)
+		ack(dcqcn, st, now += US, 0, 500 * US, false);
+	assert_true(described(dcqcn, st, "srtt_ns") > 400 * US);
+	assert_int_equal(W(dcqcn, st), D_RATE0 * (BASE + 5 * US) / 1000000000ull);
+	dcqcn->on_loss(st, now, true);
+	assert_int_equal(W(dcqcn, st), CHUNK * (BASE + 5 * US) / BASE);
+	/* below the allowance the smoothed RTT is used as before */
+	free(st);
+	st = cc_new(dcqcn, &p);
+	for (int i = 0; i < 100; i++)
+		ack(dcqcn, st, now += US, 0, BASE + 2 * US, false);
+	assert_int_equal(W(dcqcn, st), D_RATE0 * described(dcqcn, st, "srtt_ns") / 1000000000ull);
+	free(st);
+}
+
 /* --- hint --------------------------------------------------------------- */
 
 static const struct cc_ops *const hint = &cc_hint_ops;
@@ -1260,6 +1331,8 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_loss_and_timeout),
 		cmocka_unit_test(test_dcqcn_clock_stepping_back_and_long_gaps),
 		cmocka_unit_test(test_dcqcn_before_any_rtt),
+		cmocka_unit_test(test_dcqcn_starts_at_line_rate),
+		cmocka_unit_test(test_dcqcn_window_ignores_queueing_past_the_allowance),
 		cmocka_unit_test(test_hint_slow_start_when_unmarked),
 		cmocka_unit_test(test_hint_ecn_fraction_drives_a_dctcp_cut),
 		cmocka_unit_test(test_hint_in_band_degree_is_proportional),
