@@ -364,6 +364,7 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 		.min_window = c->p.chunk_bytes,
 		.max_window = c->p.max_inflight_bytes,
 		.delay_slack_ns = c->p.cc_delay_slack_ns,
+		.line_rate_bps = c->p.cc_line_rate_bps,
 	};
 	c->cc->init(c->cc_st, &ccp);
 	cc_refresh(c);

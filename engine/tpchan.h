@@ -73,6 +73,7 @@ struct tpchan_params {
 	uint64_t path_loss_hold_ns;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
+	uint64_t cc_line_rate_bps;     /* cc_params.line_rate_bps (0: unknown) */
 	uint64_t seed;                 /* path choice randomness */
 	const struct tpchan_cb *cb;
 	void *cb_arg;

@@ -21,6 +21,10 @@ struct cc_params {
 	uint64_t base_rtt_ns;          /* expected unloaded RTT; 0 = learn it */
 	uint64_t delay_slack_ns;       /* delay noise the path adds without congestion
 					* (0: the module's default) */
+	uint64_t line_rate_bps;        /* the sender's link rate in bits/s; 0 = unknown.
+					* Only dcqcn reads it: it starts a flow at line
+					* rate and never goes above it, as the NIC does;
+					* unknown, it starts at init_window per RTT. */
 };
 
 struct cc_ack {

@@ -11,7 +11,8 @@
  * (additive), and once both kinds have passed F by i * R_HAI (hyper). The
  * module has no timers of its own: the time elapsed between events
  * (now_ns) replays the timer periods that have passed. The window is rate x
- * smoothed RTT, the in-flight amount that sustains the rate (Little's law).
+ * smoothed RTT, the in-flight amount that sustains the rate (Little's law),
+ * with the RTT counted up to the lowest RTT plus the delay allowance.
  */
 #include "config.h"
 
@@ -41,18 +42,22 @@
 #define DCQCN_MAX_EVENTS 64u
 
 /*
- * Two departures, both because the ops table has no line rate. Hardware
- * starts every flow at line rate; here the caller's init_window stands for
- * it (rate = init_window / RTT): to reproduce the hardware, pass one
- * line-rate BDP as init_window. And the rate is kept within what the
- * window can express, [min_window, max_window] / lowest RTT. Losses, which
- * the paper's lossless fabric never has, cut the rate in half (at most once
- * per RTT) and a timeout drops it to the floor.
+ * Departures. Hardware starts every flow at line rate and never exceeds it;
+ * so does this module when cc_params.line_rate_bps is given (the simulator
+ * gives it). Where it is unknown (0, the daemon) the caller's init_window
+ * stands for it (rate = init_window / RTT). The rate is also kept within
+ * what the window can express, [min_window, max_window] / lowest RTT.
+ * The transport is window-limited, not paced, so the rate becomes a window
+ * (see window_rtt()). Losses, which the paper's lossless fabric never has,
+ * cut the rate in half (at most once per RTT) and a timeout drops it to the
+ * floor.
  */
 
 struct dcqcn {
 	struct cc_bounds b;
 	struct cc_rtt rtt;
+	uint64_t line_Bps;             /* line rate in bytes/s; 0 = unknown */
+	uint64_t slack_ns;             /* delay allowance in the window conversion */
 	uint64_t rc, rt;               /* current and target rate, bytes/s; 0 = no RTT yet */
 	uint64_t pre_win;              /* the window before any RTT is known */
 	uint64_t alpha;                /* Q20, 0..DCQCN_ALPHA_ONE */
@@ -74,12 +79,23 @@ static uint64_t rate_min(const struct dcqcn *d)
 
 static uint64_t rate_max(const struct dcqcn *d)
 {
-	return cc_scale(d->b.max_w, CC_NS_PER_S, d->rtt.min_ns);
+	uint64_t r = cc_scale(d->b.max_w, CC_NS_PER_S, d->rtt.min_ns);
+
+	return d->line_Bps ? cc_min(r, cc_max(d->line_Bps, rate_min(d))) : r;
 }
 
 static uint64_t rate_clamp(const struct dcqcn *d, uint64_t r)
 {
 	return r < rate_min(d) ? rate_min(d) : r > rate_max(d) ? rate_max(d) : r;
+}
+
+/* The first rate, once an RTT is known: line rate as in the NIC, else the
+ * caller's init_window per lowest RTT. */
+static uint64_t start_rate(const struct dcqcn *d)
+{
+	if (d->line_Bps)
+		return rate_clamp(d, d->line_Bps);
+	return rate_clamp(d, cc_scale(d->pre_win, CC_NS_PER_S, d->rtt.min_ns));
 }
 
 /* (1 - g)^n in Q20 by repeated squaring: O(log n) for any gap. */
@@ -174,9 +190,12 @@ static void dcqcn_init(void *st, const struct cc_params *p)
 	cc_bounds_init(&d->b, p);
 	cc_rtt_init(&d->rtt, p->base_rtt_ns);
 	d->pre_win = cc_clamp(&d->b, p->init_window);
+	d->line_Bps = p->line_rate_bps / 8;
+	d->slack_ns = cc_min(p->delay_slack_ns ? p->delay_slack_ns : CC_DEFAULT_SLACK_NS,
+			     CC_RTT_MAX_NS);
 	d->alpha = DCQCN_ALPHA_ONE;    /* the paper's initial alpha: the first CNP halves */
 	if (d->rtt.min_ns)
-		d->rc = d->rt = rate_clamp(d, cc_scale(d->pre_win, CC_NS_PER_S, d->rtt.min_ns));
+		d->rc = d->rt = start_rate(d);
 }
 
 static void dcqcn_on_ack(void *st, const struct cc_ack *a)
@@ -187,8 +206,7 @@ static void dcqcn_on_ack(void *st, const struct cc_ack *a)
 	if (a->rtt_ns) {
 		cc_rtt_sample(&d->rtt, a->rtt_ns);
 		if (!d->rc)
-			d->rc = d->rt = rate_clamp(d, cc_scale(d->pre_win, CC_NS_PER_S,
-							       d->rtt.min_ns));
+			d->rc = d->rt = start_rate(d);
 	}
 	if (!d->clock_set)
 		restart(d, a->now_ns);
@@ -229,13 +247,28 @@ static void dcqcn_on_loss(void *st, uint64_t now_ns, bool timeout)
 	restart(d, now_ns);
 }
 
+/*
+ * The RTT that turns the rate into a window: the smoothed RTT, but never
+ * more than the lowest RTT plus the delay allowance. With the plain
+ * smoothed RTT a queue feeds itself: it lengthens the RTT, the longer RTT
+ * widens every sender's window at the same rate, and the wider windows
+ * lengthen the queue, so a cut in rate barely shrinks what is in flight
+ * and, after a timeout, the floor rate times an incast-inflated RTT was a
+ * window of megabytes. Capped, the window follows the rate, and the
+ * queue a set of senders can build is bounded by their rates.
+ */
+static uint64_t window_rtt(const struct dcqcn *d)
+{
+	return cc_min(cc_rtt_hold(&d->rtt), cc_sat_add(d->rtt.min_ns, d->slack_ns));
+}
+
 static uint64_t dcqcn_window(const void *st)
 {
 	const struct dcqcn *d = st;
 
 	if (!d->rc)
 		return d->pre_win;
-	return cc_clamp(&d->b, cc_scale(d->rc, cc_rtt_hold(&d->rtt), CC_NS_PER_S));
+	return cc_clamp(&d->b, cc_scale(d->rc, window_rtt(d), CC_NS_PER_S));
 }
 
 static int dcqcn_describe(const void *st, const char **names, uint64_t *values, int n)

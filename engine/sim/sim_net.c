@@ -644,6 +644,13 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 	};
 	struct hchan *hc;
 
+	/* the NIC's rate, for a CC that starts at line rate (dcqcn) */
+	for (uint32_t i = 0; i < d->nports; i++) {
+		uint64_t bps = n->ports[d->ports[i]].rate_mbps * 1000000;
+
+		if (bps > tp.cc_line_rate_bps)
+			tp.cc_line_rate_bps = bps;
+	}
 	if (tp.rto_min_ns && tp.rto_min_ns > 100000000)
 		tp.rto_max_ns = tp.rto_min_ns;
 	if (grow((void **)&d->ch, &d->capch, d->nch + 1, sizeof(*d->ch)) < 0)

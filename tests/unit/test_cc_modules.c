@@ -197,8 +197,9 @@ static void test_swift_grows_by_a_chunk_per_rtt_below_target(void **state)
 }
 
 /* target = min RTT + allowance + flow scaling: the whole fs_range (twice
- * the allowance) at the minimum window, nothing from 100 packets up, and
- * decreasing in between. */
+ * the allowance) at the minimum window (one chunk), nothing from four
+ * chunks up, and decreasing in between. (Until the late-comer fix the
+ * curve ended at 100 packets.) */
 static void test_swift_target_scales_with_window(void **state)
 {
 	struct cc_params p = params();
@@ -209,28 +210,77 @@ static void test_swift_target_scales_with_window(void **state)
 	st = cc_new(swift, &p);
 	assert_int_equal(described(swift, st, "target_ns"), BASE + SLACK + 2 * SLACK);
 	free(st);
-	p.init_window = 100 * 4096;
+	p.init_window = 4 * CHUNK;
 	st = cc_new(swift, &p);
 	assert_int_equal(described(swift, st, "target_ns"), BASE + SLACK);
 	free(st);
-	for (uint64_t chunks = 1; chunks <= 13; chunks++) {
+	for (uint64_t w = CHUNK; w <= 5 * CHUNK; w += CHUNK / 4) {
 		uint64_t t;
 
-		p.init_window = chunks * CHUNK;
+		p.init_window = w;
 		st = cc_new(swift, &p);
 		t = described(swift, st, "target_ns");
 		assert_true(t >= BASE + SLACK && t <= BASE + 3 * SLACK);
-		if (chunks > 1 && chunks < 13)
+		if (w > CHUNK && w <= 4 * CHUNK)
 			assert_true(t < prev);
+		else if (w > 4 * CHUNK)
+			assert_int_equal(t, BASE + SLACK);
 		prev = t;
 		free(st);
 	}
+	/* steep where competing flows' windows sit: two chunks already give
+	 * up more than half of the range */
+	p.init_window = 2 * CHUNK;
+	st = cc_new(swift, &p);
+	assert_true(described(swift, st, "target_ns") < BASE + SLACK + SLACK);
+	free(st);
 	/* the caller's allowance replaces the default */
 	p.init_window = 64 * CHUNK;
 	p.delay_slack_ns = 5 * US;
 	st = cc_new(swift, &p);
 	assert_int_equal(described(swift, st, "target_ns"), BASE + 5 * US);
 	free(st);
+}
+
+/*
+ * Late-comers (docs/results e4): a flow that starts into a standing queue
+ * learns a lowest RTT inflated by that queue; with 7 flows at the one-chunk
+ * floor on a 100G link that is about as much as the whole flow-scaling
+ * range (2 x 5 us here). Its target must still come down to an incumbent's
+ * (one that saw the true base and sits at the floor) by the time it holds
+ * a few chunks, or it keeps growing while the incumbents cut: before the fix
+ * it had to reach 100 packets (13 chunks) for that, and took 40+ of 100
+ * Gbit/s. From there both see the same delay and react the same way.
+ */
+static void test_swift_late_comer_target_comes_down(void **state)
+{
+	struct cc_params p = params();
+	const uint64_t fs_range = 10 * US, q0 = fs_range;
+	void *inc, *late;
+	uint64_t t_inc, now = 1000 * US, wi, wl;
+
+	p.base_rtt_ns = 0;                             /* learned, as in the daemon */
+	p.delay_slack_ns = 5 * US;
+	p.init_window = CHUNK;
+	inc = cc_new(swift, &p);
+	p.init_window = 4 * CHUNK;
+	late = cc_new(swift, &p);
+	ack(swift, inc, now, 0, BASE, false);
+	ack(swift, late, now, 0, BASE + q0, false);
+	assert_int_equal(described(swift, late, "min_rtt_ns"), BASE + q0);
+	t_inc = described(swift, inc, "target_ns");
+	assert_int_equal(t_inc, BASE + 5 * US + fs_range);
+	assert_true(described(swift, late, "target_ns") <= t_inc);
+	/* a delay both exceed: both cut, the larger window by more bytes */
+	wi = W(swift, inc);
+	wl = W(swift, late);
+	ack(swift, inc, now + 100 * US, 0, t_inc + 20 * US, false);
+	ack(swift, late, now + 100 * US, 0, t_inc + 20 * US, false);
+	assert_int_equal(described(swift, late, "cuts"), 1);
+	assert_true(W(swift, late) < wl);
+	assert_true(wl - W(swift, late) > wi - W(swift, inc));
+	free(inc);
+	free(late);
 }
 
 /* Above the target: cwnd *= 1 - 0.8 * (delay - target) / delay, at most a
@@ -768,6 +818,77 @@ static void test_dcqcn_before_any_rtt(void **state)
 	free(st);
 }
 
+/* With the line rate known a flow starts at it, as the NIC does (not at
+ * init_window per RTT), a mark cuts from there, and recovery never passes
+ * it. */
+static void test_dcqcn_starts_at_line_rate(void **state)
+{
+	struct cc_params p = params();
+	const uint64_t line = 100000000000ull / 8;     /* 100 Gbit/s in bytes/s */
+	uint64_t now = 1000 * US;
+	void *st;
+
+	p.line_rate_bps = 100000000000ull;
+	p.init_window = 16 * CHUNK;                    /* 4x the BDP: ignored */
+	st = cc_new(dcqcn, &p);
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line);
+	assert_int_equal(W(dcqcn, st), line * BASE / 1000000000ull);   /* one BDP */
+	ack(dcqcn, st, now, 0, BASE, true);
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line / 2);
+	assert_int_equal(described(dcqcn, st, "target_rate_Bps"), line);
+	for (int i = 0; i < 200; i++) {
+		ack(dcqcn, st, now += D_T, D_B, BASE, false);
+		assert_true(described(dcqcn, st, "rate_Bps") <= line);
+		assert_true(described(dcqcn, st, "target_rate_Bps") <= line);
+	}
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line);
+	free(st);
+
+	/* learned RTT: line rate from the first sample on */
+	p.base_rtt_ns = 0;
+	st = cc_new(dcqcn, &p);
+	assert_int_equal(W(dcqcn, st), 16 * CHUNK);    /* no RTT yet */
+	ack(dcqcn, st, now, CHUNK, 20 * US, false);
+	assert_int_equal(described(dcqcn, st, "rate_Bps"), line);
+	assert_int_equal(W(dcqcn, st), line * 20 * US / 1000000000ull);
+	free(st);
+
+	/* unknown (0): the old start, init_window per RTT */
+	p.line_rate_bps = 0;
+	p.base_rtt_ns = BASE;
+	st = cc_new(dcqcn, &p);
+	assert_int_equal(W(dcqcn, st), 16 * CHUNK);
+	free(st);
+}
+
+/* The window is rate x smoothed RTT, but the RTT counts for at most the
+ * lowest RTT plus the delay allowance: a queue cannot widen the window at a
+ * given rate. Before, after a timeout under incast the floor rate (one
+ * chunk per lowest RTT) times a 500 us smoothed RTT was a 50-chunk window,
+ * and one channel lost a packet 12 times (docs/results e1). */
+static void test_dcqcn_window_ignores_queueing_past_the_allowance(void **state)
+{
+	struct cc_params p = params();
+	void *st;
+	uint64_t now = 1000 * US;
+
+	p.delay_slack_ns = 5 * US;
+	st = cc_new(dcqcn, &p);
+	for (int i = 0; i < 100; i++)
+		ack(dcqcn, st, now += US, 0, 500 * US, false);
+	assert_true(described(dcqcn, st, "srtt_ns") > 400 * US);
+	assert_int_equal(W(dcqcn, st), D_RATE0 * (BASE + 5 * US) / 1000000000ull);
+	dcqcn->on_loss(st, now, true);
+	assert_int_equal(W(dcqcn, st), CHUNK * (BASE + 5 * US) / BASE);
+	/* below the allowance the smoothed RTT is used as before */
+	free(st);
+	st = cc_new(dcqcn, &p);
+	for (int i = 0; i < 100; i++)
+		ack(dcqcn, st, now += US, 0, BASE + 2 * US, false);
+	assert_int_equal(W(dcqcn, st), D_RATE0 * described(dcqcn, st, "srtt_ns") / 1000000000ull);
+	free(st);
+}
+
 /* --- hint --------------------------------------------------------------- */
 
 static const struct cc_ops *const hint = &cc_hint_ops;
@@ -1218,6 +1339,7 @@ int main(void)
 		cmocka_unit_test(test_cc_ack_layout_unchanged),
 		cmocka_unit_test(test_swift_grows_by_a_chunk_per_rtt_below_target),
 		cmocka_unit_test(test_swift_target_scales_with_window),
+		cmocka_unit_test(test_swift_late_comer_target_comes_down),
 		cmocka_unit_test(test_swift_decrease_is_proportional_once_per_rtt),
 		cmocka_unit_test(test_swift_cut_size_follows_the_excess),
 		cmocka_unit_test(test_swift_ignores_ecn),
@@ -1242,6 +1364,8 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_loss_and_timeout),
 		cmocka_unit_test(test_dcqcn_clock_stepping_back_and_long_gaps),
 		cmocka_unit_test(test_dcqcn_before_any_rtt),
+		cmocka_unit_test(test_dcqcn_starts_at_line_rate),
+		cmocka_unit_test(test_dcqcn_window_ignores_queueing_past_the_allowance),
 		cmocka_unit_test(test_hint_slow_start_when_unmarked),
 		cmocka_unit_test(test_hint_ecn_fraction_drives_a_dctcp_cut),
 		cmocka_unit_test(test_hint_in_band_degree_is_proportional),
