@@ -3,7 +3,8 @@
  * ucclctl: look inside a running ucclsvcd. Attaches to the control socket as
  * an observer (no rings, no memory), asks one question (status, clients,
  * endpoints, registered memory, counters, peer daemons, a lookup at a peer,
- * or the data channels to peers) and prints the answer as text or JSON.
+ * or the data channels to peers) and prints the answer as text or JSON; or
+ * switches one channel's congestion controller (set-cc).
  * Everything but status, peers and channels needs the daemon's admin role;
  * the daemon decides and ucclctl prints its reason.
  */
@@ -826,8 +827,9 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 	return e < 0 ? e : print_nic(rep->nic);
 }
 
-/* The lookup's words, for its output. */
-static const char *lookup_peer, *lookup_name;
+/* The words after lookup (PEER NAME) or set-cc (PEER CC), for the request
+ * and its output. */
+static const char *arg_peer, *arg_name;
 
 static int print_lookup(const UcclCtl__Reply *r, bool json)
 {
@@ -843,8 +845,8 @@ static int print_lookup(const UcclCtl__Reply *r, bool json)
 		json_obj_begin(&j);
 		json_key(&j, "lookup");
 		json_obj_begin(&j);
-		json_kv_str(&j, "peer", lookup_peer);
-		json_kv_str(&j, "name", lookup_name);
+		json_kv_str(&j, "peer", arg_peer);
+		json_kv_str(&j, "name", arg_name);
 		json_kv_bool(&j, "found", lk->found);
 		json_key(&j, "ep_id");
 		if (lk->found && lk->has_ep_id)
@@ -855,8 +857,8 @@ static int print_lookup(const UcclCtl__Reply *r, bool json)
 		json_obj_end(&j);
 		return json_finish(&j);
 	}
-	peer = table_sanitize(lookup_peer);
-	name = table_sanitize(lookup_name);
+	peer = table_sanitize(arg_peer);
+	name = table_sanitize(arg_name);
 	if (!peer || !name) {
 		free(peer);
 		free(name);
@@ -868,6 +870,40 @@ static int print_lookup(const UcclCtl__Reply *r, bool json)
 		printf("%s: nothing listens under '%s'\n", peer, name);
 	free(peer);
 	free(name);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int print_set_cc(const UcclCtl__Reply *r, bool json)
+{
+	char *peer, *cc;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, true);
+		json_obj_begin(&j);
+		json_key(&j, "set_cc");
+		json_obj_begin(&j);
+		json_kv_str(&j, "peer", arg_peer);
+		json_kv_str(&j, "cc", arg_name);
+		json_kv_bool(&j, "applied", r->set_cc->applied);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	peer = table_sanitize(arg_peer);
+	cc = table_sanitize(arg_name);
+	if (!peer || !cc) {
+		free(peer);
+		free(cc);
+		return -ENOMEM;
+	}
+	if (r->set_cc->applied)
+		printf("%s: congestion control is now %s\n", peer, cc);
+	else
+		printf("%s: not up; its channel will start with %s\n", peer, cc);
+	free(peer);
+	free(cc);
 	return ferror(stdout) ? -EIO : 0;
 }
 
@@ -885,6 +921,8 @@ static const struct cmd cmds[] = {
 	  "PEER NAME" },
 	{ "channels", UCCL_CTL__REQUEST__BODY_CHANNELS, UCCL_CTL__REPLY__BODY_CHANNELS,
 	  print_channels, 0, "" },
+	{ "set-cc", UCCL_CTL__REQUEST__BODY_SET_CC, UCCL_CTL__REPLY__BODY_SET_CC, print_set_cc, 2,
+	  "PEER CC" },
 };
 
 /* Say why an exchange with the daemon failed, in the user's terms. */
@@ -943,6 +981,7 @@ static int run(const struct opts *o, const struct cmd *c)
 	UcclCtl__StatsReq q_stats = UCCL_CTL__STATS_REQ__INIT;
 	UcclCtl__PeersReq q_peers = UCCL_CTL__PEERS_REQ__INIT;
 	UcclCtl__ChannelsReq q_channels = UCCL_CTL__CHANNELS_REQ__INIT;
+	UcclCtl__SetCcReq q_set_cc = UCCL_CTL__SET_CC_REQ__INIT;
 	UcclCtl__Reply *rep = NULL;
 	int fd = -1, r, ret = EXIT_FAIL;
 
@@ -990,11 +1029,16 @@ static int run(const struct opts *o, const struct cmd *c)
 	case UCCL_CTL__REQUEST__BODY_MRS: req.mrs = &q_mrs; break;
 	case UCCL_CTL__REQUEST__BODY_STATS: req.stats = &q_stats; break;
 	case UCCL_CTL__REQUEST__BODY_PEERS:
-		q_peers.lookup_peer = (char *)lookup_peer;
-		q_peers.lookup_name = (char *)lookup_name;
+		q_peers.lookup_peer = (char *)arg_peer;
+		q_peers.lookup_name = (char *)arg_name;
 		req.peers = &q_peers;
 		break;
 	case UCCL_CTL__REQUEST__BODY_CHANNELS: req.channels = &q_channels; break;
+	case UCCL_CTL__REQUEST__BODY_SET_CC:
+		q_set_cc.peer = (char *)arg_peer;
+		q_set_cc.cc = (char *)arg_name;
+		req.set_cc = &q_set_cc;
+		break;
 	default: abort();
 	}
 	r = exchange(fd, &req, deadline, &rep);
@@ -1042,6 +1086,8 @@ static void usage(FILE *f)
 		"  lookup PEER NAME\n"
 		"              ask PEER's daemon whether an endpoint listens under NAME (admin)\n"
 		"  channels    data channels to peers: RTT, window, packets, drops; NIC totals\n"
+		"  set-cc PEER CC\n"
+		"              switch PEER's channel to congestion controller CC (admin)\n"
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH   control socket (default: $UCCL_SOCKET, else %s)\n"
@@ -1112,7 +1158,7 @@ int main(int argc, char **argv)
 			c = &cmds[i];
 	if (!c) {
 		fprintf(stderr, "ucclctl: unknown command '%s' (status, clients, endpoints, mrs, "
-			"stats, peers, lookup, channels)\n", argv[optind]);
+			"stats, peers, lookup, channels, set-cc)\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (argc - optind - 1 < c->nargs) {
@@ -1125,8 +1171,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (c->nargs == 2) {
-		lookup_peer = argv[optind + 1];
-		lookup_name = argv[optind + 2];
+		arg_peer = argv[optind + 1];
+		arg_name = argv[optind + 2];
 	}
 	if (!o.socket) {
 		const char *env = getenv("UCCL_SOCKET");

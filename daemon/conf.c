@@ -38,6 +38,7 @@ enum opt_type {
 	OT_HOSTNAME,    /* a peer name, or auto */
 	OT_CC,          /* a congestion controller's name (engine/cc/cc.c) */
 	OT_PEERS,       /* name=address:port,... or none */
+	OT_PEER_CC,     /* name=controller,... or none */
 };
 
 #define OF_RELOAD 0x1u  /* SIGHUP may change it */
@@ -144,6 +145,8 @@ static const struct opt opts[] = {
 	  "congestion controller of every channel: window, swift, timely, dcqcn, hint, eqds or none" },
 	{ "pull_rate_mbps", OT_U64, 0, O(pull_rate_mbps), 0, 0, 0, 100000000,
 	  "rate at which this host grants credit to eqds senders, in Mbit/s (0: unpaced)" },
+	{ "peer_cc", OT_PEER_CC, OF_RELOAD | OF_APPEND, O(peer_cc), O(n_peer_cc), 0, 0,
+	  CONF_MAX_PEERS, "per-peer congestion controller, name=controller, comma-separated; none" },
 	{ "udp_gso", OT_BOOL, 0, O(udp_gso), 0, 1, 0, 1, "batch sends with UDP GSO" },
 	{ "udp_gro", OT_BOOL, 0, O(udp_gro), 0, 1, 0, 1, "batch receives with UDP GRO" },
 };
@@ -201,7 +204,8 @@ static void set_int(struct conf *c, const struct opt *o, int64_t v)
 	case OT_LOGLEVEL: *(enum conf_log_level *)p = (enum conf_log_level)v; break;
 	case OT_UIDS:
 	case OT_GIDS:
-	case OT_PEERS: *list_count(c, o) = 0; break;
+	case OT_PEERS:
+	case OT_PEER_CC: *list_count(c, o) = 0; break;
 	case OT_LISTEN:
 	case OT_ADDR: memset(p, 0, sizeof(struct conf_addr)); break;
 	case OT_HOSTNAME: *(char *)p = '\0'; break;
@@ -234,6 +238,10 @@ static void copy_value(struct conf *dst, const struct conf *src, const struct op
 	case OT_PEERS:
 		*list_count(dst, o) = *clist_count(src, o);
 		sz = sizeof(struct conf_peer) * CONF_MAX_PEERS;
+		break;
+	case OT_PEER_CC:
+		*list_count(dst, o) = *clist_count(src, o);
+		sz = sizeof(struct conf_peer_cc) * CONF_MAX_PEERS;
 		break;
 	case OT_LISTEN:
 	case OT_ADDR: sz = sizeof(struct conf_addr); break;
@@ -395,6 +403,25 @@ static void fmt_peers(const struct conf_peer *peers, uint32_t n, char *buf, size
 	}
 }
 
+/* "name=controller,..." for n entries of peer_cc, or "none". */
+static void fmt_peer_cc(const struct conf_peer_cc *pc, uint32_t n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (n == 0) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && i < CONF_MAX_PEERS && at < len; i++) {
+		int w = snprintf(buf + at, len - at, "%s%s=%s", i ? "," : "", pc[i].name, pc[i].cc);
+
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+}
+
 /* The canonical text of a value: what conf_dump writes, what conf_parse
  * reads back, and what conf_reload compares. */
 static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size_t len)
@@ -440,6 +467,9 @@ static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size
 		break;
 	case OT_PEERS:
 		fmt_peers(p, *clist_count(c, o), buf, len);
+		break;
+	case OT_PEER_CC:
+		fmt_peer_cc(p, *clist_count(c, o), buf, len);
 		break;
 	case OT_UIDS:
 	case OT_GIDS: {
@@ -951,6 +981,73 @@ static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, ch
 	return 0;
 }
 
+/* "none", or comma-separated name=controller; entries add to earlier
+ * lines' like peers. Whether each name is in peers is checked once every
+ * line is read (check_conf): the two options may come in either order. */
+static int parse_peer_cc(struct parser *p, struct conf *c, const struct opt *o, char *val)
+{
+	struct conf_peer_cc *have = field(c, o);
+	uint32_t *n_have = list_count(c, o);
+	struct conf_peer_cc add[CONF_MAX_PEERS];
+	uint32_t n = 0;
+	char *item = val;
+
+	if (strcasecmp(val, "none") == 0)
+		return 0;
+	for (;;) {
+		char *comma = strchr(item, ',');
+		char *s, *eq, *name, *cc;
+
+		if (comma)
+			*comma = '\0';
+		s = trim(item);
+		if (*s == '\0') {
+			fail_msg(p, "%s: empty entry in list", o->name);
+			return -EINVAL;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			fail_msg(p, "%s: '%s' is not name=controller", o->name, show(s).s);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		name = trim(s);
+		cc = trim(eq + 1);
+		if (!conf_peer_name_valid(name)) {
+			fail_msg(p, "%s: '%s' is not a name of 1..%d characters of A-Z a-z 0-9 . _ -",
+				 o->name, show(name).s, CONF_PEER_NAME_MAX);
+			return -EINVAL;
+		}
+		if (strlen(cc) > CONF_CC_NAME_MAX || !cc_find(cc)) {
+			fail_msg(p, "%s: %s: unknown congestion controller '%s' (known: %s)", o->name,
+				 name, show(cc).s, cc_names());
+			return -EINVAL;
+		}
+		if (*n_have + n == CONF_MAX_PEERS) {
+			fail_msg(p, "%s: more than %d entries", o->name, CONF_MAX_PEERS);
+			return -E2BIG;
+		}
+		for (uint32_t i = 0; i < *n_have + n; i++) {
+			const struct conf_peer_cc *q = i < *n_have ? &have[i] : &add[i - *n_have];
+
+			if (strcmp(q->name, name) == 0) {
+				fail_msg(p, "%s: duplicate name '%s'", o->name, name);
+				return -EINVAL;
+			}
+		}
+		memset(&add[n], 0, sizeof(add[n]));
+		snprintf(add[n].name, sizeof(add[n].name), "%s", name);
+		snprintf(add[n].cc, sizeof(add[n].cc), "%s", cc);
+		n++;
+		if (!comma)
+			break;
+		item = comma + 1;
+	}
+	memcpy(have + *n_have, add, sizeof(add[0]) * n);
+	*n_have += n;
+	return 0;
+}
+
 static int parse_value(struct parser *p, struct conf *c, const struct opt *o, char *val)
 {
 	int64_t v = 0;
@@ -970,6 +1067,7 @@ static int parse_value(struct parser *p, struct conf *c, const struct opt *o, ch
 	case OT_HOSTNAME: return parse_hostname(p, c, o, val);
 	case OT_CC: return parse_cc(p, c, o, val);
 	case OT_PEERS: return parse_peers(p, c, o, val);
+	case OT_PEER_CC: return parse_peer_cc(p, c, o, val);
 	}
 	if (r < 0)
 		return r;
@@ -1097,6 +1195,17 @@ static int check_conf(struct parser *p, const struct conf *c)
 			 c->peer_listen.family == AF_INET6 ? "IPv6" : "IPv4");
 		return -EINVAL;
 	}
+	for (uint32_t i = 0; i < c->n_peer_cc; i++) {
+		bool known = false;
+
+		for (uint32_t k = 0; k < c->n_peers && !known; k++)
+			known = strcmp(c->peers[k].name, c->peer_cc[i].name) == 0;
+		if (known)
+			continue;
+		p->lineno = later(line_of(p, "peers"), line_of(p, "peer_cc"));
+		fail_msg(p, "peer_cc: no peer named '%s' in peers", c->peer_cc[i].name);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1177,6 +1286,14 @@ out_free:
 out_close:
 	close(fd);
 	return r;
+}
+
+const char *conf_cc_of(const struct conf *c, const char *peer)
+{
+	for (uint32_t i = 0; i < c->n_peer_cc; i++)
+		if (strcmp(c->peer_cc[i].name, peer) == 0)
+			return c->peer_cc[i].cc;
+	return c->cc;
 }
 
 /* ---- reload and dump -------------------------------------------------- */

@@ -27,6 +27,12 @@ struct conf_addr {
 	uint16_t port;
 };
 
+/* One entry of "peer_cc": name=controller. */
+struct conf_peer_cc {
+	char name[CONF_PEER_NAME_MAX + 1];
+	char cc[CONF_CC_NAME_MAX + 1];
+};
+
 /* One entry of "peers": name=address:port. */
 struct conf_peer {
 	char name[CONF_PEER_NAME_MAX + 1];
@@ -89,6 +95,8 @@ struct conf {
 	uint32_t cc_delay_slack_us;
 	char cc[CONF_CC_NAME_MAX + 1];    /* congestion controller of every channel */
 	uint64_t pull_rate_mbps;          /* credit pacing for eqds senders (0: unpaced) */
+	struct conf_peer_cc peer_cc[CONF_MAX_PEERS];   /* per-peer overrides of cc */
+	uint32_t n_peer_cc;
 	bool udp_gso, udp_gro;
 };
 
@@ -121,6 +129,9 @@ void conf_addr_fmt(const struct conf_addr *a, bool with_port, char *buf, size_t 
 bool conf_addr_is_any(const struct conf_addr *a);
 /* Whether a and b are the same address (ports not compared). */
 bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b);
+/* The congestion controller configured for peer's channel: its peer_cc
+ * entry, else cc. */
+const char *conf_cc_of(const struct conf *c, const char *peer);
 /* A peer or host name: 1..CONF_PEER_NAME_MAX characters of [A-Za-z0-9._-]. */
 bool conf_peer_name_valid(const char *s);
 

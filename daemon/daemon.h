@@ -22,6 +22,7 @@ struct session;
 struct dep;
 struct peermgr;
 struct rconn_chans;
+struct chancc;
 
 /* Daemon-wide counters shown by ucclctl stats. */
 struct daemon_stats {
@@ -46,6 +47,7 @@ struct daemon {
 	struct names *names;           /* listen name -> struct dep */
 	struct peermgr *peers;         /* NULL: peering off (no peer_listen) */
 	struct rconn_chans *rchans;    /* data channels to peers (daemon/rconn.c) */
+	struct chancc *chancc;         /* their congestion controllers (daemon/chancc.c) */
 	char data_text[64];            /* the data plane's address:port, "" if off */
 
 	int listen_fd;

@@ -248,6 +248,9 @@ static void exec(struct engthr *t, struct engcmd *c)
 		exec_chan_stats(t, c);
 		c->result = 0;
 		break;
+	case ENGCMD_CHAN_SET_CC:
+		c->result = engine_chan_set_cc(t->eng, c->u.chan_cc.chan, c->u.chan_cc.ops);
+		break;
 	default:
 		c->result = -EINVAL;
 	}

@@ -34,6 +34,7 @@ enum engcmd_type {
 	ENGCMD_RCONN_CONNECT,
 	ENGCMD_CONN_RESET,        /* the remote side closed */
 	ENGCMD_CHAN_STATS,
+	ENGCMD_CHAN_SET_CC,       /* switch a channel's congestion controller */
 };
 
 struct engcmd_stat { const char *name; uint64_t value; };
@@ -61,6 +62,7 @@ struct engcmd {
 			struct tpchan_params p;         /* cb is the engine's */
 		} chan;
 		struct { uint32_t chan; int err; } chan_rm;
+		struct { uint32_t chan; const struct cc_ops *ops; } chan_cc;   /* ops: static */
 		struct { uint32_t ep, conn, wire, chan; } rconn;
 		struct { uint32_t ep, conn, rep, rwire; } rconn_c;
 		struct {

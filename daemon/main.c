@@ -23,6 +23,7 @@
 
 #include "daemon/conf.h"
 #include "daemon/ctlsrv.h"
+#include "daemon/chancc.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
 #include "daemon/log.h"
@@ -140,7 +141,7 @@ static void report_line(void *arg, const char *line)
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon *d = arg;
-	struct conf next;
+	struct conf next, old;
 	char err[512];
 	int n;
 
@@ -156,11 +157,14 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 		sdn_reloading(1);
 		return;
 	}
+	old = d->conf;
 	n = conf_reload(&d->conf, &next, report_line, NULL);
 	log_set_level(d->conf.log_level);
 	engthr_set_idle_spin(d->eng, d->conf.engine_idle_spin_us);
-	if (d->peers)
+	if (d->peers) {
 		peermgr_reload(d->peers, &d->conf);
+		chancc_reload(d, &old);
+	}
 	else if (d->conf.n_peers)
 		log_warn("reload: peers are set but peering is off (peer_listen = none at start); "
 			 "a restart starts it");
@@ -384,6 +388,7 @@ out:
 		engthr_stop(d->eng);
 		names_free(d->names);
 		free(d->rchans);
+		chancc_free(d->chancc);
 		free(d->eps);
 		if (d->base)
 			event_base_free(d->base);

@@ -28,6 +28,7 @@
 
 #include <event2/event.h>
 
+#include "daemon/chancc.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
 #include "daemon/log.h"
@@ -134,6 +135,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	/* mtu is the link's: a UDP payload of mtu bytes would be an IP
 	 * datagram too big for it (fragmented, and GSO refused) */
 	uint32_t ip_udp = pi->data_addr.ss_family == AF_INET6 ? 48 : 28;
+	const struct cc_ops *cc = chancc_for(d, pi->name);
 	uint64_t seed = 0;
 
 	if (!c) {
@@ -160,7 +162,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		.go_back_n = cf->go_back_n,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
 		.dupthresh = cf->dupthresh,
-		.cc = cc_find(cf->cc),        /* checked when the file was read */
+		.cc = cc,
 		.cc_delay_slack_ns = (uint64_t)cf->cc_delay_slack_us * 1000,
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
 		.crc = cf->data_crc,
@@ -173,7 +175,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	ch->paths = c->u.chan.p.npaths;
 	ch->mtu = mtu;
 	log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id,
-		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cf->cc,
+		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
 		 cf->data_crc ? ", crc32c" : "");
 }
 
@@ -726,6 +728,19 @@ void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf,
 	snprintf(buf, len, "host %s endpoint %u", peer, dc->peer_ep);
 }
 
+int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan)
+{
+	for (uint32_t i = 0; d->rchans && i < RCONN_MAX_CHANS; i++) {
+		const struct dchan *ch = &d->rchans->ch[i];
+
+		if (ch->used && ch->up && strcmp(ch->peer, peer) == 0) {
+			*chan = i;
+			return 0;
+		}
+	}
+	return -ENOTCONN;
+}
+
 size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max)
 {
 	size_t n = 0;
@@ -754,7 +769,8 @@ int rconn_start(struct daemon *d)
 	};
 
 	d->rchans = calloc(1, sizeof(*d->rchans));
-	if (!d->rchans) {
+	d->chancc = chancc_new();
+	if (!d->rchans || !d->chancc) {
 		log_err("out of memory for data channels");
 		return -ENOMEM;
 	}

@@ -50,4 +50,7 @@ struct rconn_chan_info {
 };
 size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max);
 
+/* The channel of peer if it is up (0), else -ENOTCONN. */
+int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan);
+
 #endif

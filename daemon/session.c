@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "daemon/chancc.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
 #include "daemon/log.h"
@@ -568,6 +569,10 @@ void session_handle(struct session *s, UcclCtl__Request *req, int *fds, int nfds
 	case UCCL_CTL__REQUEST__BODY_PEERS:
 	case UCCL_CTL__REQUEST__BODY_CHANNELS:
 		status_reply(s, req);
+		return;
+	case UCCL_CTL__REQUEST__BODY_SET_CC:
+		/* an admin action, open to observers (ucclctl) like lookup */
+		chancc_request(s, req->set_cc);
 		return;
 	case UCCL_CTL__REQUEST__BODY_DETACH:
 		s->d->stats.detaches++;

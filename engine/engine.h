@@ -195,6 +195,9 @@ struct engine_chan_stats {
 	uint64_t cc_values[ENGINE_CC_VARS];
 };
 int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_stats *out);
+/* Switch chan's congestion controller (tpchan_set_cc: it starts from the
+ * current window). 0, -ENOENT (no such channel), -EINVAL, -ENOMEM. */
+int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops);
 
 const struct engine_stats *engine_stats(const struct engine *e);
 int engine_ep_stats(const struct engine *e, uint32_t ep_id, struct engine_ep_stats *out);

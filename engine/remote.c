@@ -980,3 +980,12 @@ int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_
 		out->n_cc = 0;
 	return 0;
 }
+
+int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops)
+{
+	struct rchan *ch = chan_get(e, chan);
+
+	if (!ch)
+		return -ENOENT;
+	return tpchan_set_cc(ch->tp, ops);
+}

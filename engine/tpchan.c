@@ -1393,3 +1393,39 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 	out->cwnd_bytes = c->cc->window(c->cc_st);
 	out->sack_holes = sb_tx_holes(c->tx);
 }
+
+/* ---- changing the congestion controller at run time ---- */
+
+int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops)
+{
+	uint64_t win;
+	void *st;
+
+	if (!c || !ops || !ops->state_size || !ops->init || !ops->on_ack || !ops->on_loss ||
+	    !ops->window)
+		return -EINVAL;
+	st = calloc(1, ops->state_size);
+	if (!st)
+		return -ENOMEM;
+	/* start from where the old controller stood, not from the initial
+	 * window: a busy channel keeps its pace across the switch */
+	win = min_u64(c->cc->window(c->cc_st), c->p.max_inflight_bytes);
+	if (win < c->p.chunk_bytes)
+		win = c->p.chunk_bytes;
+	ops->init(st, &(struct cc_params){
+		.mss = c->mss,
+		.chunk = c->p.chunk_bytes,
+		.init_window = win,
+		.min_window = c->p.chunk_bytes,
+		.max_window = c->p.max_inflight_bytes,
+		.delay_slack_ns = c->p.cc_delay_slack_ns,
+	});
+	free(c->cc_st);
+	c->cc_st = st;
+	c->cc = ops;
+	c->p.cc = ops;
+	cc_refresh(c);
+	/* a larger window may let new data go now */
+	deadline_update(c);
+	return 0;
+}

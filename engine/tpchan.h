@@ -161,5 +161,10 @@ uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes);
  * state (cc_ops.describe); returns how many pairs. */
 const char *tpchan_cc_name(const struct tpchan *c);
 int tpchan_cc_describe(const struct tpchan *c, const char **names, uint64_t *values, int n);
+/* Replace the congestion controller at run time. The new one starts from the
+ * current window (within chunk_bytes .. max_inflight_bytes) rather than the
+ * initial one; packets in flight stay in flight. 0, -EINVAL (ops incomplete)
+ * or -ENOMEM; on failure the old controller stays. */
+int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops);
 
 #endif

@@ -105,6 +105,7 @@ const char *frame_request_name(const UcclCtl__Request *r)
 	case UCCL_CTL__REQUEST__BODY_STATS: return "stats";
 	case UCCL_CTL__REQUEST__BODY_PEERS: return "peers";
 	case UCCL_CTL__REQUEST__BODY_CHANNELS: return "channels";
+	case UCCL_CTL__REQUEST__BODY_SET_CC: return "set_cc";
 	default: return "unknown";
 	}
 }

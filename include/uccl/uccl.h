@@ -115,6 +115,14 @@ int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max);
 /* As uccl_poll, but waits up to timeout_ms (-1 = forever) for at least one. */
 int uccl_cq_wait(struct uccl_ep *ep, struct uccl_cqe *cqes, int max, int timeout_ms);
 
+/* Switch the congestion controller of the data channel to peer (a name from
+ * the daemon's uccl.conf peers) to cc ("window", "swift", "timely", "dcqcn",
+ * "hint", "none"). Needs the daemon's admin role (-EPERM). 0: the channel
+ * runs it now, starting from its current window; 1: the peer is not up and
+ * its channel will start with it. -EINVAL: unknown controller; -ENOENT:
+ * unknown peer. */
+int uccl_set_channel_cc(struct uccl_ctx *ctx, const char *peer, const char *cc);
+
 const char *uccl_strerror(int err);
 const char *uccl_version(void);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "daemon/conf.h"
+#include "engine/cc/cc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,6 +61,22 @@ static void check_invariants(const struct conf *c)
 		abort();
 }
 
+/* every peer_cc entry names a peer and a known controller */
+static void check_peer_cc(const struct conf *c)
+{
+	if (c->n_peer_cc > CONF_MAX_PEERS)
+		abort();
+	for (uint32_t i = 0; i < c->n_peer_cc; i++) {
+		bool known = false;
+
+		for (uint32_t k = 0; k < c->n_peers && !known; k++)
+			known = strcmp(c->peers[k].name, c->peer_cc[i].name) == 0;
+		if (!known || !cc_find(c->peer_cc[i].cc) ||
+		    strcmp(conf_cc_of(c, c->peer_cc[i].name), c->peer_cc[i].cc) != 0)
+			abort();
+	}
+}
+
 static void check_message(const char *err)
 {
 	size_t n = strlen(err);
@@ -85,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_invariants(&c);
+	check_peer_cc(&c);
 
 	/* dump -> parse -> dump is a fixed point */
 	t1.len = 0;

@@ -50,6 +50,10 @@ static void walk_request(const UcclCtl__Request *r)
 	case UCCL_CTL__REQUEST__BODY_CONNECT:
 		(void)str_len(r->connect->name);
 		break;
+	case UCCL_CTL__REQUEST__BODY_SET_CC:
+		(void)str_len(r->set_cc->peer);
+		(void)str_len(r->set_cc->cc);
+		break;
 	default:
 		break;
 	}

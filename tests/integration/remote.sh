@@ -7,6 +7,11 @@
 # fails within a bounded time, the other daemon keeps serving), restarted
 # and connected to again, and forged UDP packets (random bytes, a truncated
 # header, a wrong token) dropped and counted while a transfer stays intact.
+# The congestion controller of a live channel is switched with ucclctl
+# set-cc (also in the middle of a verified transfer), with the library call,
+# and by a reload of peer_cc; unknown controllers and peers are refused with
+# a clear error, as (when run as root) is a caller without the admin role;
+# a setting for a peer that is down applies when its channel comes up.
 # No root needed; all traffic stays on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
@@ -94,6 +99,61 @@ expect "$XFER_BYTES moved a->b and verified (sender rc $rc)" [ "$rc" -eq 0 ]
 expect "receiver verified every chunk (rc $rrc)" [ "$rrc" -eq 0 ]
 expect "sender reports every chunk intact" grep -q "verified: .* chunks intact" "$TMPD/send.out"
 
+# 2b. the congestion controller of a live channel, at run time
+out=$("$UCCLCTL" --socket "$SOCK_A" set-cc node-b dcqcn 2>&1)
+expect "set-cc on a live channel ($out)" eval 'echo "$out" | grep -q "node-b: congestion control is now dcqcn"'
+expect "channels shows the new CC on a, b keeps its own" \
+	eval '[ "$(chan_field "$SOCK_A" cc)" = dcqcn ] && [ "$(chan_field "$SOCK_B" cc)" = window ]'
+"$XFER" --socket "$SOCK_B" --quiet recv bigcc >/dev/null 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes 256M --quiet send node-b/bigcc >"$TMPD/sendcc.out" 2>&1 &
+SP=$!
+sleep 0.3
+out=$("$UCCLCTL" --socket "$SOCK_A" set-cc node-b hint 2>&1)
+expect "set-cc in the middle of a transfer ($out)" eval 'echo "$out" | grep -q "now hint"'
+wait $SP
+rc=$?
+wait $RP
+rrc=$?
+expect "transfer across the switch verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+expect "channel runs hint after the switch" [ "$(chan_field "$SOCK_A" cc)" = hint ]
+"$UCCLCTL" --socket "$SOCK_A" set-cc node-b cubic >/dev/null 2>"$TMPD/cc.err" && fail "unknown CC accepted" ||
+	expect "unknown CC: clear error naming the known ones ($(cat "$TMPD/cc.err"))" \
+		grep -q "unknown congestion controller 'cubic' (known: window,swift,timely,dcqcn,hint,eqds,none)" "$TMPD/cc.err"
+"$UCCLCTL" --socket "$SOCK_A" set-cc nowhere swift >/dev/null 2>"$TMPD/cc.err" && fail "unknown peer accepted" ||
+	expect "unknown peer: clear error ($(cat "$TMPD/cc.err"))" grep -q "no peer named 'nowhere'" "$TMPD/cc.err"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$UCCLCTL" --socket "$SOCK_A" set-cc node-b swift \
+		>/dev/null 2>"$TMPD/cc.err" && fail "set-cc by uid 65534 accepted" ||
+		expect "set-cc without the admin role is refused ($(cat "$TMPD/cc.err"))" \
+			grep -q "needs the admin role" "$TMPD/cc.err"
+	expect "... and changed nothing" [ "$(chan_field "$SOCK_A" cc)" = hint ]
+else
+	ok "# skip set-cc by a user without the admin role (needs root to run as another user)"
+fi
+# the library call
+out=$(python3 - "$top_builddir/client/.libs/libucclclient.so" "$SOCK_A" <<'EOF'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.uccl_last_error.restype = ctypes.c_char_p
+ctx = ctypes.c_void_p()
+assert lib.uccl_attach(sys.argv[2].encode(), b"setcc", ctypes.byref(ctx)) == 0
+r1 = lib.uccl_set_channel_cc(ctx, b"node-b", b"timely")
+r2 = lib.uccl_set_channel_cc(ctx, b"node-b", b"reno")
+print(r1, r2, lib.uccl_last_error(ctx).decode())
+lib.uccl_detach(ctx)
+EOF
+)
+expect "uccl_set_channel_cc: 0, then -EINVAL with the known names ($out)" \
+	eval 'echo "$out" | grep -q "^0 -22 unknown congestion controller .reno. (known: window,"'
+expect "channel runs timely after the library call" [ "$(chan_field "$SOCK_A" cc)" = timely ]
+# a reload that gives node-b a peer_cc entry switches the live channel
+echo "peer_cc = node-b=dcqcn" >>"$TMPD/a.conf"
+kill -HUP "$PID_A"
+for _ in $(seq 40); do [ "$(chan_field "$SOCK_A" cc)" = dcqcn ] && break; sleep 0.05; done
+expect "reload of peer_cc switched the live channel to dcqcn" [ "$(chan_field "$SOCK_A" cc)" = dcqcn ]
+
 # 3. clear errors
 out=$("$XFER" --socket "$SOCK_A" --bytes 1M send nowhere/x 2>&1)
 expect "unknown peer: clear error ($out)" eval 'echo "$out" | grep -q "no peer named .nowhere."'
@@ -165,10 +225,14 @@ cat "$TMPD/send3.out"
 expect "daemon a still serving" "$UCCLCTL" --socket "$SOCK_A" status
 for _ in $(seq 60); do [ "$(chan_field "$SOCK_A" peer)" = none ] && break; sleep 0.1; done
 expect "a dropped the channel to b" [ "$(chan_field "$SOCK_A" peer)" = none ]
+out=$("$UCCLCTL" --socket "$SOCK_A" set-cc node-b window 2>&1)
+expect "set-cc for a peer that is down is remembered ($out)" \
+	eval 'echo "$out" | grep -q "node-b: not up; its channel will start with window"'
 
 # 6. restart b and connect again
 start b
 expect "channel a->b up again" wait_chan "$SOCK_A"
+expect "... running the CC set while it was down" [ "$(chan_field "$SOCK_A" cc)" = window ]
 "$XFER" --socket "$SOCK_B" --quiet recv big4 >/dev/null 2>&1 &
 RP=$!
 sleep 0.2

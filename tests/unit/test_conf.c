@@ -72,7 +72,9 @@ static bool conf_equal(const struct conf *a, const struct conf *b)
 	       strcmp(a->host_name, b->host_name) == 0 &&
 	       memcmp(&a->data_address, &b->data_address, sizeof(a->data_address)) == 0 &&
 	       a->data_port == b->data_port && a->data_paths == b->data_paths &&
-	       a->mtu == b->mtu && a->peer_timeout_ms == b->peer_timeout_ms;
+	       a->mtu == b->mtu && a->peer_timeout_ms == b->peer_timeout_ms &&
+	       strcmp(a->cc, b->cc) == 0 && a->n_peer_cc == b->n_peer_cc &&
+	       memcmp(a->peer_cc, b->peer_cc, sizeof(a->peer_cc[0]) * a->n_peer_cc) == 0;
 }
 
 /* Lines collected from conf_dump/conf_reload callbacks. */
@@ -611,7 +613,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 43);
+	assert_int_equal(l.n, 44);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -657,7 +659,8 @@ static void test_dump_round_trip(void **state)
 		 "log_level = error\npeer_listen = [fd00::1]:65535\n"
 		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\n"
 		 "host_name = Host-01.example\ndata_address = 10.1.2.3\ndata_port = 65279\n"
-		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\n",
+		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\ncc = hint\n"
+		 "peer_cc = a=swift, b.c-d_e=none\n",
 		 big);
 	expect_ok(text, &a);
 	assert_int_equal(a.n_allow_gids, CONF_MAX_IDS);
@@ -825,7 +828,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 43 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 44 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -833,7 +836,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:47: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:48: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -859,6 +862,111 @@ static void test_reload_peer_options(void **state)
 	assert_int_equal(cur.peer_timeout_ms, 500);
 	assert_int_equal(cur.peer_listen.port, 7000);
 	assert_int_equal(cur.mtu, 1500);
+}
+
+/* peer_cc: a controller per peer, overriding cc; entries add up over lines;
+ * every name must be a peer and every controller a known one. */
+static void test_peer_cc(void **state)
+{
+	static char text[16384], line[4096];
+	static struct lines l;
+	struct conf c, b;
+
+	expect_ok("", &c);
+	assert_int_equal(c.n_peer_cc, 0);
+	assert_string_equal(conf_cc_of(&c, "anyone"), "window");
+
+	expect_ok("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1, c=127.0.0.3:1, d=127.0.0.4:1\n"
+		  "cc = swift\npeer_cc = b=dcqcn , c = none\npeer_cc = none\n", &c);
+	assert_int_equal(c.n_peer_cc, 2);
+	assert_string_equal(c.peer_cc[0].name, "b");
+	assert_string_equal(c.peer_cc[0].cc, "dcqcn");
+	assert_string_equal(conf_cc_of(&c, "b"), "dcqcn");
+	assert_string_equal(conf_cc_of(&c, "c"), "none");
+	assert_string_equal(conf_cc_of(&c, "d"), "swift");   /* no entry: cc */
+
+	/* peer_cc may come before peers */
+	expect_ok("peer_cc = b=timely\npeer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1\n", &c);
+	assert_string_equal(conf_cc_of(&c, "b"), "timely");
+
+	/* a full list dumps on one line and parses back */
+	strcpy(text, "peer_listen = [fd00::ffff]:7000\n");
+	for (int i = 0; i < CONF_MAX_PEERS; i += 8) {
+		strcpy(line, "peers = ");
+		for (int k = i; k < i + 8; k++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 "%speer-with-a-long-name-number-%03d=[fd00::%x]:1", k > i ? "," : "",
+				 k, k + 1);
+		strcat(text, line);
+		strcat(text, "\n");
+		strcpy(line, "peer_cc = ");
+		for (int k = i; k < i + 8; k++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 "%speer-with-a-long-name-number-%03d=%s", k > i ? "," : "", k,
+				 k % 2 ? "timely" : "dcqcn");
+		strcat(text, line);
+		strcat(text, "\n");
+	}
+	expect_ok(text, &c);
+	assert_int_equal(c.n_peer_cc, CONF_MAX_PEERS);
+	assert_string_equal(conf_cc_of(&c, "peer-with-a-long-name-number-063"), "timely");
+	dump_to_text(&c, text, sizeof(text), &l);
+	for (int i = 0; i < l.n; i++)
+		assert_true(strlen(l.text[i]) < 4096);
+	expect_ok(text, &b);
+	assert_true(conf_equal(&c, &b));
+	strcat(text, "peer_cc = one-more=window\n");
+	expect_error(text, -E2BIG, "t.conf:48: peer_cc: more than 64 entries");
+}
+
+static void test_peer_cc_errors(void **state)
+{
+	(void)state;
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = b=cubic\n", -EINVAL,
+		     "t.conf:3: peer_cc: b: unknown congestion controller 'cubic' (known: "
+		     "window,swift,timely,dcqcn,hint,eqds,none)");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = b=\n", -EINVAL,
+		     "t.conf:3: peer_cc: b: unknown congestion controller '' (known: "
+		     "window,swift,timely,dcqcn,hint,eqds,none)");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = c=swift\n", -EINVAL,
+		     "t.conf:3: peer_cc: no peer named 'c' in peers");
+	/* blamed on the later of the two lines */
+	expect_error("peer_cc = c=swift\npeer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\n", -EINVAL,
+		     "t.conf:3: peer_cc: no peer named 'c' in peers");
+	expect_error("peer_cc = b=swift\n", -EINVAL, "t.conf:1: peer_cc: no peer named 'b' in peers");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = b\n", -EINVAL,
+		     "t.conf:3: peer_cc: 'b' is not name=controller");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = b=swift,\n",
+		     -EINVAL, "t.conf:3: peer_cc: empty entry in list");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = b/x=swift\n",
+		     -EINVAL, "t.conf:3: peer_cc: 'b/x' is not a name of 1..32 characters of A-Z a-z "
+		     "0-9 . _ -");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\npeer_cc = b=swift\n"
+		     "peer_cc = b=hint\n", -EINVAL, "t.conf:4: peer_cc: duplicate name 'b'");
+	expect_error("peer_listen = 127.0.0.1:1\npeers = b=127.0.0.2:1\n"
+		     "peer_cc = b=swiftswiftswiftswift\n", -EINVAL,
+		     "t.conf:3: peer_cc: b: unknown congestion controller 'swiftswiftswiftswift' "
+		     "(known: window,swift,timely,dcqcn,hint,eqds,none)");
+}
+
+/* peer_cc is reloadable (the daemon switches live channels); cc is not. */
+static void test_reload_peer_cc(void **state)
+{
+	struct lines l = { .n = 0 };
+	struct conf cur, next;
+
+	(void)state;
+	expect_ok("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:7000,c=127.0.0.3:7000\n"
+		  "peer_cc = b=swift\n", &cur);
+	expect_ok("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:7000,c=127.0.0.3:7000\n"
+		  "peer_cc = c=hint,b=dcqcn\ncc = timely\n", &next);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 1);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.text[0], "cc: window -> timely needs a restart; kept window");
+	assert_string_equal(l.text[1], "peer_cc: b=swift -> c=hint,b=dcqcn");
+	assert_string_equal(conf_cc_of(&cur, "b"), "dcqcn");
+	assert_string_equal(conf_cc_of(&cur, "c"), "hint");
+	assert_string_equal(cur.cc, "window");
 }
 
 /* ---- conf_load ----------------------------------------------------------- */
@@ -960,7 +1068,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 43);
+	assert_int_equal(options, 44);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));
@@ -1004,6 +1112,9 @@ int main(void)
 		cmocka_unit_test(test_peer_option_errors),
 		cmocka_unit_test(test_peers_add_up_over_lines),
 		cmocka_unit_test(test_reload_peer_options),
+		cmocka_unit_test(test_peer_cc),
+		cmocka_unit_test(test_peer_cc_errors),
+		cmocka_unit_test(test_reload_peer_cc),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_load_refuses_huge_file),

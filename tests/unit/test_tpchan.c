@@ -11,8 +11,9 @@
  * duplicates (NACKs lost for a while, the refusal ring full, both
  * directions refusing at once); a vanished peer fails everything with
  * -ETIMEDOUT in bounded time; reset and free complete what is left; submit
- * pushes back at max_msgs; and a run is the same run every time for the
- * same seed.
+ * pushes back at max_msgs; the congestion controller can be switched in the
+ * middle of a transfer without losing data or the window; and a run is the
+ * same run every time for the same seed.
  */
 #include "config.h"
 
@@ -1286,6 +1287,126 @@ static void test_ce_mark_comes_back_as_ece_and_cuts_the_window(void **state)
 	world_fini(&w);
 }
 
+/* ---- switching the congestion controller mid-transfer ---- */
+
+#define NSWITCH 3
+
+struct switch_run {
+	struct world w;                /* first: the callbacks' cb_arg is &w */
+	const struct cc_ops *to[NSWITCH];
+	uint32_t at[NSWITCH];          /* switch once this many messages completed */
+	int done;
+	uint64_t before[NSWITCH], after[NSWITCH], inflight[NSWITCH];
+	int n_before[NSWITCH], n_after[NSWITCH];
+	const char *names_before[NSWITCH][8], *names_after[NSWITCH][8];
+};
+
+static bool pump_switching(void *arg)
+{
+	struct switch_run *r = arg;
+	struct tpchan_stats s;
+	uint64_t v[8];
+	int k = r->done;
+
+	if (k < NSWITCH && r->w.completed >= r->at[k]) {
+		tpchan_get_stats(r->w.a, &s);
+		r->before[k] = s.cwnd_bytes;
+		r->inflight[k] = s.inflight_bytes;
+		r->n_before[k] = tpchan_cc_describe(r->w.a, r->names_before[k], v, 8);
+		assert_int_equal(tpchan_set_cc(r->w.a, r->to[k]), 0);
+		assert_string_equal(tpchan_cc_name(r->w.a), r->to[k]->name);
+		tpchan_get_stats(r->w.a, &s);
+		r->after[k] = s.cwnd_bytes;
+		r->n_after[k] = tpchan_cc_describe(r->w.a, r->names_after[k], v, 8);
+		r->done++;
+	}
+	return pump(&r->w);
+}
+
+static bool same_names(const char **a, int na, const char **b, int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Switching a busy channel's CC (window -> swift -> hint -> window) loses
+ * nothing: every byte arrives once, every message completes with 0; each
+ * new controller starts from the window the old one had, not from the
+ * initial window; the name and the described state follow the switch. */
+static void test_cc_switch_mid_transfer_delivers_everything(void **state)
+{
+	static struct switch_run r;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(1000, 7);
+	struct tpchan_stats a;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	world_init(&r.w, 1024, true);
+	world_chans(&r.w, &p, &p, &lp);
+	assert_string_equal(tpchan_cc_name(r.w.a), "window");
+	r.to[0] = &cc_swift_ops;
+	r.to[1] = &cc_hint_ops;
+	r.to[2] = &cc_window_ops;
+	r.at[0] = 100;
+	r.at[1] = 400;
+	r.at[2] = 700;
+	assert_int_equal(wirelink_run(r.w.link, pump_switching, &r, 30000 * MS), 0);
+	assert_int_equal(r.done, NSWITCH);
+	check_transfer(&r.w);
+	tpchan_get_stats(r.w.a, &a);
+	assert_int_equal(a.msgs_completed, r.w.nmsgs);
+	assert_int_equal(a.msgs_failed, 0);
+	assert_string_equal(tpchan_cc_name(r.w.a), "window");
+	for (int k = 0; k < NSWITCH; k++) {
+		uint64_t want = r.before[k];
+
+		if (want < p.chunk_bytes)
+			want = p.chunk_bytes;
+		if (want > p.max_inflight_bytes)
+			want = p.max_inflight_bytes;
+		/* the switch happened with data in flight, and kept the window */
+		assert_true(r.inflight[k] > 0);
+		assert_int_equal(r.after[k], want);
+		assert_true(r.n_before[k] > 0 && r.n_after[k] > 0);
+		assert_false(same_names(r.names_before[k], r.n_before[k], r.names_after[k],
+					r.n_after[k]));
+	}
+	world_fini(&r.w);
+}
+
+/* An incomplete ops table is refused and the old controller stays. */
+static void test_cc_switch_refuses_bad_ops(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct cc_ops no_window = cc_swift_ops, no_state = cc_swift_ops;
+	struct tpchan_stats s0, s1;
+
+	(void)state;
+	world_init(&w, 1, false);
+	world_chans(&w, &p, &p, &lp);
+	no_window.window = NULL;
+	no_state.state_size = 0;
+	tpchan_get_stats(w.a, &s0);
+	assert_int_equal(tpchan_set_cc(w.a, NULL), -EINVAL);
+	assert_int_equal(tpchan_set_cc(w.a, &no_window), -EINVAL);
+	assert_int_equal(tpchan_set_cc(w.a, &no_state), -EINVAL);
+	assert_int_equal(tpchan_set_cc(NULL, &cc_swift_ops), -EINVAL);
+	assert_string_equal(tpchan_cc_name(w.a), "window");
+	tpchan_get_stats(w.a, &s1);
+	assert_int_equal(s1.cwnd_bytes, s0.cwnd_bytes);
+	/* a good one after the refusals works */
+	assert_int_equal(tpchan_set_cc(w.a, &cc_none_ops), 0);
+	assert_string_equal(tpchan_cc_name(w.a), "none");
+	world_fini(&w);
+}
+
 static void test_bad_parameters_are_refused(void **state)
 {
 	struct tpchan_params p = chan_params(false), q;
@@ -1518,6 +1639,8 @@ int main(void)
 		cmocka_unit_test(test_submit_pushes_back_at_max_msgs),
 		cmocka_unit_test(test_ce_mark_comes_back_as_ece_and_cuts_the_window),
 		cmocka_unit_test(test_bad_parameters_are_refused),
+		cmocka_unit_test(test_cc_switch_mid_transfer_delivers_everything),
+		cmocka_unit_test(test_cc_switch_refuses_bad_ops),
 		cmocka_unit_test(test_both_directions_at_once),
 		cmocka_unit_test(test_refusals_both_directions_at_once),
 		cmocka_unit_test(test_same_seed_same_run),
