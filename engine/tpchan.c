@@ -111,7 +111,7 @@
 /* Resends of unconfirmed records back off up to rto << NACK_BACKOFF_MAX. */
 #define NACK_BACKOFF_MAX 16u
 /* Credit a receiver grants ahead of what arrived, in chunks (cr_ahead_pkts). */
-#define CREDIT_AHEAD_CHUNKS 8u
+#define CREDIT_AHEAD_CHUNKS 32u
 
 enum { M_FREE, M_LIVE, M_DEAD };  /* DEAD: completed with an error, packets still out */
 
@@ -1378,7 +1378,13 @@ uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes)
 	c->cr_grant_owed = true;
 	c->deadline = 0;
 	c->st.credit_granted_pkts += pkts;
-	return pkts * c->p.mtu;
+	/* wire bytes at the mean size of the packets so far: a chunk's last
+	 * packet is short, and counting it as a full one would leave the
+	 * pacer's link idle by that much */
+	if (!c->st.data_pkts_rx)
+		return pkts * c->p.mtu;
+	return pkts * ((c->st.data_bytes_rx + c->st.data_pkts_rx * WIRE_DATA_HDR_LEN) /
+		       c->st.data_pkts_rx);
 }
 
 void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)

@@ -153,7 +153,8 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out);
  * data waiting and the credit already granted does not run too far ahead
  * of what arrived. grant: extend the peer's credit by about `bytes` (whole
  * packets, at least one); the GRANT goes with the next tpchan_tx. Returns
- * the wire bytes the grant lets in, for the pacer's accounting.
+ * the wire bytes the grant lets in (at the mean size of the packets
+ * received so far), for the pacer's accounting.
  */
 bool tpchan_credit_wanted(const struct tpchan *c);
 uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes);

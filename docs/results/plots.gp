@@ -11,7 +11,7 @@ set xlabel 'flow completion time (us)'
 set ylabel 'CCDF'
 set logscale xy
 set format y '%g'
-plot for [c in 'window-sack swift-sack timely-sack dcqcn-sack hint-sack none-sack dcqcn-gbn'] \
+plot for [c in 'window-sack swift-sack timely-sack dcqcn-sack hint-sack eqds-sack none-sack dcqcn-gbn'] \
 	'data/e1-ccdf-'.c.'.csv' every ::1 using 1:2 with lines lw 2 title c
 unset logscale
 
@@ -46,7 +46,7 @@ set xlabel 'time (us)'
 set ylabel 'Gbit/s'
 set multiplot layout 2,3
 set key off
-do for [c in 'window swift timely dcqcn hint none'] {
+do for [c in 'window swift timely dcqcn hint eqds none'] {
 	set title c
 	plot for [i=3:10] 'data/e4-tput-'.c.'.csv' every ::1 using 1:i with lines
 }

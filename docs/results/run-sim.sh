@@ -45,7 +45,7 @@ EOT
 		echo "permutation = 1MiB at $((2 * i))ms"
 	done
 }
-for cc in window swift timely dcqcn hint none; do
+for cc in window swift timely dcqcn hint eqds none; do
 	e1 $cc sack >"$scn/e1-incast-$cc-sack.scn"
 done
 e1 dcqcn gbn >"$scn/e1-incast-dcqcn-gbn.scn"
@@ -133,7 +133,7 @@ time_limit = 5s
 stagger = 8 64MiB every 2ms to 0
 EOT
 }
-for cc in window swift timely dcqcn hint none; do
+for cc in window swift timely dcqcn hint eqds none; do
 	e4 $cc >"$scn/e4-fair-$cc.scn"
 done
 

@@ -68,7 +68,7 @@ seedlist = None
 
 # ---- experiment 1 ----
 E1 = [('window', 'sack'), ('swift', 'sack'), ('timely', 'sack'), ('dcqcn', 'sack'),
-      ('hint', 'sack'), ('none', 'sack'), ('dcqcn', 'gbn')]
+      ('hint', 'sack'), ('eqds', 'sack'), ('none', 'sack'), ('dcqcn', 'gbn')]
 rows = []
 ccdf = {}
 for cc, rec in E1:
@@ -207,7 +207,7 @@ print('| cc | jain_steady | jain (per-flow bytes/FCT) | goodput (Gbit/s) | timeo
 print('|---|---|---|---|---|---|---|')
 with open(os.path.join(data, 'e4-fair.csv'), 'w') as f:
     f.write('cc,seeds,jain_steady,jain_flows,goodput_gbps,timeouts,queue_drops\n')
-    for cc in ('window', 'swift', 'timely', 'dcqcn', 'hint', 'none'):
+    for cc in ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none'):
         name = f'e4-fair-{cc}'
         js, jf, g, to, dr = [], [], [], [], []
         for s, path in seeds(name):

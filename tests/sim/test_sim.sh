@@ -5,7 +5,9 @@
 # uccl-sim and checks their outcome. Every flow completes and every byte
 # arrives in every scenario; the same seed gives bit-identical output; with
 # 0.1% loss selective retransmission keeps more goodput than Go-Back-N; on
-# the leaf-spine, spraying over 64 paths beats one path per connection;
+# the leaf-spine, spraying over 64 paths beats one path per connection; in
+# the incast, receiver-driven eqds has a lower p99 FCT than the baseline
+# (Go-Back-N + dcqcn) and drops fewer packets than the window CC;
 # scenario errors name FILE:LINE. Run by `make check` (top_builddir and
 # top_srcdir come from the environment) or by hand from the build tree.
 set -u
@@ -43,7 +45,8 @@ value() {
 	awk -v k="$2" '$1 == k { print $2 }' "$work/$1.txt"
 }
 
-for name in loss-sack loss-gbn incast8 leafspine-1path leafspine-64path; do
+for name in loss-sack loss-gbn incast8 incast8-eqds incast8-baseline leafspine-1path \
+	leafspine-64path; do
 	run "$name" || continue
 	[ "$(value "$name" unfinished)" = 0 ] || fail "$name: unfinished flows"
 	[ "$(value "$name" failed)" = 0 ] || fail "$name: failed flows"
@@ -107,6 +110,20 @@ else
 	fail "leaf-spine permutation: 64 paths $many Gbit/s is not 1.2x 1 path $one Gbit/s"
 fi
 
+ep99=$(value incast8-eqds fct_p99_us)
+bp99=$(value incast8-baseline fct_p99_us)
+if gt "${bp99:-0}" "${ep99:-1000000}" 1.0; then
+	echo "ok: incast: eqds p99 $ep99 us, Go-Back-N + dcqcn p99 $bp99 us"
+else
+	fail "incast: eqds p99 $ep99 us is not below Go-Back-N + dcqcn $bp99 us"
+fi
+edrop=$(value incast8-eqds queue_drops)
+wdrop=$(value incast8 queue_drops)
+if gt "${wdrop:-0}" "${edrop:-1000000}" 1.0; then
+	echo "ok: incast: eqds drops $edrop packets, window $wdrop"
+else
+	fail "incast: eqds drops $edrop packets, not fewer than window's $wdrop"
+fi
 # a scenario error names the file and the line
 printf 'topology = star\nhosts = 4\nflow = 0 9 1MiB\n' >"$work/bad.scn"
 "$sim" "$work/bad.scn" --out "$work/bad" >/dev/null 2>"$work/bad.err"
