@@ -8,7 +8,7 @@
  * Go-Back-N mode, as everything from the cumulative point. The receiver
  * suppresses duplicates, hands each new packet to deliver(), and acknowledges
  * with cumulative + SACK ACKs, coalesced but sent at once when a hole opens
- * or closes. Nothing here allocates per packet or reads a clock.
+ * or closes or a message ends. Nothing here allocates per packet or reads a clock.
  */
 #include "config.h"
 
@@ -1106,8 +1106,12 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 			ref_issue(c, d, r);
 		}
 	}
-	/* a hole opened (psn past the highest) or closed (psn below it) */
-	ack_schedule(c, d, now, true, !in_order);
+	/* a hole opened (psn past the highest) or closed (psn below it), or
+	 * a message's last bytes: its sender completes it (and a fence or a
+	 * waiting signal goes) on this ACK, so it does not wait out the
+	 * coalescing delay */
+	ack_schedule(c, d, now, true,
+		     !in_order || d->msg_off + d->payload_len == d->msg_len);
 	return 0;
 }
 

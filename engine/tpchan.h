@@ -12,8 +12,9 @@
  * selective retransmission on SACK holes (fast retransmit) and on timeout
  * (RTO from measured RTT), or Go-Back-N when configured; ACK coalescing on
  * the receive side (every `ack_every` packets or after `ack_delay_ns`,
- * at once when a hole appears); duplicate suppression; flow control (bytes
- * in flight and queued messages are bounded; tpchan_submit says -EAGAIN);
+ * at once when a hole appears or a message ends); duplicate suppression;
+ * flow control (bytes in flight and queued messages are bounded;
+ * tpchan_submit says -EAGAIN);
  * congestion control through struct cc_ops; path choice per chunk through
  * struct paths. It is reliable and unordered: a message completes when all
  * of its packets are acknowledged, in whatever order, and every refusal the

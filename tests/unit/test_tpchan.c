@@ -430,6 +430,27 @@ static bool all_done(void *arg)
 }
 
 
+/* Holds back a's DATA psn 1 by 50 us; notes when b sends ACKs. */
+struct acktap {
+	struct wirelink *link;
+	uint64_t ack_ns[4];
+	int acks;
+};
+
+static int64_t hold_psn1(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct acktap *t = arg;
+	struct wire_pkt w;
+
+	if (wire_parse(pkt, len, &w) < 0)
+		return 0;
+	if (from == 1 && w.type == WIRE_ACK && t->acks < 4)
+		t->ack_ns[t->acks++] = wirelink_now(t->link);
+	if (from == 0 && w.type == WIRE_DATA && w.data.psn == 1)
+		return 50 * US;
+	return 0;
+}
+
 static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 {
 	struct world w;
@@ -437,9 +458,11 @@ static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 	struct wirelink_params lp = clean_link();
 	struct tpchan_stats b;
 	struct tpchan_msg m;
+	struct acktap t = { 0 };
 
 	p.npaths = 1;
-	/* one short packet: the ACK waits for ack_delay_ns, then goes */
+	/* a message's last packet is acknowledged at once: its sender
+	 * completes it on that ACK */
 	world_init(&w, 1, false);
 	w.msgs[0].len = 100;
 	w.total = 100;
@@ -447,11 +470,32 @@ static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 	m = msg_of(&w, 0);
 	assert_int_equal(tpchan_submit(w.a, &m), 0);
 	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
-	/* 10 us there, 10 us coalescing, 10 us back, ~10 ns of serialisation */
-	assert_true(w.last_complete_ns - 1000 >= 30 * US);
-	assert_true(w.last_complete_ns - 1000 < 30 * US + 100);
+	/* 10 us there, 10 us back, ~10 ns of serialisation */
+	assert_true(w.last_complete_ns - 1000 >= 20 * US);
+	assert_true(w.last_complete_ns - 1000 < 20 * US + 100);
 	tpchan_get_stats(w.b, &b);
 	assert_int_equal(b.acks_tx, 1);
+	world_fini(&w);
+
+	/* a packet that does not end its message: the ACK waits for
+	 * ack_delay_ns, then goes (the message's second packet comes 50 us
+	 * late and is acknowledged at once) */
+	world_init(&w, 1, false);
+	w.msgs[0].len = 2 * 1412;
+	w.total = 2 * 1412;
+	world_chans(&w, &p, &p, &lp);
+	t.link = w.link;
+	wirelink_set_tap(w.link, hold_psn1, &t);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	assert_int_equal(t.acks, 2);
+	/* psn 0 lands at ~10 us and waits 10 us */
+	assert_true(t.ack_ns[0] - 1000 >= 20 * US);
+	assert_true(t.ack_ns[0] - 1000 < 20 * US + 200);    /* + serialisation */
+	/* psn 1 lands at ~60 us: no wait */
+	assert_true(t.ack_ns[1] - 1000 < 60 * US + 400);
+	check_transfer(&w);
 	world_fini(&w);
 
 	/* ack_every packets in a row: acknowledged as the last one lands */
