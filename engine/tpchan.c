@@ -1429,6 +1429,7 @@ int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops)
 		.min_window = c->p.chunk_bytes,
 		.max_window = c->p.max_inflight_bytes,
 		.delay_slack_ns = c->p.cc_delay_slack_ns,
+		.line_rate_bps = c->p.cc_line_rate_bps,
 	});
 	free(c->cc_st);
 	c->cc_st = st;

@@ -318,6 +318,34 @@ static void test_credit_survives_random_loss(void **state)
 	world_free(&w);
 }
 
+/* A channel switched to eqds mid-transfer asks for credit and goes on;
+ * switched back, it sends without. */
+static bool switch_midway(void *arg)
+{
+	struct world *w = arg;
+
+	if (w->completed == NMSG / 3 && strcmp(tpchan_cc_name(w->a), "window") == 0)
+		assert_int_equal(tpchan_set_cc(w->a, &cc_eqds_ops), 0);
+	if (w->completed == 2 * NMSG / 3 && strcmp(tpchan_cc_name(w->a), "eqds") == 0)
+		assert_int_equal(tpchan_set_cc(w->a, &cc_window_ops), 0);
+	return pump(arg);
+}
+
+static void test_switching_to_and_from_eqds_mid_transfer(void **state)
+{
+	struct world w;
+	struct tpchan_stats sa;
+
+	(void)state;
+	world_new(&w, &cc_window_ops, 20000000000ull, 100, 1000);
+	assert_int_equal(wirelink_run(w.link, switch_midway, &w, 5000 * MS), 0);
+	check_all_arrived(&w);
+	assert_string_equal(tpchan_cc_name(w.a), "window");
+	tpchan_get_stats(w.a, &sa);
+	assert_true(sa.credits_rx > 0);
+	world_free(&w);
+}
+
 /* ---- the pacer ---- */
 
 /* Two receiving channels whose peers ask (a REQ injected into each). */
@@ -395,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_paced_credit_holds_the_pacer_rate),
 		cmocka_unit_test(test_lost_grants_and_requests_are_repaired),
 		cmocka_unit_test(test_credit_survives_random_loss),
+		cmocka_unit_test(test_switching_to_and_from_eqds_mid_transfer),
 		cmocka_unit_test(test_pacer_takes_members_in_turn_at_its_rate),
 	};
 
