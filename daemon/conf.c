@@ -123,6 +123,8 @@ static const struct opt opts[] = {
 	  "transport chunk: the unit of congestion-control and path decisions" },
 	{ "go_back_n", OT_BOOL, 0, O(go_back_n), 0, 0, 0, 1,
 	  "Go-Back-N loss recovery (a benchmark baseline) instead of selective retransmission" },
+	{ "adaptive_chunk", OT_BOOL, 0, O(adaptive_chunk), 0, 0, 0, 1,
+	  "cut smaller chunks while the congestion window is under 4 chunks or loss is above 1%" },
 	{ "data_crc", OT_BOOL, 0, O(data_crc), 0, 0, 0, 1,
 	  "crc32c over every data packet's payload, checked on arrival" },
 	{ "max_inflight_bytes", OT_U64, OF_SIZE, O(max_inflight_bytes), 0, 16 * MiB, 64 * KiB, GiB,

@@ -84,6 +84,7 @@ struct conf {
 	/* host-to-host transport (engine/tpchan.c, engine/remote.c) */
 	uint32_t chunk_bytes;             /* the unit of congestion-control and path decisions */
 	bool go_back_n;                   /* loss recovery: Go-Back-N instead of selective */
+	bool adaptive_chunk;              /* smaller chunks under a small window or heavy loss */
 	bool data_crc;                    /* crc32c over every data payload */
 	uint64_t max_inflight_bytes;      /* per channel */
 	uint32_t max_inflight_msgs;       /* per channel: messages queued or in flight */

@@ -160,6 +160,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		.max_inflight_bytes = cf->max_inflight_bytes,
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,
+		.adaptive_chunk = cf->adaptive_chunk,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
 		.dupthresh = cf->dupthresh,
 		.cc = cc,

@@ -66,6 +66,9 @@
  *    that RTT samples include the coalescing delay. A DATA packet that
  *    arrived with a CE mark (tpchan_rx_ce) makes the next ACK go at once and
  *    carry WIRE_F_ECE, which the sender's congestion controller sees as ecn.
+ *    An in-band congestion degree (tpchan_rx_ext) does not hurry the ACK:
+ *    the ACK carries the highest since the previous one as hint_ppm, and
+ *    the sender passes it on as cc_ack.hint_ppm.
  *  - Stats: data_pkts_rx/data_bytes_rx count new packets (delivered,
  *    refused or fillers); dup_pkts_rx duplicates; drop_window packets past
  *    the window, and those turned away while NACK_RING is full; fast_retx
@@ -110,6 +113,18 @@
 #define NACK_RING 256u
 /* Resends of unconfirmed records back off up to rto << NACK_BACKOFF_MAX. */
 #define NACK_BACKOFF_MAX 16u
+/* adaptive_chunk: below this many chunks of window, chunks shrink to
+ * window / ADAPT_WIN_CHUNKS, so that a few chunks still fit in flight
+ * (and a small window is spread over more path decisions); above
+ * ADAPT_LOSS_PPM of recent loss they shrink to chunk_bytes /
+ * ADAPT_LOSS_DIV, so that a loss costs a smaller unit. The loss estimate
+ * is an EWMA over new packets with gain 1 / 2^ADAPT_LOSS_SHIFT (about the
+ * last 256 packets); every packet declared lost adds 1 / 2^shift of a
+ * million. Go-Back-N declares whole windows lost, so there it overstates. */
+#define ADAPT_WIN_CHUNKS 4u
+#define ADAPT_LOSS_PPM   10000u
+#define ADAPT_LOSS_DIV   4u
+#define ADAPT_LOSS_SHIFT 8u
 /* Credit a receiver grants ahead of what arrived, in chunks (cr_ahead_pkts). */
 #define CREDIT_AHEAD_CHUNKS 32u
 
@@ -173,6 +188,8 @@ struct tpchan {
 	uint32_t gbn_una_resends;      /* times the packet at gbn_una was resent there */
 	uint32_t next_psn;             /* the psn the next push gets */
 
+	uint32_t loss_ppm;             /* adaptive_chunk's recent loss estimate */
+
 	/* during sb_tx_ack: what the acked() calls saw */
 	uint64_t acked_bytes;
 	uint32_t lost_seen, lost_acked;
@@ -181,6 +198,7 @@ struct tpchan {
 	uint32_t rx_high;              /* one past the highest psn accepted */
 	bool ack_pending, ack_now;
 	bool ack_ece;                  /* a CE-marked DATA packet since the last ACK */
+	uint32_t ack_hint;             /* highest in-band degree since the last ACK */
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
 	uint64_t ack_first_ns, ack_tsecr;
@@ -632,6 +650,31 @@ static bool window_admits(const struct tpchan *c, uint64_t bytes)
 	return inflight == 0 || sat_add(inflight, bytes) <= c->win;
 }
 
+/* Packets declared lost, for adaptive_chunk's estimate. */
+static void loss_note(struct tpchan *c, uint32_t pkts)
+{
+	uint64_t v = c->loss_ppm + (uint64_t)pkts * (1000000u >> ADAPT_LOSS_SHIFT);
+
+	c->loss_ppm = (uint32_t)min_u64(v, 1000000u);
+}
+
+/* Bytes of the next chunk (before the message's end cuts it). */
+static uint64_t chunk_size(const struct tpchan *c)
+{
+	uint64_t full = c->p.chunk_bytes, ch = full;
+
+	if (!c->p.adaptive_chunk)
+		return full;
+	if (c->win < ADAPT_WIN_CHUNKS * full)
+		ch = c->win / ADAPT_WIN_CHUNKS;
+	if (c->loss_ppm > ADAPT_LOSS_PPM)
+		ch = min_u64(ch, full / ADAPT_LOSS_DIV);
+	if (ch >= full)
+		return full;
+	ch = ch / c->mss * c->mss;     /* whole packets */
+	return ch > c->mss ? ch : min_u64(c->mss, full);
+}
+
 /* New data may go now: a chunk is half cut, or the next one fits. */
 static bool can_send_new(const struct tpchan *c)
 {
@@ -646,7 +689,7 @@ static bool can_send_new(const struct tpchan *c)
 	if (c->q_head == NONE)
 		return false;
 	m = &c->m[c->q_head];
-	return window_admits(c, min_u64(c->p.chunk_bytes, m->len - m->next_off));
+	return window_admits(c, min_u64(chunk_size(c), m->len - m->next_off));
 }
 
 static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
@@ -659,11 +702,16 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 
 		if (c->cur == NONE) {
 			/* a chunk: one window decision, one path for all its packets */
+			uint64_t left, ch = chunk_size(c);
+
 			i = c->q_head;
 			m = &c->m[i];
 			c->cur = i;
-			c->chunk_end = m->next_off + min_u64(c->p.chunk_bytes, m->len - m->next_off);
+			left = m->len - m->next_off;
+			c->chunk_end = m->next_off + min_u64(ch, left);
 			c->chunk_path = paths_pick(c->paths, now);
+			if (ch < c->p.chunk_bytes && ch < left)
+				c->st.small_chunks++;
 		}
 		i = c->cur;
 		m = &c->m[i];
@@ -692,6 +740,7 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		});
 		write_data(c, i, off, len, psn, c->chunk_path, false, more, now, &out[n]);
 		c->next_psn = psn + 1;
+		c->loss_ppm -= c->loss_ppm >> ADAPT_LOSS_SHIFT;
 		m->outstanding++;
 		m->started = true;
 		m->next_off = off + len;
@@ -818,6 +867,7 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		int r;
 
 		a.flags = c->ack_ece ? WIRE_F_ECE : 0;
+		a.hint_ppm = c->ack_hint;
 		a.path = c->ack_path;
 		a.token = c->p.tx_token;
 		a.cum_psn = sb_rx_cum(c->rx);
@@ -838,7 +888,7 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		return n;
 	}
 	c->ack_pending = c->ack_now = c->ack_ece = false;
-	c->ack_count = c->dupacks_owed = 0;
+	c->ack_count = c->dupacks_owed = c->ack_hint = 0;
 	return n;
 }
 
@@ -906,11 +956,14 @@ static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out,
 static void check_timer(struct tpchan *c, uint64_t now)
 {
 	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
+	uint32_t lost0 = c->txk->lost;
 
 	if (oldest == UINT64_MAX || now < oldest || now - oldest < rto)
 		return;
 	/* SACK: what was sent an RTO ago; Go-Back-N: everything */
 	sb_tx_timeout(c->tx, c->p.go_back_n ? now : now - rto);
+	if (c->txk->lost > lost0)
+		loss_note(c, c->txk->lost - lost0);
 	c->st.retx_timeouts++;
 	rtt_on_timeout(&c->rtt);
 	c->cc->on_loss(c->cc_st, now, true);
@@ -1207,6 +1260,7 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 	marked = c->txk->lost + c->lost_acked - lost0;
 	if (marked) {
 		c->st.fast_retx += marked;
+		loss_note(c, marked);
 		c->cc->on_loss(c->cc_st, now, false);
 		cc_refresh(c);
 	}
@@ -1223,7 +1277,7 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 		c->cc->on_ack(c->cc_st, &(struct cc_ack){
 			.now_ns = now, .acked_bytes = c->acked_bytes, .rtt_ns = sample,
 			.inflight_bytes = c->txk->bytes,
-			.ecn = (a->flags & WIRE_F_ECE) != 0,
+			.ecn = (a->flags & WIRE_F_ECE) != 0, .hint_ppm = a->hint_ppm,
 		});
 		cc_refresh(c);
 	}
@@ -1298,6 +1352,12 @@ int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns)
 
 int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce)
 {
+	return tpchan_rx_ext(c, pkt, len, now_ns, ce, 0);
+}
+
+int tpchan_rx_ext(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce,
+		  uint32_t hint_ppm)
+{
 	struct wire_pkt w;
 	int r;
 
@@ -1318,6 +1378,10 @@ int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns,
 			c->ack_ece = true;
 			c->ack_now = true;
 		}
+		/* the worst degree since the last ACK goes back with it; a
+		 * degree is no reason to hurry the ACK (ECE is) */
+		if (r == 0 && c->ack_pending && hint_ppm > c->ack_hint)
+			c->ack_hint = hint_ppm;
 		/* DATA brings only the ACK (and a new refusal record, which
 		 * zeroes the deadline itself) forward; what else it settles can
 		 * only leave the deadline early, which costs an idle tpchan_tx */
@@ -1401,6 +1465,7 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 	out->srtt_ns = c->rtt.srtt_ns;
 	out->rto_ns = rtt_rto(&c->rtt);
 	out->cwnd_bytes = c->cc->window(c->cc_st);
+	out->loss_ppm = c->loss_ppm;
 	out->sack_holes = sb_tx_holes(c->tx);
 }
 

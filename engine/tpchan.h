@@ -65,6 +65,10 @@ struct tpchan_params {
 	uint64_t max_inflight_bytes;   /* flow control: cap on the CC window */
 	uint32_t max_msgs;             /* messages queued or in flight */
 	bool go_back_n;                /* recovery mode: false = SACK */
+	/* cut chunks smaller than chunk_bytes (never below one MSS) while the
+	 * CC window is under 4 chunks (window / 4) or recent loss is above 1%
+	 * (chunk_bytes / 4); back to chunk_bytes when that clears */
+	bool adaptive_chunk;
 	bool crc;                      /* send crc32c with every DATA packet */
 	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
 	uint32_t max_retx;             /* a packet resent this often fails its message (-ETIMEDOUT) */
@@ -109,6 +113,8 @@ struct tpchan_stats {
 	uint64_t credit_reqs_tx;       /* of those sent, ones asking for credit */
 	uint64_t credit_granted_pkts;  /* packets' worth of credit granted to the peer */
 	uint64_t srtt_ns, rto_ns, cwnd_bytes;
+	uint64_t small_chunks;         /* adaptive_chunk: chunks cut below chunk_bytes */
+	uint32_t loss_ppm;             /* recent loss estimate (about the last 256 packets) */
 	uint32_t sack_holes;
 };
 
@@ -131,6 +137,13 @@ int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns);
 /* The same for a packet whose IP header carried a CE mark (ce): the ACK
  * for it goes at once and carries WIRE_F_ECE. */
 int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce);
+/* The same with the in-band congestion degree the fabric stamped on the
+ * packet (hint_ppm, ppm of the marking range, 0 = none; cc_ack.hint_ppm):
+ * the next ACK carries the highest degree of the DATA it acknowledges, and
+ * the sender hands it to its congestion controller. The UDP backend has
+ * no such report and passes 0. */
+int tpchan_rx_ext(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce,
+		  uint32_t hint_ppm);
 
 /* When tpchan_tx should next be called even without new input (ACK delay,
  * retransmission timer, refusal resend); UINT64_MAX if never. O(1). After a

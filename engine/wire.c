@@ -101,11 +101,14 @@ static int parse_data(const uint8_t *p, size_t len, struct wire_pkt *out)
 	return 0;
 }
 
-/* A SYNC ACK carries the refusal counters and nothing else. */
-static bool ack_sync_ok(uint8_t flags, uint16_t path, uint32_t words, uint32_t cum, uint64_t tsecr)
+/* A SYNC ACK carries the refusal counters and nothing else (it
+ * acknowledges no DATA, so it has no congestion degree either). */
+static bool ack_sync_ok(uint8_t flags, uint16_t path, uint32_t words, uint32_t cum, uint64_t tsecr,
+			uint32_t hint)
 {
 	return !(flags & WIRE_F_SYNC) ||
-	       (flags == WIRE_F_SYNC && path == 0 && words == 0 && cum == 0 && tsecr == 0);
+	       (flags == WIRE_F_SYNC && path == 0 && words == 0 && cum == 0 && tsecr == 0 &&
+		hint == 0);
 }
 
 static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
@@ -113,7 +116,7 @@ static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
 	struct wire_ack *a = &out->ack;
 	uint8_t flags;
 	uint16_t path;
-	uint32_t words, cum;
+	uint32_t words, cum, hint;
 	uint64_t tsecr;
 
 	if (len < WIRE_ACK_HDR_LEN)
@@ -123,11 +126,12 @@ static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
 	words = get16(p + 6);
 	cum = wire_get32(p + 16);
 	tsecr = wire_get64(p + 24);
-	if ((flags & ~ACK_FLAGS) != 0 || wire_get32(p + 36) != 0)
+	hint = wire_get32(p + 36);
+	if ((flags & ~ACK_FLAGS) != 0)
 		return -EBADMSG;
 	if (words > WIRE_SACK_WORDS_MAX || len - WIRE_ACK_HDR_LEN != (size_t)words * 8)
 		return -EBADMSG;
-	if (!ack_sync_ok(flags, path, words, cum, tsecr))
+	if (!ack_sync_ok(flags, path, words, cum, tsecr, hint))
 		return -EBADMSG;
 
 	out->type = WIRE_ACK;
@@ -139,6 +143,7 @@ static int parse_ack(const uint8_t *p, size_t len, struct wire_pkt *out)
 	a->nacks_issued = wire_get32(p + 20);
 	a->tsecr = tsecr;
 	a->nacks_seen = wire_get32(p + 32);
+	a->hint_ppm = hint;
 	for (uint32_t w = 0; w < words; w++)
 		a->sack[w] = wire_get64(p + WIRE_ACK_HDR_LEN + 8 * w);
 	return 0;
@@ -248,7 +253,7 @@ int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a)
 	size_t len;
 
 	if ((a->flags & ~ACK_FLAGS) != 0 || a->sack_words > WIRE_SACK_WORDS_MAX ||
-	    !ack_sync_ok(a->flags, a->path, a->sack_words, a->cum_psn, a->tsecr))
+	    !ack_sync_ok(a->flags, a->path, a->sack_words, a->cum_psn, a->tsecr, a->hint_ppm))
 		return -EINVAL;
 	len = WIRE_ACK_HDR_LEN + (size_t)a->sack_words * 8;
 	if (cap < len)
@@ -262,7 +267,7 @@ int wire_write_ack(void *buf, size_t cap, const struct wire_ack *a)
 	wire_put32(p + 20, a->nacks_issued);
 	wire_put64(p + 24, a->tsecr);
 	wire_put32(p + 32, a->nacks_seen);
-	wire_put32(p + 36, 0);
+	wire_put32(p + 36, a->hint_ppm);
 	for (uint32_t w = 0; w < a->sack_words; w++)
 		wire_put64(p + WIRE_ACK_HDR_LEN + 8 * w, a->sack[w]);
 	return (int)len;

@@ -76,6 +76,10 @@ struct wire_ack {
 	uint32_t nacks_issued;         /* refusals the ACK's sender issued for DATA it received */
 	uint32_t nacks_seen;           /* refusals of the ACK's sender's own DATA it has seen */
 	uint64_t tsecr;                /* tsval of the packet that triggered it */
+	/* the highest in-band congestion degree (ppm of the marking range) of
+	 * the DATA this ACK acknowledges; 0 = none reported. Any value parses;
+	 * readers take values above 1000000 as 1000000. 0 in a SYNC ACK. */
+	uint32_t hint_ppm;
 	uint32_t sack_words;           /* 0 .. WIRE_SACK_WORDS_MAX */
 	/* bit i of word w set: psn cum_psn + 1 + 64*w + i has arrived; only
 	 * the first sack_words words are decoded, the rest are not written */

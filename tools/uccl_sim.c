@@ -252,8 +252,9 @@ static int summary(const struct sim_net *n, const struct sim_conf *c, const char
 		       (double)c->hosts_per_leaf * (double)c->host_rate_mbps /
 		       ((double)c->spines * (double)c->uplink_rate_mbps));
 	printf("\n");
-	printf("transport      cc %s, %s, %u paths\n", c->cc_name,
-	       c->net.go_back_n ? "gbn" : "sack", c->net.npaths);
+	printf("transport      cc %s, %s, %u paths%s%s\n", c->cc_name,
+	       c->net.go_back_n ? "gbn" : "sack", c->net.npaths,
+	       c->net.adaptive_chunk ? ", adaptive chunk" : "", c->net.inband ? ", inband" : "");
 	printf("result         %s\n", run == 0 ? "all flows done" : run == -ETIME ?
 	       "time limit reached" : strerror(-run));
 	printf("flows          %zu\n", nf);
@@ -276,6 +277,7 @@ static int summary(const struct sim_net *n, const struct sim_conf *c, const char
 	printf("retx_pkts      %llu\n", (unsigned long long)st.retx_pkts);
 	printf("fast_retx      %llu\n", (unsigned long long)st.fast_retx);
 	printf("timeouts       %llu\n", (unsigned long long)st.timeouts);
+	printf("small_chunks   %llu\n", (unsigned long long)st.small_chunks);
 	printf("queue_drops    %llu\n", (unsigned long long)st.drops);
 	printf("ecn_marks      %llu\n", (unsigned long long)st.marks);
 	printf("link_lost      %llu\n", (unsigned long long)st.lost);

@@ -18,6 +18,17 @@ SEEDS=${SEEDS:-"1 2 3 4 5"}
 scn=$here/scenarios
 mkdir -p "$scn" "$OUT" "$here/data"
 
+# A cc name may carry a variant: "hint+inband" is cc hint with the
+# switches' in-band queue reports (inband = on), "window+adaptive" is cc
+# window with adaptive_chunk = on (docs/sim.md).
+ccline() { # cc[+variant]
+	case $1 in
+	*+inband) echo "cc = ${1%+inband}"; echo "inband = on" ;;
+	*+adaptive) echo "cc = ${1%+adaptive}"; echo "adaptive_chunk = on" ;;
+	*) echo "cc = $1" ;;
+	esac
+}
+
 # ---- experiment 1: 15-to-1 incast + permutation on a 16-host star ----
 e1() { # cc recovery
 	cat <<EOT
@@ -33,7 +44,7 @@ host_rate = 100G
 delay = 1us
 queue = 512KiB
 ecn = red 32KiB 256KiB 20%
-cc = $1
+$(ccline $1)
 recovery = $2
 cc_delay_slack = 5us
 rto_min = 100us
@@ -45,7 +56,7 @@ EOT
 		echo "permutation = 1MiB at $((2 * i))ms"
 	done
 }
-for cc in window swift timely dcqcn hint eqds none; do
+for cc in window swift timely dcqcn hint eqds none hint+inband window+adaptive; do
 	e1 $cc sack >"$scn/e1-incast-$cc-sack.scn"
 done
 e1 dcqcn gbn >"$scn/e1-incast-dcqcn-gbn.scn"
@@ -62,7 +73,7 @@ host_rate = 100G
 delay = 10us
 $loss
 recovery = $1
-cc = $2
+$(ccline $2)
 cc_delay_slack = 5us
 rto_min = 100us
 sample = 0ns
@@ -70,7 +81,7 @@ flow = 0 1 64MiB
 EOT
 }
 for rec in sack gbn; do
-	for cc in window none; do
+	for cc in window none window+adaptive; do
 		for l in none 0.01 0.02 0.05 0.1 0.2 0.5 1; do
 			e2 $rec $cc $l >"$scn/e2-loss-$rec-$cc-$(echo $l | tr . p).scn"
 		done
@@ -125,7 +136,7 @@ host_rate = 100G
 delay = 1us
 queue = 512KiB
 ecn = red 32KiB 256KiB 20%
-cc = $1
+$(ccline $1)
 cc_delay_slack = 5us
 rto_min = 100us
 sample = 500us
@@ -133,7 +144,7 @@ time_limit = 5s
 stagger = 8 64MiB every 2ms to 0
 EOT
 }
-for cc in window swift timely dcqcn hint eqds none; do
+for cc in window swift timely dcqcn hint eqds none hint+inband; do
 	e4 $cc >"$scn/e4-fair-$cc.scn"
 done
 

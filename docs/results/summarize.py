@@ -68,7 +68,8 @@ seedlist = None
 
 # ---- experiment 1 ----
 E1 = [('window', 'sack'), ('swift', 'sack'), ('timely', 'sack'), ('dcqcn', 'sack'),
-      ('hint', 'sack'), ('eqds', 'sack'), ('none', 'sack'), ('dcqcn', 'gbn')]
+      ('hint', 'sack'), ('eqds', 'sack'), ('none', 'sack'), ('dcqcn', 'gbn'), ('hint+inband', 'sack'),
+      ('window+adaptive', 'sack')]
 rows = []
 ccdf = {}
 for cc, rec in E1:
@@ -137,7 +138,7 @@ with open(os.path.join(data, 'e2-loss.csv'), 'w') as f:
     f.write('recovery,cc,loss_pct,seeds,goodput_gbps,kept_pct,retx_pkts,timeouts,failed_flows\n')
     table = {}
     for rec in ('sack', 'gbn'):
-        for cc in ('window', 'none'):
+        for cc in ('window', 'none', 'window+adaptive'):
             ref = None
             for l in LOSS:
                 name = f"e2-loss-{rec}-{cc}-{l.replace('.', 'p')}"
@@ -156,11 +157,13 @@ with open(os.path.join(data, 'e2-loss.csv'), 'w') as f:
                 table[(rec, cc, l)] = (gm, kept)
                 f.write(f"{rec},{cc},{0 if l == 'none' else l},{' '.join(map(str, seedlist))},"
                         f"{gm:.3f},{kept:.1f},{med(rx):.0f},{med(to):.0f},{sum(fl)}\n")
-print('| loss | sack+window Gbit/s (kept) | gbn+window | sack+none | gbn+none |')
-print('|---|---|---|---|---|')
+print('| loss | sack+window Gbit/s (kept) | gbn+window | sack+none | gbn+none '
+      '| sack+window+adaptive | gbn+window+adaptive |')
+print('|---|---|---|---|---|---|---|')
 for l in LOSS:
     cells = []
-    for rec, cc in (('sack', 'window'), ('gbn', 'window'), ('sack', 'none'), ('gbn', 'none')):
+    for rec, cc in (('sack', 'window'), ('gbn', 'window'), ('sack', 'none'), ('gbn', 'none'),
+                    ('sack', 'window+adaptive'), ('gbn', 'window+adaptive')):
         gm, kept = table[(rec, cc, l)]
         cells.append(f'{gm:.1f} ({kept:.1f}%)')
     print(f"| {'0' if l == 'none' else l + '%'} | " + ' | '.join(cells) + ' |')
@@ -207,7 +210,7 @@ print('| cc | jain_steady | jain (per-flow bytes/FCT) | goodput (Gbit/s) | timeo
 print('|---|---|---|---|---|---|---|')
 with open(os.path.join(data, 'e4-fair.csv'), 'w') as f:
     f.write('cc,seeds,jain_steady,jain_flows,goodput_gbps,timeouts,queue_drops\n')
-    for cc in ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none'):
+    for cc in ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none', 'hint+inband'):
         name = f'e4-fair-{cc}'
         js, jf, g, to, dr = [], [], [], [], []
         for s, path in seeds(name):

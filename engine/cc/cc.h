@@ -42,7 +42,10 @@ struct cc_ack {
 	 * to the ecn bit. It sits in what was tail padding after ecn, so the
 	 * struct keeps its size and every existing field its offset; callers
 	 * that build the struct with designated initialisers leave it 0.
-	 * Only "hint" reads it; no transport or backend fills it yet.
+	 * Only "hint" reads it. tpchan fills it from the ACK's hint_ppm, the
+	 * highest degree the receiver saw on the DATA the ACK acknowledges
+	 * (tpchan_rx_ext); the simulator's switches stamp it (scenario key
+	 * inband); the UDP backend has no such report, so there it is 0.
 	 */
 	uint32_t hint_ppm;
 };

@@ -16,8 +16,8 @@
  *   estimate of the queue and the EWMA smooths it, at the price of a few
  *   RTTs of lag.
  * - An in-band degree (cc_ack.hint_ppm, from switches that report their
- *   queue occupancy, C-AQM's hint; no transport or backend fills it yet,
- *   so today only the unit tests drive this path): D
+ *   queue occupancy, C-AQM's hint; tpchan echoes it in ACKs, and today
+ *   only the simulator's switches report it, with inband = on): D
  *   is already a measure of the queue, s = D, and the window follows the
  *   queue within one RTT, without the EWMA's lag and without ECN's
  *   quantisation. A richer report would add more still: an increase

@@ -49,14 +49,16 @@ static const struct unit count_units[] = { { "", 1 }, { NULL, 0 } };
 enum key {
 	K_TOPOLOGY, K_HOSTS, K_LEAVES, K_SPINES, K_HOSTS_PER_LEAF, K_HOST_RATE, K_UPLINK_RATE,
 	K_DELAY, K_QUEUE, K_ECN, K_LOSS, K_MTU, K_CHUNK, K_CC, K_RECOVERY, K_PATHS,
-	K_MAX_INFLIGHT, K_CC_DELAY_SLACK, K_RTO_MIN, K_DUPTHRESH, K_SAMPLE, K_TIME_LIMIT, K_SEED,
+	K_MAX_INFLIGHT, K_CC_DELAY_SLACK, K_RTO_MIN, K_DUPTHRESH, K_ADAPTIVE_CHUNK, K_INBAND,
+	K_SAMPLE, K_TIME_LIMIT, K_SEED,
 	K_FLOW, K_INCAST, K_PERMUTATION, K_STAGGER, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
 	"topology", "hosts", "leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate",
 	"delay", "queue", "ecn", "loss", "mtu", "chunk", "cc", "recovery", "paths",
-	"max_inflight", "cc_delay_slack", "rto_min", "dupthresh", "sample", "time_limit", "seed",
+	"max_inflight", "cc_delay_slack", "rto_min", "dupthresh", "adaptive_chunk", "inband",
+	"sample", "time_limit", "seed",
 	"flow", "incast", "permutation", "stagger",
 };
 
@@ -151,6 +153,22 @@ static int words_expect(struct parser *ps, const char *key, int nw, int lo, int 
 {
 	if (nw < lo || nw > hi)
 		return fail(ps, ps->line, "%s: expected %d to %d words, got %d", key, lo, hi, nw);
+	return 0;
+}
+
+/* A switch: "on" or "off". */
+static int on_off(struct parser *ps, const char *key, char **w, int nw, bool *out)
+{
+	int r = words_expect(ps, key, nw, 1, 1);
+
+	if (r < 0)
+		return r;
+	if (strcmp(w[0], "on") == 0)
+		*out = true;
+	else if (strcmp(w[0], "off") == 0)
+		*out = false;
+	else
+		return fail(ps, ps->line, "%s: '%s' is not on or off", key, w[0]);
 	return 0;
 }
 
@@ -410,6 +428,10 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 			return r;
 		np->dupthresh = (uint32_t)v;
 		return 0;
+	case K_ADAPTIVE_CHUNK:
+		return on_off(ps, "adaptive_chunk", w, nw, &np->adaptive_chunk);
+	case K_INBAND:
+		return on_off(ps, "inband", w, nw, &np->inband);
 	case K_SAMPLE:
 		if ((r = words_expect(ps, "sample", nw, 1, 1)) < 0)
 			return r;

@@ -42,6 +42,7 @@ struct pkt {
 	uint32_t len;
 	uint16_t path;
 	bool ect, ce;
+	uint32_t hint_ppm;             /* inband: worst queue on the way (sim_net_params) */
 	uint8_t buf[];
 };
 
@@ -501,6 +502,19 @@ static bool ecn_mark(struct sim_net *n, struct port *pt)
 	}
 }
 
+/* inband: the congestion degree of a port's queue, in ppm of the depth at
+ * which ECN marks everything (sim_net_params.inband). */
+static uint32_t queue_degree(const struct sim_net *n, const struct port *pt)
+{
+	const struct sim_ecn *e = &n->p.ecn;
+	uint64_t full = e->mode == SIM_ECN_STEP ? e->k_bytes :
+			e->mode == SIM_ECN_RED ? e->max_bytes : n->p.queue_bytes;
+
+	if (pt->qbytes >= full)
+		return 1000000;
+	return (uint32_t)(pt->qbytes * 1000000 / full);
+}
+
 static int switch_rx(struct sim_net *n, const struct node *d, struct pkt *k)
 {
 	size_t cell = (size_t)d->idx * n->nhosts + k->dst;
@@ -529,6 +543,12 @@ static int switch_rx(struct sim_net *n, const struct node *d, struct pkt *k)
 	if (k->ect && !k->ce && ecn_mark(n, pt)) {
 		k->ce = true;
 		pt->st.marks++;
+	}
+	if (k->ect && n->p.inband) {
+		uint32_t deg = queue_degree(n, pt);
+
+		if (deg > k->hint_ppm)
+			k->hint_ppm = deg;
 	}
 	if (!pt->busy)
 		return port_start(n, pi, k);
@@ -638,6 +658,7 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 		.mtu = n->p.mtu, .chunk_bytes = n->p.chunk_bytes, .npaths = n->p.npaths,
 		.max_inflight_bytes = n->p.max_inflight_bytes, .go_back_n = n->p.go_back_n,
 		.rto_min_ns = n->p.rto_min_ns, .dupthresh = n->p.dupthresh, .cc = n->p.cc,
+		.adaptive_chunk = n->p.adaptive_chunk,
 		.cc_delay_slack_ns = n->p.cc_delay_slack_ns,
 		.seed = sim_mix(n->p.seed ^ ((uint64_t)host << 32 | remote)),
 		.cb = &chan_cb,
@@ -742,6 +763,7 @@ static int host_kick(struct sim_net *n, struct node *d)
 		pk->path = n->txp.path;
 		pk->ect = pk->len > 2 && pk->buf[2] == WIRE_DATA;
 		pk->ce = false;
+		pk->hint_ppm = 0;
 		return port_start(n, d->ports[0], pk);
 	}
 	if (d->pull)
@@ -768,7 +790,7 @@ static int host_rx(struct sim_net *n, struct node *d, struct pkt *k)
 		pkt_put(n, k);
 		return 0;
 	}
-	if (tpchan_rx_ce(hc->c, k->buf, k->len, n->now, k->ce) < 0)
+	if (tpchan_rx_ext(hc->c, k->buf, k->len, n->now, k->ce, k->hint_ppm) < 0)
 		n->st.rx_refused++;
 	pkt_put(n, k);
 	return host_kick(n, d);
@@ -942,6 +964,7 @@ void sim_net_get_stats(const struct sim_net *n, struct sim_net_stats *out)
 			out->fast_retx += s.fast_retx;
 			out->timeouts += s.retx_timeouts;
 			out->acks += s.acks_tx;
+			out->small_chunks += s.small_chunks;
 		}
 }
 

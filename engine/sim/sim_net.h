@@ -61,6 +61,15 @@ struct sim_net_params {
 	uint64_t cc_delay_slack_ns;    /* 0: the CC module's default */
 	uint64_t rto_min_ns;           /* 0: the transport's default */
 	uint32_t dupthresh;            /* 0: the transport's default */
+	bool adaptive_chunk;           /* tpchan_params.adaptive_chunk */
+	/* in-band queue reports: each switch stamps on a DATA packet the queue
+	 * it finds at its output port, in ppm of the depth at which ECN marks
+	 * every packet (k for step, max for red, the port's queue size with ECN
+	 * off), capped at 1000000; the packet keeps the maximum over the
+	 * switches it crosses, and the receiving tpchan echoes it in its ACKs
+	 * (tpchan_rx_ext, cc_ack.hint_ppm). Out of band of the wire bytes, as
+	 * a switch would put it in a header the transport does not own. */
+	bool inband;
 };
 
 struct sim_flow_info {
@@ -86,6 +95,7 @@ struct sim_net_stats {
 	uint64_t now_ns, events;
 	uint64_t drops, marks, lost;   /* sums over ports */
 	uint64_t data_pkts, retx_pkts, fast_retx, timeouts, acks;  /* sums over channels */
+	uint64_t small_chunks;         /* chunks adaptive_chunk cut small, summed */
 	uint64_t rx_refused;           /* packets tpchan_rx refused */
 	uint64_t bad_payload;          /* delivered bytes that did not match what was sent */
 	uint64_t stray;                /* packets that reached the wrong host */

@@ -69,6 +69,7 @@ static struct wire_ack sample_ack(uint32_t words)
 		.nacks_issued = 0x71727374u,
 		.nacks_seen = 0x81828384u,
 		.tsecr = 0x6162636465666768ull,
+		.hint_ppm = 0x91929394u,
 		.sack_words = words,
 	};
 
@@ -311,6 +312,7 @@ static void test_ack_round_trip_with_0_1_and_16_sack_words(void **state)
 		assert_int_equal(pkt.ack.nacks_issued, a.nacks_issued);
 		assert_int_equal(pkt.ack.nacks_seen, a.nacks_seen);
 		assert_int_equal(pkt.ack.tsecr, a.tsecr);
+		assert_int_equal(pkt.ack.hint_ppm, a.hint_ppm);
 		assert_int_equal(pkt.ack.sack_words, words[k]);
 		if (words[k])
 			assert_memory_equal(pkt.ack.sack, a.sack, 8 * words[k]);
@@ -353,17 +355,18 @@ static void test_sync_ack_round_trip(void **state)
 	assert_int_equal(pkt.ack.cum_psn, 0);
 	assert_int_equal(pkt.ack.tsecr, 0);
 	assert_int_equal(pkt.ack.path, 0);
+	assert_int_equal(pkt.ack.hint_ppm, 0);
 	assert_int_equal(pkt.ack.sack_words, 0);
 }
 
-/* ...so a SYNC ACK with a path, a cumulative point, an echo, SACK words or
- * ECE is malformed, and the writer will not build one. */
+/* ...so a SYNC ACK with a path, a cumulative point, an echo, a congestion
+ * degree, SACK words or ECE is malformed, and the writer will not build one. */
 static void test_sync_ack_with_acknowledgement_fields_is_malformed(void **state)
 {
 	struct wire_ack a = { .flags = WIRE_F_SYNC, .token = 1, .nacks_issued = 2 };
 	struct wire_ack b;
 	size_t len = write_ack(&a);
-	static const size_t offs[] = { 4, 5, 16, 19, 24, 31 };
+	static const size_t offs[] = { 4, 5, 16, 19, 24, 31, 36, 39 };
 
 	for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
 		len = write_ack(&a);
@@ -391,6 +394,9 @@ static void test_sync_ack_with_acknowledgement_fields_is_malformed(void **state)
 	b.sack_words = 1;
 	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
 	b = a;
+	b.hint_ppm = 1;
+	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
+	b = a;
 	b.flags |= WIRE_F_ECE;
 	assert_int_equal(wire_write_ack(buf, sizeof(buf), &b), -EINVAL);
 }
@@ -412,7 +418,7 @@ static void test_ack_layout_matches_the_spec(void **state)
 	assert_le(buf + 20, a.nacks_issued, 4);
 	assert_le(buf + 24, a.tsecr, 8);
 	assert_le(buf + 32, a.nacks_seen, 4);
-	assert_le(buf + 36, 0, 4);
+	assert_le(buf + 36, a.hint_ppm, 4);
 	assert_le(buf + 40, a.sack[0], 8);
 	assert_le(buf + 48, a.sack[1], 8);
 }
@@ -607,18 +613,40 @@ static void test_unknown_flag_bits_are_malformed(void **state)
 static void test_reserved_bytes_must_be_zero(void **state)
 {
 	struct wire_data d = sample_data();
-	struct wire_ack a = sample_ack(1);
 	size_t len;
 
 	len = write_data(&d);
 	buf[5] = 0x01;
 	assert_int_equal(parse(len), -EBADMSG);
-	for (size_t off = 36; off < 40; off++) {
+	/* an ACK's bytes 36..39 became hint_ppm in version 2 (see below); a
+	 * NACK has no reserved bytes left, only its flags */
+}
+
+/* An ACK's hint_ppm (bytes 36..39, reserved before it had a meaning) takes
+ * any value: 0 (none), the ppm range, and values past it, which readers
+ * clamp. */
+static void test_ack_hint_takes_any_value(void **state)
+{
+	static const uint32_t v[] = { 0, 1, 500000, 1000000, 1000001, 0xffffffffu };
+	struct wire_ack a = sample_ack(1);
+	struct wire_pkt pkt;
+
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		size_t len;
+
+		a.hint_ppm = v[k];
 		len = write_ack(&a);
-		buf[off] = 0x80;
-		assert_int_equal(parse(len), -EBADMSG);
+		assert_le(buf + 36, v[k], 4);
+		assert_int_equal(wire_parse(buf, len, &pkt), 0);
+		assert_int_equal(pkt.ack.hint_ppm, v[k]);
+		/* and every byte of it is read, not only the low one */
+		for (size_t off = 36; off < 40; off++) {
+			len = write_ack(&a);
+			buf[off] ^= 0x80;
+			assert_int_equal(wire_parse(buf, len, &pkt), 0);
+			assert_int_equal(pkt.ack.hint_ppm, v[k] ^ (0x80u << 8 * (off - 36)));
+		}
 	}
-	/* a NACK has no reserved bytes left, only its flags */
 }
 
 /* Without WIRE_F_CRC the crc field means nothing and must be zero. */
@@ -847,6 +875,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_magic_version_or_type_is_a_protocol_error, setup),
 		cmocka_unit_test_setup(test_unknown_flag_bits_are_malformed, setup),
 		cmocka_unit_test_setup(test_reserved_bytes_must_be_zero, setup),
+		cmocka_unit_test_setup(test_ack_hint_takes_any_value, setup),
 		cmocka_unit_test_setup(test_crc_field_without_the_crc_flag_must_be_zero, setup),
 		cmocka_unit_test_setup(test_oversize_payload_is_malformed, setup),
 		cmocka_unit_test_setup(test_payload_outside_the_message_is_malformed, setup),
