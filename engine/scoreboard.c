@@ -160,35 +160,58 @@ struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->e = calloc(capacity, sizeof(*s->e));
-	if (!s->e)
-		goto out_free;
-	s->sackmap = calloc(capacity / 64, sizeof(uint64_t));
-	if (!s->sackmap)
-		goto out_ents;
-	s->lostmap = calloc(capacity / 64, sizeof(uint64_t));
-	if (!s->lostmap)
-		goto out_sack;
 	s->top = calloc(dupthresh, sizeof(uint64_t));
 	if (!s->top)
-		goto out_lost;
+		goto out_free;
 	s->k.cap = capacity;
 	s->k.oldest_sent_ns = UINT64_MAX;
 	s->mask = capacity - 1;
 	s->wmask = capacity / 64 - 1;
 	s->dupthresh = dupthresh;
 	s->head = s->tail = NIL;
+	if (sb_tx_reserve(s) < 0)
+		goto out_top;
 	return s;
 
-out_lost:
-	free(s->lostmap);
-out_sack:
-	free(s->sackmap);
-out_ents:
-	free(s->e);
+out_top:
+	free(s->top);
 out_free:
 	free(s);
 	return NULL;
+}
+
+int sb_tx_reserve(struct sb_tx *s)
+{
+	uint32_t cap = s->k.cap;
+
+	if (s->e)
+		return 0;
+	s->e = calloc(cap, sizeof(*s->e));
+	s->sackmap = calloc(cap / 64, sizeof(uint64_t));
+	s->lostmap = calloc(cap / 64, sizeof(uint64_t));
+	if (!s->e || !s->sackmap || !s->lostmap) {
+		free(s->e);
+		free(s->sackmap);
+		free(s->lostmap);
+		s->e = NULL;
+		s->sackmap = s->lostmap = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Empty means every bit of both maps is clear (acks and resends clear
+ * them), so nothing but the counters carries over. */
+bool sb_tx_release(struct sb_tx *s)
+{
+	if (s->k.nxt != s->k.una)
+		return false;
+	free(s->e);
+	free(s->sackmap);
+	free(s->lostmap);
+	s->e = NULL;
+	s->sackmap = s->lostmap = NULL;
+	return true;
 }
 
 struct sb_tx *sb_tx_free(struct sb_tx *s)
@@ -201,6 +224,15 @@ struct sb_tx *sb_tx_free(struct sb_tx *s)
 	free(s->e);
 	free(s);
 	return NULL;
+}
+
+size_t sb_tx_bytes(const struct sb_tx *s)
+{
+	size_t n = sizeof(*s) + s->dupthresh * sizeof(uint64_t);
+
+	if (s->e)
+		n += s->k.cap * sizeof(*s->e) + 2 * (s->k.cap / 64) * sizeof(uint64_t);
+	return n;
 }
 
 int sb_tx_start_at(struct sb_tx *s, uint32_t psn)
@@ -222,7 +254,7 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 	uint32_t psn = s->k.nxt, slot = psn & s->mask;
 	struct sb_ent *x = &s->e[slot];
 
-	if (sb_tx_full(s))
+	if (sb_tx_full(s) || !s->e)
 		return psn;            /* caller bug: nothing recorded */
 	x->p = *p;
 	x->st = ST_INFLIGHT;
@@ -443,6 +475,8 @@ static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint3
 			break;
 		if (d < 64)
 			x &= low_bits(d);
+		if (!x)
+			continue;      /* nothing live here (an empty board has no maps) */
 		x &= ~bits64(s->sackmap, s->mask, s->wmask, start);
 		while (x) {
 			uint32_t psn = start + (uint32_t)__builtin_ctzll(x);
@@ -547,9 +581,12 @@ int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt)
 void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t now_ns)
 {
 	uint32_t slot = psn & s->mask;
-	struct sb_ent *x = &s->e[slot];
+	struct sb_ent *x;
 
-	if (!live(s, psn) || x->st == ST_SACKED)
+	if (!live(s, psn))
+		return;
+	x = &s->e[slot];
+	if (x->st == ST_SACKED)
 		return;
 	if (x->st == ST_LOST) {
 		bit_clear(s->lostmap, s->mask, psn);
@@ -602,7 +639,7 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 	uint32_t una = s->k.una, nxt = s->k.nxt;
 
 	/* settle the state first: dropped() may look at the scoreboard */
-	for (uint32_t w = 0; w <= s->wmask; w++)
+	for (uint32_t w = 0; s->e && w <= s->wmask; w++)
 		s->sackmap[w] = s->lostmap[w] = 0;
 	s->k.una = s->high_sack = s->fr_scan = s->lost_scan = nxt;
 	s->sacked = s->k.lost = 0;
@@ -623,6 +660,14 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 
 /* ---- receiver ---- */
 
+/* The arrival bitmap, allocated when first needed. */
+static uint64_t *rx_map(struct sb_rx *s)
+{
+	if (!s->map)
+		s->map = calloc(s->wmask + 1, sizeof(uint64_t));
+	return s->map;
+}
+
 struct sb_rx *sb_rx_new(uint32_t window)
 {
 	struct sb_rx *s;
@@ -634,14 +679,13 @@ struct sb_rx *sb_rx_new(uint32_t window)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->map = calloc(bits / 64, sizeof(uint64_t));
-	if (!s->map) {
-		free(s);
-		return NULL;
-	}
 	s->window = window;
 	s->mask = bits - 1;
 	s->wmask = bits / 64 - 1;
+	if (!rx_map(s)) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -652,6 +696,20 @@ struct sb_rx *sb_rx_free(struct sb_rx *s)
 	free(s->map);
 	free(s);
 	return NULL;
+}
+
+bool sb_rx_release(struct sb_rx *s)
+{
+	if (s->above)
+		return false;
+	free(s->map);                  /* all clear: rx_advance clears as cum passes */
+	s->map = NULL;
+	return true;
+}
+
+size_t sb_rx_bytes(const struct sb_rx *s)
+{
+	return sizeof(*s) + (s->map ? (s->wmask + 1) * sizeof(uint64_t) : 0);
 }
 
 int sb_rx_start_at(struct sb_rx *s, uint32_t psn)
@@ -689,8 +747,11 @@ int sb_rx_accept(struct sb_rx *s, uint32_t psn)
 		return -ERANGE;
 	if (d == 0) {
 		s->cum = psn + 1;
-		rx_advance(s);
+		if (s->above)          /* else no bit is set: nothing to join */
+			rx_advance(s);
 	} else {
+		if (!rx_map(s))
+			return -ENOMEM;
 		if (bit_get(s->map, s->mask, psn))
 			return 0;
 		bit_set(s->map, s->mask, psn);
