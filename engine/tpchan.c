@@ -79,6 +79,15 @@
  *    packets; cwnd_bytes the CC window before the max_inflight_bytes cap.
  *  - Callbacks may call tpchan_submit() and tpchan_get_stats() on this
  *    channel, nothing else (not from tpchan_free: submit then says -ESHUTDOWN).
+ *  - State at scale: what grows with the window (sender ring, message
+ *    table, receive bitmap, refusal records, per-path table) exists only
+ *    while used. The first submit allocates the send side, the first DATA
+ *    the refusal records (the bitmap comes with the first out-of-order
+ *    packet, the path table with the first pick). After idle_release_ns of
+ *    idleness it is all freed; psns, the cumulative point, RTT, CC state
+ *    and tokens live in the fixed part, so the wire sees no difference.
+ *    The hold starts at the tpchan_tx or tpchan_rx that finds the channel
+ *    idle, restarts with every packet, and is part of the deadline.
  */
 
 /* A packet's scoreboard cookie: message table slot << 40 | offset. */
@@ -189,7 +198,10 @@ struct tpchan {
 	uint32_t ref_confirmed;        /* the peer's nacks_seen */
 	uint32_t ref_backoff;          /* resend rounds since the last confirmation */
 	uint64_t ref_due;              /* earliest time a record must go (again) */
-	struct nack_ent nacks[NACK_RING];
+	struct nack_ent *nacks;        /* NACK_RING records; NULL while released */
+
+	uint64_t release_at;           /* idle: release the state then; else UINT64_MAX */
+	size_t base_bytes;             /* state_bytes() with everything released */
 
 	struct tpchan_stats st;
 };
@@ -205,6 +217,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 static void deadline_update(struct tpchan *c);
+static size_t state_bytes(const struct tpchan *c);
 
 /* The CC window changes only when the CC is told something: read it then. */
 static void cc_refresh(struct tpchan *c)
@@ -296,16 +309,12 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	c->cc_st = calloc(1, c->cc->state_size);
 	if (!c->cc_st)
 		goto out_paths;
-	c->m = calloc(c->p.max_msgs, sizeof(*c->m));
-	if (!c->m)
-		goto out_cc;
-	c->cookies = calloc(c->p.max_msgs, sizeof(*c->cookies));
-	if (!c->cookies)
-		goto out_msgs;
-
-	for (uint32_t i = 0; i < c->p.max_msgs; i++)
-		c->m[i].next = i + 1 < c->p.max_msgs ? i + 1 : NONE;
-	c->free_head = 0;
+	/* the rest comes with the first use (tx_state_get, rx_data) */
+	sb_tx_release(c->tx);
+	sb_rx_release(c->rx);
+	paths_release(c->paths);
+	c->release_at = UINT64_MAX;
+	c->free_head = NONE;
 	c->q_head = c->q_tail = c->cur = NONE;
 	c->held_head = c->held_tail = NONE;
 	c->ref_due = UINT64_MAX;
@@ -321,13 +330,10 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	};
 	c->cc->init(c->cc_st, &ccp);
 	cc_refresh(c);
+	c->base_bytes = state_bytes(c);
 	deadline_update(c);
 	return c;
 
-out_msgs:
-	free(c->m);
-out_cc:
-	free(c->cc_st);
 out_paths:
 	paths_free(c->paths);
 out_rx:
@@ -345,6 +351,7 @@ struct tpchan *tpchan_free(struct tpchan *c)
 		return NULL;
 	c->closing = true;
 	tpchan_reset(c, -ECANCELED);
+	free(c->nacks);
 	free(c->cookies);
 	free(c->m);
 	free(c->cc_st);
@@ -353,6 +360,78 @@ struct tpchan *tpchan_free(struct tpchan *c)
 	sb_tx_free(c->tx);
 	free(c);
 	return NULL;
+}
+
+/* ---- state allocated on use ---- */
+
+static size_t state_bytes(const struct tpchan *c)
+{
+	size_t n = sizeof(*c) + c->cc->state_size;
+
+	n += sb_tx_bytes(c->tx) + sb_rx_bytes(c->rx) + paths_bytes(c->paths);
+	if (c->m)
+		n += (size_t)c->p.max_msgs * (sizeof(*c->m) + sizeof(*c->cookies));
+	if (c->nacks)
+		n += NACK_RING * sizeof(*c->nacks);
+	return n;
+}
+
+/* Nothing refers to the per-packet state: no message in the table, no
+ * packet unacknowledged either way, no refusal record unconfirmed. */
+static bool chan_idle(const struct tpchan *c)
+{
+	return c->live == 0 && c->cur == NONE && c->txk->nxt == c->txk->una &&
+	       c->ref_issued == c->ref_confirmed && !sb_rx_has_holes(c->rx) && !c->ack_pending;
+}
+
+static void state_release(struct tpchan *c)
+{
+	c->release_at = UINT64_MAX;
+	if (!chan_idle(c) || state_bytes(c) == c->base_bytes)
+		return;
+	free(c->m);
+	free(c->cookies);
+	free(c->nacks);
+	c->m = NULL;
+	c->cookies = NULL;
+	c->nacks = NULL;
+	c->free_head = NONE;
+	sb_tx_release(c->tx);
+	sb_rx_release(c->rx);
+	paths_release(c->paths);       /* per-path RTT and losses back to defaults */
+	c->st.state_releases++;
+}
+
+/* A tpchan_tx or tpchan_rx at now: (re)start the hold if the channel holds
+ * state and is idle (restart it on traffic: active), else cancel it. */
+static void idle_note(struct tpchan *c, uint64_t now, bool active)
+{
+	if (!c->p.idle_release_ns || !chan_idle(c) || state_bytes(c) == c->base_bytes) {
+		c->release_at = UINT64_MAX;
+		return;
+	}
+	if (active || c->release_at == UINT64_MAX)
+		c->release_at = sat_add(now, c->p.idle_release_ns);
+}
+
+/* The send side: message table and sender ring. */
+static int tx_state_get(struct tpchan *c)
+{
+	if (!c->m) {
+		c->m = calloc(c->p.max_msgs, sizeof(*c->m));
+		c->cookies = calloc(c->p.max_msgs, sizeof(*c->cookies));
+		if (!c->m || !c->cookies) {
+			free(c->m);
+			free(c->cookies);
+			c->m = NULL;
+			c->cookies = NULL;
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < c->p.max_msgs; i++)
+			c->m[i].next = i + 1 < c->p.max_msgs ? i + 1 : NONE;
+		c->free_head = 0;
+	}
+	return sb_tx_reserve(c->tx);
 }
 
 /* ---- message table ---- */
@@ -445,6 +524,9 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 		return -EINVAL;
 	if (c->live >= c->p.max_msgs)
 		return -EAGAIN;
+	if (tx_state_get(c) < 0)
+		return -ENOMEM;
+	c->release_at = UINT64_MAX;
 	i = c->free_head;
 	m = &c->m[i];
 	c->free_head = m->next;
@@ -489,7 +571,7 @@ void tpchan_reset(struct tpchan *c, int err)
 	if (err >= 0)
 		err = -ECONNRESET;
 	/* settle everything first: complete() may submit anew */
-	for (uint32_t i = 0; i < c->p.max_msgs; i++) {
+	for (uint32_t i = 0; c->m && i < c->p.max_msgs; i++) {
 		if (c->m[i].state == M_FREE)
 			continue;
 		if (c->m[i].state == M_LIVE)
@@ -810,7 +892,7 @@ static uint64_t deadline_of(const struct tpchan *c)
 	oldest = c->txk->oldest_sent_ns;
 	if (oldest != UINT64_MAX)
 		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
-	return t;
+	return min_u64(t, c->release_at);
 }
 
 static void deadline_update(struct tpchan *c)
@@ -830,12 +912,15 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 {
 	int n = 0;
 
+	if (now_ns >= c->release_at)
+		state_release(c);
 	check_timer(c, now_ns);
 	n = send_refusals(c, now_ns, out, n, max);
 	n = send_acks(c, now_ns, out, n, max);
 	n = send_lost(c, now_ns, out, n, max);
 	n = send_new(c, now_ns, out, n, max);
 	n = send_sync(c, out, n, max);
+	idle_note(c, now_ns, n > 0);
 	deadline_update(c);
 	return n;
 }
@@ -932,6 +1017,12 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		return -EBADMSG;
 	}
 	ref_confirm(c, d->nacks_seen);
+	/* the records must have room before the packet is taken: a refusal
+	 * cannot be lost after deliver() */
+	if (!c->nacks && !(c->nacks = calloc(NACK_RING, sizeof(*c->nacks)))) {
+		c->st.drop_nomem++;
+		return -ENOMEM;
+	}
 	if (c->ref_issued - c->ref_confirmed == NACK_RING) {
 		/* no room for the record this packet might need: not accepted,
 		 * as if past the window; the peer resends it */
@@ -940,6 +1031,10 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		return -ERANGE;
 	}
 	r = sb_rx_accept(c->rx, d->psn);
+	if (r == -ENOMEM) {
+		c->st.drop_nomem++;            /* untracked: not acknowledged, resent */
+		return r;
+	}
 	if (r < 0) {
 		c->st.drop_window++;
 		ack_schedule(c, d, now, false, true);
@@ -1109,7 +1204,7 @@ static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 	if ((int32_t)d <= 0 || (c->ref_map[bit / 64] >> bit % 64 & 1))
 		return 0;                      /* seen before */
 	c->ref_map[bit / 64] |= 1ull << bit % 64;
-	if (i < c->p.max_msgs) {
+	if (c->m && i < c->p.max_msgs) {
 		m = &c->m[i];
 		/* only a message that has packets on the wire can have been
 		 * refused; a record for one already failed means nothing */
@@ -1173,6 +1268,7 @@ int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns,
 		c->st.drop_version++;
 		return -EPROTO;
 	}
+	idle_note(c, now_ns, true);
 	deadline_update(c);
 	return r;
 }
@@ -1203,4 +1299,5 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 	out->rto_ns = rtt_rto(&c->rtt);
 	out->cwnd_bytes = c->cc->window(c->cc_st);
 	out->sack_holes = sb_tx_holes(c->tx);
+	out->state_bytes = state_bytes(c);
 }
