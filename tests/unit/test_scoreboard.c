@@ -762,6 +762,79 @@ static void test_lossy_run_acknowledges_everything_once_gbn(void **state)
 	run_lossy(true);
 }
 
+/* ---- releasing the ring of an empty scoreboard ---- */
+
+static void test_tx_release_only_when_empty_and_psns_carry_on(void **state)
+{
+	struct sb_tx *s = sb_tx_new(1024, 3);
+	struct rec r = { 0 };
+	uint64_t w[16];
+	uint32_t above[] = { 5 };
+	size_t small;
+
+	for (int i = 0; i < 5; i++)
+		push(s, i, 10, 1);
+	assert_false(sb_tx_release(s));        /* packets out: kept */
+	assert_int_equal(sb_tx_ack(s, 5, NULL, 0, record, &r), 5);
+	assert_true(sb_tx_release(s));
+	small = sb_tx_bytes(s);
+	assert_true(small < 256);
+	/* everything but push works without the ring: a stale ACK (with a SACK
+	 * bit for a psn that was acknowledged), a bogus one, a timeout */
+	memset(w, 0, sizeof(w));
+	w[0] = 1ull << 2;                       /* psn 3 relative to cum 0 */
+	assert_int_equal(sb_tx_ack(s, 0, w, 1, record, &r), 0);
+	assert_int_equal(sack(s, 5, above, 0, &r), 0);
+	assert_int_equal(sb_tx_ack(s, 6, NULL, 0, record, &r), -EINVAL);
+	assert_int_equal(sb_tx_ack_gbn(s, 5, record, &r), 0);
+	assert_int_equal(sb_tx_timeout(s, UINT64_MAX), 0);
+	sb_tx_retransmitted(s, 4, 0, 9);
+	sb_tx_clear(s, record, &r);
+	assert_int_equal(r.n, 5);
+	assert_int_equal(sb_tx_bytes(s), small);
+	/* back with the ring: numbering continues at 5 */
+	assert_int_equal(sb_tx_reserve(s), 0);
+	assert_true(sb_tx_bytes(s) > 1024 * 40);
+	assert_int_equal(push(s, 9, 10, 2), 5);
+	assert_int_equal(push(s, 9, 10, 2), 6);
+	assert_int_equal(sack(s, 5, (uint32_t[]){ 6 }, 1, &r), 1);
+	assert_int_equal(sb_tx_holes(s), 1);
+	assert_int_equal(sb_tx_ack(s, 7, NULL, 0, record, &r), 1);
+	assert_int_equal(r.psn[r.n - 1], 5);
+	sb_tx_free(s);
+}
+
+static void test_rx_bitmap_only_while_out_of_order(void **state)
+{
+	struct sb_rx *s = sb_rx_new(4096);
+	uint64_t w[4];
+	size_t small;
+
+	assert_true(sb_rx_release(s));
+	small = sb_rx_bytes(s);
+	for (uint32_t psn = 0; psn < 100; psn++)
+		assert_int_equal(sb_rx_accept(s, psn), 1);
+	assert_int_equal(sb_rx_bytes(s), small);   /* in order: no bitmap */
+	assert_int_equal(sb_rx_accept(s, 50), 0);
+	assert_int_equal(sb_rx_accept(s, 102), 1); /* a hole: the bitmap comes */
+	assert_true(sb_rx_bytes(s) > small);
+	assert_false(sb_rx_release(s));
+	assert_int_equal(sb_rx_sack(s, w, 4), 1);
+	assert_int_equal(w[0], 2);
+	assert_int_equal(sb_rx_accept(s, 102), 0);
+	assert_int_equal(sb_rx_accept(s, 100), 1);
+	assert_int_equal(sb_rx_accept(s, 101), 1);
+	assert_int_equal(sb_rx_cum(s), 103);
+	assert_true(sb_rx_release(s));
+	assert_int_equal(sb_rx_bytes(s), small);
+	assert_int_equal(sb_rx_accept(s, 102), 0);  /* old: still a duplicate */
+	assert_int_equal(sb_rx_accept(s, 103 + 4096), -ERANGE);
+	assert_int_equal(sb_rx_accept(s, 104), 1);
+	assert_int_equal(sb_rx_accept(s, 103), 1);
+	assert_int_equal(sb_rx_cum(s), 105);
+	sb_rx_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -788,6 +861,8 @@ int main(void)
 		cmocka_unit_test(test_rx_wraps_across_2_32),
 		cmocka_unit_test(test_lossy_run_acknowledges_everything_once_sack),
 		cmocka_unit_test(test_lossy_run_acknowledges_everything_once_gbn),
+		cmocka_unit_test(test_tx_release_only_when_empty_and_psns_carry_on),
+		cmocka_unit_test(test_rx_bitmap_only_while_out_of_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
