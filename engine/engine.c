@@ -380,9 +380,9 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		res = -ENOTCONN;
 		goto fail;
 	}
-	c = &ep->conns[s->conn];
-	if (c->state != CONN_UP) {
-		res = c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
+	c = ep_conn(ep, s->conn);
+	if (!c || c->state != CONN_UP) {
+		res = c && c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
 		goto fail;
 	}
 	if (s->opcode != UCCL_OP_SIGNAL && s->opcode != UCCL_OP_FLUSH) {
@@ -475,7 +475,9 @@ int engine_conn_reset(struct engine *e, uint32_t ep_id, uint32_t conn)
 
 	if (!ep || conn >= ep->max_conns)
 		return -EINVAL;
-	c = &ep->conns[conn];
+	c = ep_conn(ep, conn);
+	if (!c)
+		return -ENOTCONN;
 	if (c->state == CONN_RESET)
 		return 0;
 	if (c->state != CONN_UP || !c->remote)
@@ -510,10 +512,10 @@ static void ep_shutdown(struct engine *e, struct ep *ep)
 		live_del(e, ep);
 	ep->broken = true;
 	ep->staged = 0;
-	for (uint32_t i = 0; i < ep->max_conns; i++) {
-		struct conn *c = &ep->conns[i];
+	for (uint32_t i = 0; i < ep->nchunks * CONN_CHUNK; i++) {
+		struct conn *c = ep_conn(ep, i);
 
-		if (c->state == CONN_FREE)
+		if (!c || c->state == CONN_FREE)
 			continue;
 		if (c->state == CONN_UP && !c->remote)
 			conn_reset_peer(e, c);
@@ -667,9 +669,46 @@ static struct ep *ep_free(struct ep *ep)
 	if (!ep)
 		return NULL;
 	opq_pool_free(ep->pool);
+	for (uint32_t k = 0; k < ep->nchunks; k++)
+		free(ep->conns[k]);
 	free(ep->conns);
 	free(ep);
 	return NULL;
+}
+
+struct conn *eng_conn_make(struct ep *ep, uint32_t id)
+{
+	uint32_t k = id / CONN_CHUNK, n = ep->nchunks;
+	struct conn *chunk;
+
+	if (ep_conn(ep, id))
+		return ep_conn(ep, id);
+	/* the first connection brings the op pool: no ops without one */
+	if (!ep->pool && !(ep->pool = opq_pool_new(ep->max_outstanding)))
+		return NULL;
+	if (k >= n) {
+		struct conn **t;
+
+		n = n ? n : 1;
+		while (n <= k)
+			n *= 2;
+		t = realloc(ep->conns, n * sizeof(*t));
+		if (!t)
+			return NULL;
+		memset(t + ep->nchunks, 0, (n - ep->nchunks) * sizeof(*t));
+		ep->conns = t;
+		ep->nchunks = n;
+	}
+	chunk = calloc(CONN_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return NULL;
+	for (uint32_t i = 0; i < CONN_CHUNK; i++) {
+		opq_conn_init(&chunk[i].q);
+		chunk[i].ep = ep;
+		chunk[i].id = k * CONN_CHUNK + i;
+	}
+	ep->conns[k] = chunk;
+	return &chunk[id % CONN_CHUNK];
 }
 
 int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
@@ -696,12 +735,6 @@ int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
-	ep->conns = calloc(p->max_conns, sizeof(*ep->conns));
-	ep->pool = opq_pool_new(p->max_outstanding);
-	if (!ep->conns || !ep->pool) {
-		ep_free(ep);
-		return -ENOMEM;
-	}
 	ep->id = p->ep_id;
 	ep->client_id = p->client_id;
 	ep->max_conns = p->max_conns;
@@ -711,13 +744,6 @@ int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 	ring_side_init(&ep->cq, p->region, h->cq_ctl_off, h->cq_off, h->cq_entries,
 		       h->cq_entry_size);
 	ep->sems = (uint64_t *)((uint8_t *)p->region + h->sem_off);
-	for (uint32_t i = 0; i < p->max_conns; i++) {
-		struct conn *c = &ep->conns[i];
-
-		opq_conn_init(&c->q);
-		c->ep = ep;
-		c->id = i;
-	}
 	e->eps[p->ep_id] = ep;
 	ep->live_pos = e->nlive;
 	e->live[e->nlive++] = ep;
@@ -754,8 +780,10 @@ int engine_conn_add(struct engine *e, uint32_t ep_a, uint32_t conn_a, uint32_t e
 		return -EINVAL;
 	if (a->broken || b->broken)
 		return -EPIPE;
-	ca = &a->conns[conn_a];
-	cb = &b->conns[conn_b];
+	ca = eng_conn_make(a, conn_a);
+	cb = eng_conn_make(b, conn_b);
+	if (!ca || !cb)
+		return -ENOMEM;
 	if (ca->state != CONN_FREE || cb->state != CONN_FREE)
 		return -EBUSY;
 	ca->state = cb->state = CONN_UP;
@@ -780,8 +808,8 @@ int engine_conn_remove(struct engine *e, uint32_t ep_id, uint32_t conn)
 
 	if (!ep || conn >= ep->max_conns)
 		return -EINVAL;
-	c = &ep->conns[conn];
-	if (c->state == CONN_FREE)
+	c = ep_conn(ep, conn);
+	if (!c || c->state == CONN_FREE)
 		return -ENOTCONN;
 	if (c->state == CONN_UP && !c->remote)
 		conn_reset_peer(e, c);
@@ -806,7 +834,7 @@ int engine_mr_add(struct engine *e, const struct mr *m)
  * (in its turn if it is strict) and forgets the region. */
 static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 {
-	struct conn *c = &ep->conns[op->conn];
+	struct conn *c = ep_conn(ep, op->conn);   /* it holds an op: allocated */
 
 	eng_count_err(e, -ECANCELED);
 	op->res = -ECANCELED;

@@ -785,7 +785,9 @@ int engine_rconn_add(struct engine *e, uint32_t ep_id, uint32_t conn, uint32_t w
 		return -EPIPE;
 	if (ch->failed)
 		return -ENETRESET;
-	c = &ep->conns[conn];
+	c = eng_conn_make(ep, conn);
+	if (!c)
+		return -ENOMEM;
 	if (c->state != CONN_FREE)
 		return -EBUSY;
 	c->state = CONN_UP;
@@ -813,7 +815,9 @@ int engine_rconn_connect(struct engine *e, uint32_t ep_id, uint32_t conn, uint32
 
 	if (!ep || conn >= ep->max_conns || rep == UINT32_MAX)
 		return -EINVAL;
-	c = &ep->conns[conn];
+	c = ep_conn(ep, conn);
+	if (!c)
+		return -EINVAL;        /* never bound: as a free side */
 	if (c->state == CONN_RESET)
 		return -ECONNRESET;
 	if (!c->remote || c->state != CONN_UP || c->r.rep != UINT32_MAX)

@@ -547,8 +547,8 @@ int rrecv_deliver(void *arg, const struct wire_data *d)
 
 	if (!ep || ep->broken || id >= ep->max_conns)
 		goto noconn;
-	c = &ep->conns[id];
-	if (!c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
+	c = ep_conn(ep, id);
+	if (!c || !c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
 		goto noconn;
 	switch (d->opcode) {
 	case UCCL_OP_PUT:
