@@ -43,15 +43,41 @@
 #define DEF_UNEXP_BYTES  (64ull << 20)
 #define DEF_UNEXP_MSGS   16384u
 #define MAX_REMOTE_MSGS  (1u << 22)
+#define FIRST_SLOTS      16u           /* the slot table doubles from this to nslots */
 #define TX_CHUNK         64
 #define DRR_QUANTUM      (64u * 1024)  /* bytes a busy channel earns per turn */
 
 /* ---- message slots ---- */
 
+/* Double the slot table (up to nslots): it is reached by index only, never
+ * by a pointer kept across a call that may submit, so it may move. */
+static void slots_grow(struct remote *rm)
+{
+	uint32_t n = rm->nalloc ? rm->nalloc * 2 : FIRST_SLOTS;
+	struct rslot *t;
+
+	if (n > rm->nslots)
+		n = rm->nslots;
+	if (n <= rm->nalloc)
+		return;
+	t = realloc(rm->slots, n * sizeof(*t));
+	if (!t)
+		return;                /* as if full: no_slots, the queue waits */
+	memset(t + rm->nalloc, 0, (n - rm->nalloc) * sizeof(*t));
+	for (uint32_t i = rm->nalloc; i < n; i++)
+		t[i].next_free = i + 1 < n ? i + 1 : rm->free_head;
+	rm->free_head = rm->nalloc;
+	rm->slots = t;
+	rm->nalloc = n;
+}
+
 static uint32_t slot_get(struct remote *rm)
 {
-	uint32_t i = rm->free_head;
+	uint32_t i;
 
+	if (rm->free_head == NO_SLOT)
+		slots_grow(rm);
+	i = rm->free_head;
 	if (i == NO_SLOT)
 		return NO_SLOT;
 	rm->free_head = rm->slots[i].next_free;
@@ -80,7 +106,7 @@ static struct rslot *slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
 {
 	uint32_t i = (uint32_t)cookie;
 
-	if (i >= rm->nslots || !rm->slots[i].used || rm->slots[i].gen != (uint32_t)(cookie >> 32))
+	if (i >= rm->nalloc || !rm->slots[i].used || rm->slots[i].gen != (uint32_t)(cookie >> 32))
 		return NULL;
 	*idx = i;
 	return &rm->slots[i];
@@ -665,12 +691,9 @@ struct remote *remote_new(const struct engine_params *p)
 		goto fail;
 	rm->chans = calloc(p->max_chans, sizeof(*rm->chans));
 	rm->live = calloc(p->max_chans, sizeof(*rm->live));
-	rm->slots = calloc(rm->nslots, sizeof(*rm->slots));
-	if (!rm->chans || !rm->live || !rm->slots)
+	rm->free_head = NO_SLOT;       /* slots come with the first remote message */
+	if (!rm->chans || !rm->live)
 		goto fail;
-	for (uint32_t i = 0; i < rm->nslots; i++)
-		rm->slots[i].next_free = i + 1 < rm->nslots ? i + 1 : NO_SLOT;
-	rm->free_head = 0;
 	return rm;
 fail:
 	free(rm->chans);
@@ -697,6 +720,7 @@ static void chan_free(struct engine *e, struct rchan *ch)
 		ch->j_head = j->next;
 		job_free(e, j);
 	}
+	free(ch->refused);
 	free(ch);
 }
 
