@@ -7,7 +7,7 @@
  * dropped and a full completion ring or too many outstanding operations simply
  * leave descriptors in the submission ring. Operations that cannot finish at
  * once (unmatched sends and receives, anything behind a fence, strict
- * completions behind those) wait in the endpoint's fixed pool, ordered per
+ * completions behind those) wait in the endpoint's op pools, ordered per
  * connection side by opq. Same-host connections join two endpoints of this
  * engine directly.
  */
@@ -119,13 +119,44 @@ void eng_count_err(struct engine *e, int res)
 
 /* ---- pending operations ---- */
 
+/* The endpoint's ops live in pools that double its capacity each time one
+ * more is needed, up to max_outstanding: an endpoint pays for the ops it
+ * has had in flight at once, not for the most it may. Ops never move. */
+#define POOL_FIRST 16u
+
+static int pool_grow(struct ep *ep)
+{
+	uint32_t n = ep->pool_cap ? ep->pool_cap : POOL_FIRST;
+	struct opq_pool **t, *p;
+
+	if (n > ep->max_outstanding - ep->pool_cap)
+		n = ep->max_outstanding - ep->pool_cap;
+	if (n == 0)
+		return -ENOBUFS;
+	t = realloc(ep->pools, (ep->npools + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ep->pools = t;
+	p = opq_pool_new(n);
+	if (!p)
+		return -ENOMEM;
+	ep->pools[ep->npools++] = p;
+	ep->pool_cap += n;
+	return 0;
+}
+
 /* Move a finished-or-waiting op from the stack into the endpoint's pool. The
- * pool cannot be empty: engine_poll consumes at most as many descriptors as
- * there are free entries. */
+ * pools cannot be full: engine_poll consumes at most as many descriptors as
+ * there are free entries; but growing them may fail (no memory). */
 static struct opq_op *op_store(struct ep *ep, const struct opq_op *tmp)
 {
-	struct opq_op *op = opq_pool_get(ep->pool);
+	struct opq_op *op = NULL;
 
+	/* the newest pool is the largest: look there first */
+	for (uint32_t k = ep->npools; k-- > 0 && !op;)
+		op = opq_pool_get(ep->pools[k]);
+	if (!op && pool_grow(ep) == 0)
+		op = opq_pool_get(ep->pools[ep->npools - 1]);
 	if (!op)
 		return NULL;
 	*op = *tmp;
@@ -135,7 +166,17 @@ static struct opq_op *op_store(struct ep *ep, const struct opq_op *tmp)
 
 static void op_release(struct ep *ep, struct opq_op *op)
 {
-	opq_pool_put(ep->pool, op);
+	uintptr_t a = (uintptr_t)op;
+
+	for (uint32_t k = 0; k < ep->npools; k++) {
+		struct opq_pool *p = ep->pools[k];
+		uintptr_t lo = (uintptr_t)opq_pool_at(p, 0);
+
+		if (a >= lo && a < lo + opq_pool_size(p) * sizeof(*op)) {
+			opq_pool_put(p, op);
+			break;
+		}
+	}
 	ep->st.outstanding--;
 }
 
@@ -668,7 +709,9 @@ static struct ep *ep_free(struct ep *ep)
 {
 	if (!ep)
 		return NULL;
-	opq_pool_free(ep->pool);
+	for (uint32_t k = 0; k < ep->npools; k++)
+		opq_pool_free(ep->pools[k]);
+	free(ep->pools);
 	for (uint32_t k = 0; k < ep->nchunks; k++)
 		free(ep->conns[k]);
 	free(ep->conns);
@@ -683,9 +726,6 @@ struct conn *eng_conn_make(struct ep *ep, uint32_t id)
 
 	if (ep_conn(ep, id))
 		return ep_conn(ep, id);
-	/* the first connection brings the op pool: no ops without one */
-	if (!ep->pool && !(ep->pool = opq_pool_new(ep->max_outstanding)))
-		return NULL;
 	if (k >= n) {
 		struct conn **t;
 
@@ -858,16 +898,18 @@ int engine_mr_remove(struct engine *e, uint32_t client_id, uint32_t mr_id)
 		return -ENOENT;
 	for (uint32_t i = 0; i < e->nlive; i++) {
 		struct ep *ep = e->live[i];
-		uint32_t size;
 
 		if (ep->client_id != client_id || ep->st.outstanding == 0)
 			continue;
-		size = opq_pool_size(ep->pool);
-		for (uint32_t j = 0; j < size; j++) {
-			struct opq_op *op = opq_pool_at(ep->pool, j);
+		for (uint32_t k = 0; k < ep->npools; k++) {
+			uint32_t size = opq_pool_size(ep->pools[k]);
 
-			if (op->state != OPQ_FREE && op->lmr == m)
-				op_cancel(e, ep, op);
+			for (uint32_t j = 0; j < size; j++) {
+				struct opq_op *op = opq_pool_at(ep->pools[k], j);
+
+				if (op->state != OPQ_FREE && op->lmr == m)
+					op_cancel(e, ep, op);
+			}
 		}
 	}
 	run_work(e);

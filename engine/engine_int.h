@@ -76,7 +76,9 @@ struct ep {
 	uint64_t *sems;            /* shared, indexed by this endpoint's conn id */
 	struct conn **conns;       /* nchunks chunks of CONN_CHUNK sides, or NULL */
 	uint32_t nchunks;          /* grows by doubling */
-	struct opq_pool *pool;     /* max_outstanding ops; from the first connection */
+	struct opq_pool **pools;   /* op pools of 16, 16, 32, 64...: max_outstanding in all */
+	uint32_t npools;
+	uint32_t pool_cap;         /* ops in the pools so far */
 	uint32_t id;
 	uint32_t client_id;
 	uint32_t max_conns;

@@ -684,6 +684,56 @@ static void test_max_outstanding_leaves_descriptors_in_the_ring(void **state)
 	teardown((void **)&f);
 }
 
+/* The op pools grow (16, 16, 32, then what is left of max_outstanding)
+ * as ops wait: 100 unmatched receives all wait, the 101st stays in the
+ * ring, sends match them in order whichever pool holds them, and a region
+ * removal finds those still waiting in every pool. */
+static void test_op_pools_grow_to_max_outstanding(void **state)
+{
+	struct fx *f = fx_new(256, 256, 100);
+	struct engine_ep_stats es;
+	struct uccl_cqe c[128];
+	bool seen[41];
+	int n;
+
+	(void)state;
+	for (int i = 0; i < 101; i++)
+		submit(f, 1, RECV(.loff = (uint64_t)i, .len = 1, .tag = 1, .user_data = (uint64_t)i));
+	for (int k = 0; k < 20; k++)          /* a batch of 8 a poll */
+		poll_all(f);
+	assert_int_equal(engine_ep_stats(f->e, 1, &es), 0);
+	assert_int_equal(es.outstanding, 100);
+	assert_int_equal(f->ep[1].sq.ctl->cons, 100);
+	for (int i = 0; i < 60; i++)
+		submit(f, 0, SEND(.loff = (uint64_t)i, .len = 1, .tag = 1, .user_data = (uint64_t)i));
+	for (int k = 0; k < 20; k++)
+		poll_all(f);
+	n = reap(f, 1, c, 128);
+	assert_int_equal(n, 60);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(c[i].res, 0);
+		assert_int_equal(c[i].user_data, (uint64_t)i);   /* matched in post order */
+	}
+	assert_int_equal(reap(f, 0, c, 128), 60);
+	for (int k = 0; k < 20; k++)
+		poll_all(f);                   /* the 101st got in */
+	assert_int_equal(engine_ep_stats(f->e, 1, &es), 0);
+	assert_int_equal(es.outstanding, 41);
+	assert_int_equal(engine_mr_remove(f->e, CLIENT_B, 1), 0);
+	n = reap(f, 1, c, 128);
+	assert_int_equal(n, 41);
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < n; i++) {                 /* in pool order: any */
+		assert_int_equal(c[i].res, -ECANCELED);
+		assert_true(c[i].user_data >= 60 && c[i].user_data <= 100);
+		assert_false(seen[c[i].user_data - 60]);
+		seen[c[i].user_data - 60] = true;
+	}
+	assert_int_equal(engine_ep_stats(f->e, 1, &es), 0);
+	assert_int_equal(es.outstanding, 0);
+	teardown((void **)&f);
+}
+
 static void test_full_cq_stops_consumption_and_loses_nothing(void **state)
 {
 	struct fx *f = fx_new(32, 16, 16);
@@ -1208,6 +1258,7 @@ int main(void)
 		T(test_sleep_arm_ignores_descriptors_held_back_by_a_full_cq),
 		T(test_conn_add_rejects_bad_ids_and_busy_sides),
 		T(test_sides_of_a_wide_endpoint_exist_only_once_bound),
+		cmocka_unit_test(test_op_pools_grow_to_max_outstanding),
 		T(test_ep_add_rejects_bad_parameters),
 		T(test_ep_stats_count_this_endpoints_work),
 		T(test_stats_foreach_names_every_counter),
