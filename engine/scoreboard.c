@@ -33,6 +33,7 @@ struct sb_ent {
 struct sb_tx {
 	struct sb_tx_counts k;         /* una, nxt, cap, lost, bytes, oldest_sent_ns */
 	uint32_t mask, wmask;          /* ring slots; wmask over 64-bit words */
+	uint32_t max_cap;              /* k.cap doubles up to this as packets fly */
 	uint32_t dupthresh;
 	uint32_t sacked;               /* entries in ST_SACKED (k.lost: in ST_LOST) */
 	uint32_t high_sack;            /* one past the highest SACKed psn, >= una */
@@ -163,10 +164,8 @@ struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
 	s->top = calloc(dupthresh, sizeof(uint64_t));
 	if (!s->top)
 		goto out_free;
-	s->k.cap = capacity;
+	s->max_cap = capacity;
 	s->k.oldest_sent_ns = UINT64_MAX;
-	s->mask = capacity - 1;
-	s->wmask = capacity / 64 - 1;
 	s->dupthresh = dupthresh;
 	s->head = s->tail = NIL;
 	if (sb_tx_reserve(s) < 0)
@@ -180,9 +179,14 @@ out_free:
 	return NULL;
 }
 
+/* The ring starts at this many entries (>= 64: the bitmaps are words) and
+ * doubles while full, up to the capacity asked for: a channel with little
+ * in flight keeps a small ring. */
+#define FIRST_CAP 64u
+
 int sb_tx_reserve(struct sb_tx *s)
 {
-	uint32_t cap = s->k.cap;
+	uint32_t cap = s->max_cap < FIRST_CAP ? s->max_cap : FIRST_CAP;
 
 	if (s->e)
 		return 0;
@@ -197,7 +201,57 @@ int sb_tx_reserve(struct sb_tx *s)
 		s->sackmap = s->lostmap = NULL;
 		return -ENOMEM;
 	}
+	s->k.cap = cap;
+	s->mask = cap - 1;
+	s->wmask = cap / 64 - 1;
 	return 0;
+}
+
+/* The slot of the live psn in slot `slot` of a ring with mask m, in the
+ * ring with mask nm. */
+static uint32_t reslot(const struct sb_tx *s, uint32_t slot, uint32_t m, uint32_t nm)
+{
+	return slot == NIL ? NIL : (s->k.una + ((slot - s->k.una) & m)) & nm;
+}
+
+/* Double the ring: every live entry (and its bits) moves to its psn's slot
+ * in the larger ring, time-list links translated. Without memory the ring
+ * stays full and the sender waits for acknowledgements. */
+static void grow(struct sb_tx *s)
+{
+	uint32_t cap = s->k.cap * 2, m = s->mask, nm = cap - 1;
+	struct sb_ent *e = calloc(cap, sizeof(*e));
+	uint64_t *sk = calloc(cap / 64, sizeof(uint64_t));
+	uint64_t *lo = calloc(cap / 64, sizeof(uint64_t));
+
+	if (!e || !sk || !lo) {
+		free(e);
+		free(sk);
+		free(lo);
+		return;
+	}
+	for (uint32_t psn = s->k.una; psn != s->k.nxt; psn++) {
+		struct sb_ent *x = &e[psn & nm];
+
+		*x = s->e[psn & m];
+		x->prev = reslot(s, x->prev, m, nm);
+		x->next = reslot(s, x->next, m, nm);
+		if (bit_get(s->sackmap, m, psn))
+			bit_set(sk, nm, psn);
+		if (bit_get(s->lostmap, m, psn))
+			bit_set(lo, nm, psn);
+	}
+	s->head = reslot(s, s->head, m, nm);
+	s->tail = reslot(s, s->tail, m, nm);
+	free(s->e);
+	free(s->sackmap);
+	free(s->lostmap);
+	s->e = e;
+	s->sackmap = sk;
+	s->lostmap = lo;
+	s->k.cap = cap;
+	s->mask = nm;
+	s->wmask = cap / 64 - 1;
 }
 
 /* Empty means every bit of both maps is clear (acks and resends clear
@@ -262,6 +316,8 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 	tl_append(s, slot);
 	s->k.bytes += p->bytes;
 	s->k.nxt = psn + 1;
+	if (s->k.nxt - s->k.una == s->k.cap && s->k.cap < s->max_cap)
+		grow(s);
 	return psn;
 }
 

@@ -4,7 +4,8 @@
  * reorder structure" (completion order is a separate, upper-layer job).
  *
  * sb_tx (sender): one entry per packet in flight, indexed by psn in a ring
- * of `capacity` entries (a power of two, >= 1024). Cumulative and selective
+ * of up to `capacity` entries (a power of two, >= 1024); the ring starts at
+ * 64 and doubles when it fills, so cap in the counters grows with use. Cumulative and selective
  * acknowledgements retire entries; holes with at least `dupthresh` SACKed
  * packets above them are declared lost once (fast retransmit); a timeout
  * declares every outstanding packet sent before a cut-off lost. Retransmits
