@@ -160,7 +160,9 @@ struct tpchan {
 
 	/* messages */
 	struct tmsg *m;
-	uint64_t *cookies;             /* scratch for tpchan_reset, max_msgs long */
+	uint64_t *cookies;             /* scratch for tpchan_reset, mcap long */
+	uint32_t mcap;                 /* table entries now: doubles up to max_msgs */
+	bool reading;                  /* in read(): the table must not move */
 	uint32_t free_head, live, queued;
 	uint32_t q_head, q_tail;
 	uint64_t seq;
@@ -369,8 +371,7 @@ static size_t state_bytes(const struct tpchan *c)
 	size_t n = sizeof(*c) + c->cc->state_size;
 
 	n += sb_tx_bytes(c->tx) + sb_rx_bytes(c->rx) + paths_bytes(c->paths);
-	if (c->m)
-		n += (size_t)c->p.max_msgs * (sizeof(*c->m) + sizeof(*c->cookies));
+	n += (size_t)c->mcap * (sizeof(*c->m) + sizeof(*c->cookies));
 	if (c->nacks)
 		n += NACK_RING * sizeof(*c->nacks);
 	return n;
@@ -395,6 +396,7 @@ static void state_release(struct tpchan *c)
 	c->m = NULL;
 	c->cookies = NULL;
 	c->nacks = NULL;
+	c->mcap = 0;
 	c->free_head = NONE;
 	sb_tx_release(c->tx);
 	sb_rx_release(c->rx);
@@ -414,22 +416,35 @@ static void idle_note(struct tpchan *c, uint64_t now, bool active)
 		c->release_at = sat_add(now, c->p.idle_release_ns);
 }
 
-/* The send side: message table and sender ring. */
+#define FIRST_MSGS 16u
+
+/* Room for one more message (the caller checked live < max_msgs): the
+ * message table, doubled when full (it is indexed, so it may move, except
+ * while read() runs: send_new holds an entry across it), and the ring. */
 static int tx_state_get(struct tpchan *c)
 {
-	if (!c->m) {
-		c->m = calloc(c->p.max_msgs, sizeof(*c->m));
-		c->cookies = calloc(c->p.max_msgs, sizeof(*c->cookies));
-		if (!c->m || !c->cookies) {
-			free(c->m);
-			free(c->cookies);
-			c->m = NULL;
-			c->cookies = NULL;
+	if (c->free_head == NONE) {
+		uint32_t n = c->mcap ? c->mcap * 2 : FIRST_MSGS;
+		struct tmsg *m;
+		uint64_t *k;
+
+		if (c->reading)
+			return -EAGAIN;
+		if (n > c->p.max_msgs)
+			n = c->p.max_msgs;
+		m = realloc(c->m, n * sizeof(*m));
+		if (!m)
 			return -ENOMEM;
-		}
-		for (uint32_t i = 0; i < c->p.max_msgs; i++)
-			c->m[i].next = i + 1 < c->p.max_msgs ? i + 1 : NONE;
-		c->free_head = 0;
+		c->m = m;
+		k = realloc(c->cookies, n * sizeof(*k));
+		if (!k)
+			return -ENOMEM;        /* m is larger, mcap not: harmless */
+		c->cookies = k;
+		memset(m + c->mcap, 0, (n - c->mcap) * sizeof(*m));
+		for (uint32_t i = c->mcap; i < n; i++)
+			m[i].next = i + 1 < n ? i + 1 : NONE;
+		c->free_head = c->mcap;
+		c->mcap = n;
 	}
 	return sb_tx_reserve(c->tx);
 }
@@ -517,6 +532,7 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 {
 	struct tmsg *m;
 	uint32_t i;
+	int r;
 
 	if (c->closing)
 		return -ESHUTDOWN;
@@ -524,8 +540,9 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 		return -EINVAL;
 	if (c->live >= c->p.max_msgs)
 		return -EAGAIN;
-	if (tx_state_get(c) < 0)
-		return -ENOMEM;
+	r = tx_state_get(c);
+	if (r < 0)
+		return r;
 	c->release_at = UINT64_MAX;
 	i = c->free_head;
 	m = &c->m[i];
@@ -571,7 +588,7 @@ void tpchan_reset(struct tpchan *c, int err)
 	if (err >= 0)
 		err = -ECONNRESET;
 	/* settle everything first: complete() may submit anew */
-	for (uint32_t i = 0; c->m && i < c->p.max_msgs; i++) {
+	for (uint32_t i = 0; i < c->mcap; i++) {
 		if (c->m[i].state == M_FREE)
 			continue;
 		if (c->m[i].state == M_LIVE)
@@ -604,7 +621,9 @@ static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t le
 
 	if (m->state != M_LIVE || !len)
 		return true;
+	c->reading = true;
 	r = c->cb.read(c->p.cb_arg, m->cookie, off, dst, len);
+	c->reading = false;
 	if (r < 0) {
 		fail_msg(c, i, r);
 		return false;
@@ -1204,7 +1223,7 @@ static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 	if ((int32_t)d <= 0 || (c->ref_map[bit / 64] >> bit % 64 & 1))
 		return 0;                      /* seen before */
 	c->ref_map[bit / 64] |= 1ull << bit % 64;
-	if (c->m && i < c->p.max_msgs) {
+	if (i < c->mcap) {
 		m = &c->m[i];
 		/* only a message that has packets on the wire can have been
 		 * refused; a record for one already failed means nothing */

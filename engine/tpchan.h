@@ -119,8 +119,9 @@ struct tpchan *tpchan_new(const struct tpchan_params *p);   /* NULL on bad param
 struct tpchan *tpchan_free(struct tpchan *c);                 /* accepts NULL */
 
 /* Queue a message. -EAGAIN when max_msgs are queued or in flight
- * (backpressure: nothing is dropped), -EINVAL for a bad message, -ENOMEM
- * when the send state (allocated on first use) cannot be. */
+ * (backpressure: nothing is dropped), or when called from read() while the
+ * message table would have to grow; -EINVAL for a bad message; -ENOMEM
+ * when the send state (allocated on use) cannot be. */
 int tpchan_submit(struct tpchan *c, const struct tpchan_msg *m);
 
 /* Build up to max packets to send now: NACKs and ACKs first, then lost

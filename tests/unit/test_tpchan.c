@@ -65,6 +65,8 @@ struct world {
 	int read_fail_at;              /* message index whose read() fails, or -1 */
 	uint64_t reads_after_done;     /* read() for a message already completed */
 	uint64_t last_complete_ns;
+	int read_submits;              /* submit message next from read(), this often */
+	int read_submit_res[4];
 };
 
 static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
@@ -81,6 +83,17 @@ static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t 
 		return -EFAULT;
 	if ((int)cookie == w->read_fail_at && off > 0)
 		return -EIO;
+	if (w->read_submits > 0) {
+		struct tpchan_msg nm = {
+			.cookie = w->next, .opcode = 2, .dst_ep = w->msgs[w->next].ep, .dst_conn = 9,
+			.rkey = 0xabc, .roff = w->msgs[w->next].off, .len = w->msgs[w->next].len,
+		};
+		int r = tpchan_submit(w->a, &nm);
+
+		w->read_submit_res[--w->read_submits] = r;
+		if (r == 0)
+			w->next++;
+	}
 	memcpy(dst, w->src + m->off + off, len);
 	return 0;
 }
@@ -1494,10 +1507,11 @@ static void test_same_seed_same_run(void **state)
 
 /* ---- state at scale: allocated on use, released when idle ---- */
 
-/* Allocation failure on demand: calloc of at least g_fail_min bytes fails
- * while g_fail_min is set. Not under ASan, which owns calloc. */
+/* Allocation failure on demand: calloc or realloc of at least g_fail_min
+ * bytes fails while g_fail_min is set. Not under ASan, which owns them. */
 #ifndef __SANITIZE_ADDRESS__
 extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
 static size_t g_fail_min;
 
 void *calloc(size_t n, size_t size)
@@ -1505,6 +1519,13 @@ void *calloc(size_t n, size_t size)
 	if (g_fail_min && n && size && n * size >= g_fail_min)
 		return NULL;
 	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size)
+{
+	if (g_fail_min && size >= g_fail_min)
+		return NULL;
+	return __libc_realloc(p, size);
 }
 #endif
 
@@ -1539,7 +1560,7 @@ static void test_idle_channel_releases_state_and_comes_back(void **state)
 	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
 	tpchan_get_stats(w.a, &a);
 	tpchan_get_stats(w.b, &b);
-	assert_true(a.state_bytes > a0.state_bytes + 256 * 80);  /* the message table, a ring */
+	assert_true(a.state_bytes > a0.state_bytes + 4096);  /* a message table, a ring */
 	assert_true(b.state_bytes > b0.state_bytes);
 	assert_int_equal(a.state_releases + b.state_releases, 0);
 	/* the sender's hold starts with the ACK that completed its last
@@ -1595,6 +1616,47 @@ static void test_idle_channel_releases_state_and_comes_back(void **state)
 	world_fini(&w);
 }
 
+/* The message table starts at 16 entries and doubles as messages queue;
+ * a submit from inside read() cannot move it (the sender holds an entry
+ * across read()) and is pushed back, one that fits is taken. */
+static void test_message_table_grows_but_not_under_read(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats a0, a;
+	struct tpchan_msg m;
+
+	p.max_msgs = 64;
+	world_init(&w, 40, false);
+	world_chans(&w, &p, &p, &lp);
+	tpchan_get_stats(w.a, &a0);
+	for (uint32_t i = 0; i < 16; i++) {
+		m = msg_of(&w, i);
+		assert_int_equal(tpchan_submit(w.a, &m), 0);
+	}
+	w.next = 16;
+	w.read_submits = 1;                    /* table full at 16: pushed back */
+	assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(w.read_submits, 0);
+	assert_int_equal(w.read_submit_res[0], -EAGAIN);
+	assert_int_equal(w.next, 16);
+	m = msg_of(&w, 16);                    /* outside read(): it grows */
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	w.next = 17;
+	w.read_submits = 1;                    /* 17 of 32 used: fits */
+	while (w.read_submits)
+		assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(w.read_submit_res[0], 0);
+	assert_int_equal(w.next, 18);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.msgs_completed, 40);
+	assert_true(a.state_bytes > a0.state_bytes + 40 * 80);  /* 64 entries by now */
+	world_fini(&w);
+}
+
 /* idle_release_ns 0: the state, once allocated, stays; no deadline for it. */
 static void test_idle_release_zero_keeps_state(void **state)
 {
@@ -1635,13 +1697,13 @@ static void test_state_allocation_failure(void **state)
 	world_init(&w, 8, false);
 	world_chans(&w, &p, &p, &lp);
 	m = msg_of(&w, 0);
-	g_fail_min = 4096;                     /* the ring, the tables; not small things */
+	g_fail_min = 1024;                     /* the ring, the tables; not small things */
 	assert_int_equal(tpchan_submit(w.a, &m), -ENOMEM);
 	g_fail_min = 0;
 	assert_int_equal(tpchan_submit(w.a, &m), 0);
 	w.next = 1;
 	/* a's packets go; b cannot take them until the memory returns */
-	g_fail_min = 4096;
+	g_fail_min = 1024;
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(wirelink_step(w.link), 1);
 	g_fail_min = 0;
@@ -1725,6 +1787,7 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_run),
 		cmocka_unit_test(test_idle_channel_releases_state_and_comes_back),
 		cmocka_unit_test(test_idle_release_zero_keeps_state),
+		cmocka_unit_test(test_message_table_grows_but_not_under_read),
 		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
 		cmocka_unit_test(test_state_allocation_failure),
 	};
