@@ -101,6 +101,7 @@ static int move(struct tpchan *ch[2], int s, uint64_t now, bool drop_first)
 struct chan_life {
 	long long idle, busy_tx, busy_rx, after_tx, after_rx;
 	uint64_t st_idle, st_busy_tx, st_busy_rx, st_after_tx, st_after_rx, rel_tx, rel_rx;
+	uint64_t st_peak_tx, st_peak_rx;       /* most state_bytes during the transfer */
 	uint64_t release_ns;
 };
 
@@ -144,6 +145,11 @@ static int chan_life(struct chan_life *o)
 		move(ch, 0, now, false);
 		move(ch, 1, now, false);
 		tpchan_get_stats(ch[0], &sa);
+		tpchan_get_stats(ch[1], &sb);
+		if (sa.state_bytes > o->st_peak_tx)
+			o->st_peak_tx = sa.state_bytes;
+		if (sb.state_bytes > o->st_peak_rx)
+			o->st_peak_rx = sb.state_bytes;
 		if (sa.msgs_completed && !done_at)
 			done_at = now;
 		if (done_at && tpchan_next_deadline(ch[0]) > now + 1000000 &&
@@ -186,7 +192,7 @@ int main(void)
 	void *region[2];
 	size_t rlen[2], a, per_tp, per_ch, per_ep[2], eng, with[3];
 	uint32_t conns[2] = { 256, 1024 }, nconn[3] = { 1, 16, 1024 };
-	struct chan_life L;
+	struct chan_life L = { 0 };
 	struct engine *e;
 	double E = 1024, H = 1024, per_conn, first_conn;
 
@@ -276,6 +282,10 @@ int main(void)
 	printf("  sender, %s in flight    %lld [%llu]\n", "a batch", L.busy_tx,
 	       (unsigned long long)L.st_busy_tx);
 	printf("  receiver behind a hole   %lld [%llu]\n", L.busy_rx, (unsigned long long)L.st_busy_rx);
+	printf("  most during the 4 MiB    [%llu / %llu] (sender / receiver)\n",
+	       (unsigned long long)L.st_peak_tx, (unsigned long long)L.st_peak_rx);
+	printf("  full window, computed    [%zu] (4096-entry ring, 1024 messages, 64 paths)\n",
+	       (size_t)L.st_idle + 4096 * 48 + 2 * 512 + 1024 * 88 + 64 * 40);
 	printf("  after 4 MiB and the hold %lld / %lld [%llu / %llu] (sender / receiver; "
 	       "releases %llu / %llu, %.1f ms after completion)\n", L.after_tx, L.after_rx,
 	       (unsigned long long)L.st_after_tx, (unsigned long long)L.st_after_rx,
@@ -292,7 +302,7 @@ int main(void)
 	{
 		double chans_host = H * per_ch, chans_pair = E * H * per_ch;
 		double eps = E * per_ep[1], eps_conn = E * first_conn;
-		double conn_all = E * (H - 1) * per_conn, busy = (double)L.busy_tx;
+		double conn_all = E * (H - 1) * per_conn;
 
 		printf("\nlinear extrapolation, E = %.0f endpoints x H = %.0f hosts:\n", E, H);
 		printf("  channels (idle), one per host pair      %.2f MB\n", chans_host / 1e6);
@@ -305,8 +315,9 @@ int main(void)
 		       eps_conn / 1e6);
 		printf("  + E x H connections                     %.1f MB (%.0f B each, multiplicative)\n",
 		       conn_all / 1e6, per_conn);
-		printf("  + per busy channel (sender)             %.0f KB (scoreboards, message table)\n",
-		       busy / 1e3);
+		printf("  + per busy sender                       %.1f KB (measured peak, one 4 MiB "
+		       "message) .. %.0f KB (full window, computed)\n", L.st_peak_tx / 1e3,
+		       (L.st_idle + 4096 * 48 + 2 * 512 + 1024 * 88 + 64 * 40) / 1e3);
 	}
 	engine_free(e);
 	free(region[0]);
