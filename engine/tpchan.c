@@ -195,12 +195,13 @@ struct tpchan {
 	uint64_t ack_first_ns, ack_tsecr;
 	uint16_t ack_path;
 	/* refusals of the peer's DATA (we are the receiver): records
-	 * (ref_confirmed, ref_issued] are in nacks[seq % NACK_RING] */
+	 * (ref_confirmed, ref_issued] are in nacks[seq % ncap] */
 	uint32_t ref_issued;           /* refusals issued so far */
 	uint32_t ref_confirmed;        /* the peer's nacks_seen */
 	uint32_t ref_backoff;          /* resend rounds since the last confirmation */
 	uint64_t ref_due;              /* earliest time a record must go (again) */
-	struct nack_ent *nacks;        /* NACK_RING records; NULL while released */
+	struct nack_ent *nacks;        /* ncap records; NULL while released */
+	uint32_t ncap;                 /* doubles up to NACK_RING with the unconfirmed */
 
 	uint64_t release_at;           /* idle: release the state then; else UINT64_MAX */
 	size_t base_bytes;             /* state_bytes() with everything released */
@@ -372,8 +373,7 @@ static size_t state_bytes(const struct tpchan *c)
 
 	n += sb_tx_bytes(c->tx) + sb_rx_bytes(c->rx) + paths_bytes(c->paths);
 	n += (size_t)c->mcap * (sizeof(*c->m) + sizeof(*c->cookies));
-	if (c->nacks)
-		n += NACK_RING * sizeof(*c->nacks);
+	n += (size_t)c->ncap * sizeof(*c->nacks);
 	return n;
 }
 
@@ -396,6 +396,7 @@ static void state_release(struct tpchan *c)
 	c->m = NULL;
 	c->cookies = NULL;
 	c->nacks = NULL;
+	c->ncap = 0;
 	c->mcap = 0;
 	c->free_head = NONE;
 	sb_tx_release(c->tx);
@@ -772,7 +773,7 @@ static int send_refusals(struct tpchan *c, uint64_t now, struct tpchan_txpkt *ou
 		return n;
 	ivl = ref_interval(c);
 	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++) {
-		struct nack_ent *e = &c->nacks[seq % NACK_RING];
+		struct nack_ent *e = &c->nacks[seq % c->ncap];
 		struct wire_nack w;
 		int r;
 
@@ -1008,13 +1009,36 @@ static void ref_issue(struct tpchan *c, const struct wire_data *d, int err)
 	if (err < -4095)
 		err = -EIO;            /* not an errno the wire can carry */
 	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++)
-		if (c->nacks[seq % NACK_RING].msg_id == d->msg_id)
+		if (c->nacks[seq % c->ncap].msg_id == d->msg_id)
 			return;
 	c->ref_issued++;
-	e = &c->nacks[c->ref_issued % NACK_RING];
+	e = &c->nacks[c->ref_issued % c->ncap];
 	*e = (struct nack_ent){ .msg_id = d->msg_id, .psn = d->psn, .err = err };
 	c->ref_due = 0;
 	c->deadline = 0;
+}
+
+#define FIRST_NACKS 4u
+
+/* Room for one more unconfirmed refusal record (fewer than NACK_RING are):
+ * the ring, indexed by seq, doubles and its records move to their seq's
+ * place in the larger one. */
+static bool nack_room(struct tpchan *c)
+{
+	uint32_t n = c->ncap ? c->ncap * 2 : FIRST_NACKS;
+	struct nack_ent *t;
+
+	if (c->ref_issued - c->ref_confirmed < c->ncap)
+		return true;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return false;
+	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++)
+		t[seq % n] = c->nacks[seq % c->ncap];
+	free(c->nacks);
+	c->nacks = t;
+	c->ncap = n;
+	return true;
 }
 
 static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
@@ -1038,7 +1062,7 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 	ref_confirm(c, d->nacks_seen);
 	/* the records must have room before the packet is taken: a refusal
 	 * cannot be lost after deliver() */
-	if (!c->nacks && !(c->nacks = calloc(NACK_RING, sizeof(*c->nacks)))) {
+	if (c->ref_issued - c->ref_confirmed < NACK_RING && !nack_room(c)) {
 		c->st.drop_nomem++;
 		return -ENOMEM;
 	}
