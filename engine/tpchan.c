@@ -83,7 +83,9 @@
  *    table, receive bitmap, refusal records, per-path table) exists only
  *    while used. The first submit allocates the send side, the first DATA
  *    the refusal records (the bitmap comes with the first out-of-order
- *    packet, the path table with the first pick). After idle_release_ns of
+ *    packet, the path table with the first pick); the ring (64), table
+ *    (16) and records (4) start small and double when full up to their
+ *    configured size. After idle_release_ns of
  *    idleness it is all freed; psns, the cumulative point, RTT, CC state
  *    and tokens live in the fixed part, so the wire sees no difference.
  *    The hold starts at the tpchan_tx or tpchan_rx that finds the channel
