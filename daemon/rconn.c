@@ -38,6 +38,10 @@
 #include "daemon/session.h"
 #include "engine/cc/cc.h"
 
+/* A data channel idle this long gives its per-packet state back (tpchan
+ * idle_release_ns): long against an RTT, short against a peer gone quiet. */
+#define CHAN_IDLE_RELEASE_NS 100000000ull   /* 100 ms */
+
 struct dchan {
 	bool used;                     /* a peer name holds this id */
 	bool up;                       /* the engine has (or is getting) the channel */
@@ -168,6 +172,8 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
 		.crc = cf->data_crc,
 		.seed = seed,
+		/* an idle peer keeps ~1 KB, not the window's scoreboards */
+		.idle_release_ns = CHAN_IDLE_RELEASE_NS,
 	};
 	submit_plain(d, c);
 	ch->up = true;

@@ -7,7 +7,7 @@
  * dropped and a full completion ring or too many outstanding operations simply
  * leave descriptors in the submission ring. Operations that cannot finish at
  * once (unmatched sends and receives, anything behind a fence, strict
- * completions behind those) wait in the endpoint's fixed pool, ordered per
+ * completions behind those) wait in the endpoint's op pools, ordered per
  * connection side by opq. Same-host connections join two endpoints of this
  * engine directly.
  */
@@ -119,13 +119,44 @@ void eng_count_err(struct engine *e, int res)
 
 /* ---- pending operations ---- */
 
+/* The endpoint's ops live in pools that double its capacity each time one
+ * more is needed, up to max_outstanding: an endpoint pays for the ops it
+ * has had in flight at once, not for the most it may. Ops never move. */
+#define POOL_FIRST 16u
+
+static int pool_grow(struct ep *ep)
+{
+	uint32_t n = ep->pool_cap ? ep->pool_cap : POOL_FIRST;
+	struct opq_pool **t, *p;
+
+	if (n > ep->max_outstanding - ep->pool_cap)
+		n = ep->max_outstanding - ep->pool_cap;
+	if (n == 0)
+		return -ENOBUFS;
+	t = realloc(ep->pools, (ep->npools + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ep->pools = t;
+	p = opq_pool_new(n);
+	if (!p)
+		return -ENOMEM;
+	ep->pools[ep->npools++] = p;
+	ep->pool_cap += n;
+	return 0;
+}
+
 /* Move a finished-or-waiting op from the stack into the endpoint's pool. The
- * pool cannot be empty: engine_poll consumes at most as many descriptors as
- * there are free entries. */
+ * pools cannot be full: engine_poll consumes at most as many descriptors as
+ * there are free entries; but growing them may fail (no memory). */
 static struct opq_op *op_store(struct ep *ep, const struct opq_op *tmp)
 {
-	struct opq_op *op = opq_pool_get(ep->pool);
+	struct opq_op *op = NULL;
 
+	/* the newest pool is the largest: look there first */
+	for (uint32_t k = ep->npools; k-- > 0 && !op;)
+		op = opq_pool_get(ep->pools[k]);
+	if (!op && pool_grow(ep) == 0)
+		op = opq_pool_get(ep->pools[ep->npools - 1]);
 	if (!op)
 		return NULL;
 	*op = *tmp;
@@ -135,7 +166,17 @@ static struct opq_op *op_store(struct ep *ep, const struct opq_op *tmp)
 
 static void op_release(struct ep *ep, struct opq_op *op)
 {
-	opq_pool_put(ep->pool, op);
+	uintptr_t a = (uintptr_t)op;
+
+	for (uint32_t k = 0; k < ep->npools; k++) {
+		struct opq_pool *p = ep->pools[k];
+		uintptr_t lo = (uintptr_t)opq_pool_at(p, 0);
+
+		if (a >= lo && a < lo + opq_pool_size(p) * sizeof(*op)) {
+			opq_pool_put(p, op);
+			break;
+		}
+	}
 	ep->st.outstanding--;
 }
 
@@ -380,9 +421,9 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		res = -ENOTCONN;
 		goto fail;
 	}
-	c = &ep->conns[s->conn];
-	if (c->state != CONN_UP) {
-		res = c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
+	c = ep_conn(ep, s->conn);
+	if (!c || c->state != CONN_UP) {
+		res = c && c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
 		goto fail;
 	}
 	if (s->opcode != UCCL_OP_SIGNAL && s->opcode != UCCL_OP_FLUSH) {
@@ -475,7 +516,9 @@ int engine_conn_reset(struct engine *e, uint32_t ep_id, uint32_t conn)
 
 	if (!ep || conn >= ep->max_conns)
 		return -EINVAL;
-	c = &ep->conns[conn];
+	c = ep_conn(ep, conn);
+	if (!c)
+		return -ENOTCONN;
 	if (c->state == CONN_RESET)
 		return 0;
 	if (c->state != CONN_UP || !c->remote)
@@ -510,10 +553,10 @@ static void ep_shutdown(struct engine *e, struct ep *ep)
 		live_del(e, ep);
 	ep->broken = true;
 	ep->staged = 0;
-	for (uint32_t i = 0; i < ep->max_conns; i++) {
-		struct conn *c = &ep->conns[i];
+	for (uint32_t i = 0; i < ep->nchunks * CONN_CHUNK; i++) {
+		struct conn *c = ep_conn(ep, i);
 
-		if (c->state == CONN_FREE)
+		if (!c || c->state == CONN_FREE)
 			continue;
 		if (c->state == CONN_UP && !c->remote)
 			conn_reset_peer(e, c);
@@ -666,10 +709,46 @@ static struct ep *ep_free(struct ep *ep)
 {
 	if (!ep)
 		return NULL;
-	opq_pool_free(ep->pool);
+	for (uint32_t k = 0; k < ep->npools; k++)
+		opq_pool_free(ep->pools[k]);
+	free(ep->pools);
+	for (uint32_t k = 0; k < ep->nchunks; k++)
+		free(ep->conns[k]);
 	free(ep->conns);
 	free(ep);
 	return NULL;
+}
+
+struct conn *eng_conn_make(struct ep *ep, uint32_t id)
+{
+	uint32_t k = id / CONN_CHUNK, n = ep->nchunks;
+	struct conn *chunk;
+
+	if (ep_conn(ep, id))
+		return ep_conn(ep, id);
+	if (k >= n) {
+		struct conn **t;
+
+		n = n ? n : 1;
+		while (n <= k)
+			n *= 2;
+		t = realloc(ep->conns, n * sizeof(*t));
+		if (!t)
+			return NULL;
+		memset(t + ep->nchunks, 0, (n - ep->nchunks) * sizeof(*t));
+		ep->conns = t;
+		ep->nchunks = n;
+	}
+	chunk = calloc(CONN_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return NULL;
+	for (uint32_t i = 0; i < CONN_CHUNK; i++) {
+		opq_conn_init(&chunk[i].q);
+		chunk[i].ep = ep;
+		chunk[i].id = k * CONN_CHUNK + i;
+	}
+	ep->conns[k] = chunk;
+	return &chunk[id % CONN_CHUNK];
 }
 
 int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
@@ -696,12 +775,6 @@ int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
-	ep->conns = calloc(p->max_conns, sizeof(*ep->conns));
-	ep->pool = opq_pool_new(p->max_outstanding);
-	if (!ep->conns || !ep->pool) {
-		ep_free(ep);
-		return -ENOMEM;
-	}
 	ep->id = p->ep_id;
 	ep->client_id = p->client_id;
 	ep->max_conns = p->max_conns;
@@ -711,13 +784,6 @@ int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 	ring_side_init(&ep->cq, p->region, h->cq_ctl_off, h->cq_off, h->cq_entries,
 		       h->cq_entry_size);
 	ep->sems = (uint64_t *)((uint8_t *)p->region + h->sem_off);
-	for (uint32_t i = 0; i < p->max_conns; i++) {
-		struct conn *c = &ep->conns[i];
-
-		opq_conn_init(&c->q);
-		c->ep = ep;
-		c->id = i;
-	}
 	e->eps[p->ep_id] = ep;
 	ep->live_pos = e->nlive;
 	e->live[e->nlive++] = ep;
@@ -754,8 +820,10 @@ int engine_conn_add(struct engine *e, uint32_t ep_a, uint32_t conn_a, uint32_t e
 		return -EINVAL;
 	if (a->broken || b->broken)
 		return -EPIPE;
-	ca = &a->conns[conn_a];
-	cb = &b->conns[conn_b];
+	ca = eng_conn_make(a, conn_a);
+	cb = eng_conn_make(b, conn_b);
+	if (!ca || !cb)
+		return -ENOMEM;
 	if (ca->state != CONN_FREE || cb->state != CONN_FREE)
 		return -EBUSY;
 	ca->state = cb->state = CONN_UP;
@@ -780,8 +848,8 @@ int engine_conn_remove(struct engine *e, uint32_t ep_id, uint32_t conn)
 
 	if (!ep || conn >= ep->max_conns)
 		return -EINVAL;
-	c = &ep->conns[conn];
-	if (c->state == CONN_FREE)
+	c = ep_conn(ep, conn);
+	if (!c || c->state == CONN_FREE)
 		return -ENOTCONN;
 	if (c->state == CONN_UP && !c->remote)
 		conn_reset_peer(e, c);
@@ -806,7 +874,7 @@ int engine_mr_add(struct engine *e, const struct mr *m)
  * (in its turn if it is strict) and forgets the region. */
 static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 {
-	struct conn *c = &ep->conns[op->conn];
+	struct conn *c = ep_conn(ep, op->conn);   /* it holds an op: allocated */
 
 	eng_count_err(e, -ECANCELED);
 	op->res = -ECANCELED;
@@ -830,16 +898,18 @@ int engine_mr_remove(struct engine *e, uint32_t client_id, uint32_t mr_id)
 		return -ENOENT;
 	for (uint32_t i = 0; i < e->nlive; i++) {
 		struct ep *ep = e->live[i];
-		uint32_t size;
 
 		if (ep->client_id != client_id || ep->st.outstanding == 0)
 			continue;
-		size = opq_pool_size(ep->pool);
-		for (uint32_t j = 0; j < size; j++) {
-			struct opq_op *op = opq_pool_at(ep->pool, j);
+		for (uint32_t k = 0; k < ep->npools; k++) {
+			uint32_t size = opq_pool_size(ep->pools[k]);
 
-			if (op->state != OPQ_FREE && op->lmr == m)
-				op_cancel(e, ep, op);
+			for (uint32_t j = 0; j < size; j++) {
+				struct opq_op *op = opq_pool_at(ep->pools[k], j);
+
+				if (op->state != OPQ_FREE && op->lmr == m)
+					op_cancel(e, ep, op);
+			}
 		}
 	}
 	run_work(e);

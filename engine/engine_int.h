@@ -21,6 +21,10 @@
 #define ENGINE_MAX_BATCH       4096u
 #define ENGINE_DEFAULT_BATCH   64u
 #define EP_MAX_OUTSTANDING     (1u << 20)
+/* Connection sides are allocated this many at a time, when first bound:
+ * an endpoint pays for the ids it uses, not for max_conns. Sides never
+ * move (ops, channels and records point at them). */
+#define CONN_CHUNK             16u
 
 enum conn_state {
 	CONN_FREE = 0,
@@ -70,8 +74,11 @@ struct ep {
 	struct ring_side sq;       /* engine consumes */
 	struct ring_side cq;       /* engine produces */
 	uint64_t *sems;            /* shared, indexed by this endpoint's conn id */
-	struct conn *conns;
-	struct opq_pool *pool;
+	struct conn **conns;       /* nchunks chunks of CONN_CHUNK sides, or NULL */
+	uint32_t nchunks;          /* grows by doubling */
+	struct opq_pool **pools;   /* op pools of 16, 16, 32, 64...: max_outstanding in all */
+	uint32_t npools;
+	uint32_t pool_cap;         /* ops in the pools so far */
 	uint32_t id;
 	uint32_t client_id;
 	uint32_t max_conns;
@@ -107,7 +114,18 @@ struct engine {
 	struct engine_stats st;
 };
 
+/* Side id of ep (id < max_conns), or NULL if its chunk was never
+ * allocated: such a side is CONN_FREE. */
+static inline struct conn *ep_conn(const struct ep *ep, uint32_t id)
+{
+	uint32_t k = id / CONN_CHUNK;
+
+	return k < ep->nchunks && ep->conns[k] ? &ep->conns[k][id % CONN_CHUNK] : NULL;
+}
+
 /* engine.c, for remote.c */
+/* Side id of ep, allocated (with the op pool) if need be; NULL: no memory. */
+struct conn *eng_conn_make(struct ep *ep, uint32_t id);
 void eng_touch(struct engine *e, struct ep *ep);
 void eng_count_err(struct engine *e, int res);
 /* A WAITING op on side c got its result (op->res set): post or hold it. */

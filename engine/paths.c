@@ -34,7 +34,7 @@ struct paths {
 	 * later, unless it is stamped earlier than the path's last one. */
 	uint64_t all_lost_until_ns;
 	bool all_lost;
-	struct path p[];
+	struct path *p;                /* n entries, or NULL (released: defaults) */
 };
 
 /* splitmix64 finaliser: turns nearby seeds (0, 1, 2...) into unrelated
@@ -72,9 +72,14 @@ struct paths *paths_new(uint32_t n, uint64_t seed, uint64_t loss_hold_ns)
 
 	if (n < 1 || n > PATHS_MAX)
 		return NULL;
-	p = calloc(1, sizeof(*p) + n * sizeof(p->p[0]));
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	p->p = calloc(n, sizeof(p->p[0]));
+	if (!p->p) {
+		free(p);
+		return NULL;
+	}
 	p->n = n;
 	p->rng = seed_mix(seed);
 	p->loss_hold_ns = loss_hold_ns;
@@ -83,8 +88,30 @@ struct paths *paths_new(uint32_t n, uint64_t seed, uint64_t loss_hold_ns)
 
 struct paths *paths_free(struct paths *p)
 {
+	if (p)
+		free(p->p);
 	free(p);
 	return NULL;
+}
+
+void paths_release(struct paths *p)
+{
+	free(p->p);
+	p->p = NULL;
+	p->all_lost = false;           /* no path remembers a loss now */
+}
+
+size_t paths_bytes(const struct paths *p)
+{
+	return sizeof(*p) + (p->p ? p->n * sizeof(p->p[0]) : 0);
+}
+
+/* The table, allocated again after a release; NULL if that fails. */
+static struct path *table(struct paths *p)
+{
+	if (!p->p)
+		p->p = calloc(p->n, sizeof(p->p[0]));
+	return p->p;
 }
 
 /* A clock that appears to run backwards keeps the loss recent. */
@@ -129,6 +156,8 @@ uint16_t paths_pick(struct paths *p, uint64_t now_ns)
 	uint32_t a, b, pick;
 	bool la, lb;
 
+	if (!table(p))
+		return (uint16_t)rng_below(p, p->n);   /* no memory: no preference */
 	if (p->n == 1) {
 		p->p[0].st.sent_chunks++;
 		return 0;
@@ -160,7 +189,7 @@ void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns)
 	struct paths_stat *s;
 
 	/* A zero sample would read as "unsampled" and is no measurement. */
-	if (path >= p->n || rtt_ns == 0)
+	if (path >= p->n || rtt_ns == 0 || !table(p))
 		return;
 	s = &p->p[path].st;
 	if (s->srtt_ns == 0)
@@ -175,7 +204,7 @@ void paths_on_loss(struct paths *p, uint16_t path, uint64_t now_ns)
 {
 	struct path *x;
 
-	if (path >= p->n)
+	if (path >= p->n || !table(p))
 		return;
 	x = &p->p[path];
 	if (x->lost && now_ns < x->st.last_loss_ns)
@@ -194,6 +223,6 @@ int paths_stat(const struct paths *p, uint16_t path, struct paths_stat *out)
 {
 	if (!p || !out || path >= p->n)
 		return -EINVAL;
-	*out = p->p[path].st;
+	*out = p->p ? p->p[path].st : (struct paths_stat){ 0 };
 	return 0;
 }

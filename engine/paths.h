@@ -8,6 +8,7 @@
 #ifndef UCCL_ENGINE_PATHS_H
 #define UCCL_ENGINE_PATHS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PATHS_MAX 256u
@@ -25,6 +26,13 @@ struct paths_stat {
  * the choice (unless every path lost recently). NULL on bad arguments. */
 struct paths *paths_new(uint32_t n, uint64_t seed, uint64_t loss_hold_ns);
 struct paths *paths_free(struct paths *p);     /* accepts NULL */
+
+/* The per-path table is what an idle owner releases: paths_release frees
+ * it (every path falls back to unsampled, no loss, no chunks counted; the
+ * random state stays), and the next call that records something allocates
+ * it again. Without a table (allocation failed) picks are uniform. */
+void paths_release(struct paths *p);
+size_t paths_bytes(const struct paths *p);     /* heap bytes now held */
 
 uint16_t paths_pick(struct paths *p, uint64_t now_ns);
 void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns);

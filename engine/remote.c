@@ -44,15 +44,41 @@
 #define DEF_UNEXP_BYTES  (64ull << 20)
 #define DEF_UNEXP_MSGS   16384u
 #define MAX_REMOTE_MSGS  (1u << 22)
+#define FIRST_SLOTS      16u           /* the slot table doubles from this to nslots */
 #define TX_CHUNK         64
 #define DRR_QUANTUM      (64u * 1024)  /* bytes a busy channel earns per turn */
 
 /* ---- message slots ---- */
 
+/* Double the slot table (up to nslots): it is reached by index only, never
+ * by a pointer kept across a call that may submit, so it may move. */
+static void slots_grow(struct remote *rm)
+{
+	uint32_t n = rm->nalloc ? rm->nalloc * 2 : FIRST_SLOTS;
+	struct rslot *t;
+
+	if (n > rm->nslots)
+		n = rm->nslots;
+	if (n <= rm->nalloc)
+		return;
+	t = realloc(rm->slots, n * sizeof(*t));
+	if (!t)
+		return;                /* as if full: no_slots, the queue waits */
+	memset(t + rm->nalloc, 0, (n - rm->nalloc) * sizeof(*t));
+	for (uint32_t i = rm->nalloc; i < n; i++)
+		t[i].next_free = i + 1 < n ? i + 1 : rm->free_head;
+	rm->free_head = rm->nalloc;
+	rm->slots = t;
+	rm->nalloc = n;
+}
+
 static uint32_t slot_get(struct remote *rm)
 {
-	uint32_t i = rm->free_head;
+	uint32_t i;
 
+	if (rm->free_head == NO_SLOT)
+		slots_grow(rm);
+	i = rm->free_head;
 	if (i == NO_SLOT)
 		return NO_SLOT;
 	rm->free_head = rm->slots[i].next_free;
@@ -81,7 +107,7 @@ static struct rslot *slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
 {
 	uint32_t i = (uint32_t)cookie;
 
-	if (i >= rm->nslots || !rm->slots[i].used || rm->slots[i].gen != (uint32_t)(cookie >> 32))
+	if (i >= rm->nalloc || !rm->slots[i].used || rm->slots[i].gen != (uint32_t)(cookie >> 32))
 		return NULL;
 	*idx = i;
 	return &rm->slots[i];
@@ -666,14 +692,11 @@ struct remote *remote_new(const struct engine_params *p)
 		goto fail;
 	rm->chans = calloc(p->max_chans, sizeof(*rm->chans));
 	rm->live = calloc(p->max_chans, sizeof(*rm->live));
-	rm->slots = calloc(rm->nslots, sizeof(*rm->slots));
+	rm->free_head = NO_SLOT;       /* slots come with the first remote message */
 	rm->pull = pull_new(p->pull_rate_bps, p->pull_quantum);
 	rm->pull_t = UINT64_MAX;
-	if (!rm->chans || !rm->live || !rm->slots || !rm->pull)
+	if (!rm->chans || !rm->live || !rm->pull)
 		goto fail;
-	for (uint32_t i = 0; i < rm->nslots; i++)
-		rm->slots[i].next_free = i + 1 < rm->nslots ? i + 1 : NO_SLOT;
-	rm->free_head = 0;
 	return rm;
 fail:
 	pull_free(rm->pull);
@@ -702,6 +725,7 @@ static void chan_free(struct engine *e, struct rchan *ch)
 		ch->j_head = j->next;
 		job_free(e, j);
 	}
+	free(ch->refused);
 	free(ch);
 }
 
@@ -796,7 +820,9 @@ int engine_rconn_add(struct engine *e, uint32_t ep_id, uint32_t conn, uint32_t w
 		return -EPIPE;
 	if (ch->failed)
 		return -ENETRESET;
-	c = &ep->conns[conn];
+	c = eng_conn_make(ep, conn);
+	if (!c)
+		return -ENOMEM;
 	if (c->state != CONN_FREE)
 		return -EBUSY;
 	c->state = CONN_UP;
@@ -824,7 +850,9 @@ int engine_rconn_connect(struct engine *e, uint32_t ep_id, uint32_t conn, uint32
 
 	if (!ep || conn >= ep->max_conns || rep == UINT32_MAX)
 		return -EINVAL;
-	c = &ep->conns[conn];
+	c = ep_conn(ep, conn);
+	if (!c)
+		return -EINVAL;        /* never bound: as a free side */
 	if (c->state == CONN_RESET)
 		return -ECONNRESET;
 	if (!c->remote || c->state != CONN_UP || c->r.rep != UINT32_MAX)

@@ -78,7 +78,7 @@ struct rchan {
 	uint32_t nqueued;
 	bool blocked;                  /* refused a message (-EAGAIN): the queue waits
 					* for a completion, not for its ops' times */
-	struct refusal refused[REFUSED_RING];
+	struct refusal *refused;       /* REFUSED_RING, from the first refusal on */
 	uint32_t refused_next;
 	bool failed;                   /* a packet went unacknowledged max_retx times: the
 					* peer is out of reach and the psn space has a hole */
@@ -102,8 +102,8 @@ struct remote {
 	struct rchan **chans;          /* by id */
 	struct rchan **live;           /* dense */
 	uint32_t max_chans, nlive, rr;
-	struct rslot *slots;
-	uint32_t nslots, free_head;
+	struct rslot *slots;           /* nalloc of at most nslots, grown on demand */
+	uint32_t nslots, nalloc, free_head;
 	bool no_slots;                 /* a submission found no free slot */
 	uint64_t kick;                 /* bumped by every completion: room may have come
 					* (channel, slots, an endpoint's bytes) */

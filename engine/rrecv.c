@@ -240,15 +240,19 @@ static void order_advance(struct engine *e, struct conn *c)
 
 static void remember_refusal(struct rchan *ch, const struct conn *c, const struct wire_data *d, int err)
 {
-	struct refusal *f = &ch->refused[ch->refused_next++ % REFUSED_RING];
+	struct refusal *f;
 
+	/* without memory the late packets still fail, as -ESTALE */
+	if (!ch->refused && !(ch->refused = calloc(REFUSED_RING, sizeof(*ch->refused))))
+		return;
+	f = &ch->refused[ch->refused_next++ % REFUSED_RING];
 	*f = (struct refusal){ .ep = c->ep->id, .wire = c->r.wire_id, .seq = d->roff,
 			       .msg_id = d->msg_id, .err = err };
 }
 
 static int recall_refusal(const struct rchan *ch, const struct conn *c, const struct wire_data *d)
 {
-	for (uint32_t i = 0; i < REFUSED_RING; i++) {
+	for (uint32_t i = 0; ch->refused && i < REFUSED_RING; i++) {
 		const struct refusal *f = &ch->refused[i];
 
 		if (f->err && f->ep == c->ep->id && f->wire == c->r.wire_id && f->seq == d->roff &&
@@ -547,8 +551,8 @@ int rrecv_deliver(void *arg, const struct wire_data *d)
 
 	if (!ep || ep->broken || id >= ep->max_conns)
 		goto noconn;
-	c = &ep->conns[id];
-	if (!c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
+	c = ep_conn(ep, id);
+	if (!c || !c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
 		goto noconn;
 	switch (d->opcode) {
 	case UCCL_OP_PUT:

@@ -33,6 +33,7 @@ struct sb_ent {
 struct sb_tx {
 	struct sb_tx_counts k;         /* una, nxt, cap, lost, bytes, oldest_sent_ns */
 	uint32_t mask, wmask;          /* ring slots; wmask over 64-bit words */
+	uint32_t max_cap;              /* k.cap doubles up to this as packets fly */
 	uint32_t dupthresh;
 	uint32_t sacked;               /* entries in ST_SACKED (k.lost: in ST_LOST) */
 	uint32_t high_sack;            /* one past the highest SACKed psn, >= una */
@@ -160,35 +161,111 @@ struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->e = calloc(capacity, sizeof(*s->e));
-	if (!s->e)
-		goto out_free;
-	s->sackmap = calloc(capacity / 64, sizeof(uint64_t));
-	if (!s->sackmap)
-		goto out_ents;
-	s->lostmap = calloc(capacity / 64, sizeof(uint64_t));
-	if (!s->lostmap)
-		goto out_sack;
 	s->top = calloc(dupthresh, sizeof(uint64_t));
 	if (!s->top)
-		goto out_lost;
-	s->k.cap = capacity;
+		goto out_free;
+	s->max_cap = capacity;
 	s->k.oldest_sent_ns = UINT64_MAX;
-	s->mask = capacity - 1;
-	s->wmask = capacity / 64 - 1;
 	s->dupthresh = dupthresh;
 	s->head = s->tail = NIL;
+	if (sb_tx_reserve(s) < 0)
+		goto out_top;
 	return s;
 
-out_lost:
-	free(s->lostmap);
-out_sack:
-	free(s->sackmap);
-out_ents:
-	free(s->e);
+out_top:
+	free(s->top);
 out_free:
 	free(s);
 	return NULL;
+}
+
+/* The ring starts at this many entries (>= 64: the bitmaps are words) and
+ * doubles while full, up to the capacity asked for: a channel with little
+ * in flight keeps a small ring. */
+#define FIRST_CAP 64u
+
+int sb_tx_reserve(struct sb_tx *s)
+{
+	uint32_t cap = s->max_cap < FIRST_CAP ? s->max_cap : FIRST_CAP;
+
+	if (s->e)
+		return 0;
+	s->e = calloc(cap, sizeof(*s->e));
+	s->sackmap = calloc(cap / 64, sizeof(uint64_t));
+	s->lostmap = calloc(cap / 64, sizeof(uint64_t));
+	if (!s->e || !s->sackmap || !s->lostmap) {
+		free(s->e);
+		free(s->sackmap);
+		free(s->lostmap);
+		s->e = NULL;
+		s->sackmap = s->lostmap = NULL;
+		return -ENOMEM;
+	}
+	s->k.cap = cap;
+	s->mask = cap - 1;
+	s->wmask = cap / 64 - 1;
+	return 0;
+}
+
+/* The slot of the live psn in slot `slot` of a ring with mask m, in the
+ * ring with mask nm. */
+static uint32_t reslot(const struct sb_tx *s, uint32_t slot, uint32_t m, uint32_t nm)
+{
+	return slot == NIL ? NIL : (s->k.una + ((slot - s->k.una) & m)) & nm;
+}
+
+/* Double the ring: every live entry (and its bits) moves to its psn's slot
+ * in the larger ring, time-list links translated. Without memory the ring
+ * stays full and the sender waits for acknowledgements. */
+static void grow(struct sb_tx *s)
+{
+	uint32_t cap = s->k.cap * 2, m = s->mask, nm = cap - 1;
+	struct sb_ent *e = calloc(cap, sizeof(*e));
+	uint64_t *sk = calloc(cap / 64, sizeof(uint64_t));
+	uint64_t *lo = calloc(cap / 64, sizeof(uint64_t));
+
+	if (!e || !sk || !lo) {
+		free(e);
+		free(sk);
+		free(lo);
+		return;
+	}
+	for (uint32_t psn = s->k.una; psn != s->k.nxt; psn++) {
+		struct sb_ent *x = &e[psn & nm];
+
+		*x = s->e[psn & m];
+		x->prev = reslot(s, x->prev, m, nm);
+		x->next = reslot(s, x->next, m, nm);
+		if (bit_get(s->sackmap, m, psn))
+			bit_set(sk, nm, psn);
+		if (bit_get(s->lostmap, m, psn))
+			bit_set(lo, nm, psn);
+	}
+	s->head = reslot(s, s->head, m, nm);
+	s->tail = reslot(s, s->tail, m, nm);
+	free(s->e);
+	free(s->sackmap);
+	free(s->lostmap);
+	s->e = e;
+	s->sackmap = sk;
+	s->lostmap = lo;
+	s->k.cap = cap;
+	s->mask = nm;
+	s->wmask = cap / 64 - 1;
+}
+
+/* Empty means every bit of both maps is clear (acks and resends clear
+ * them), so nothing but the counters carries over. */
+bool sb_tx_release(struct sb_tx *s)
+{
+	if (s->k.nxt != s->k.una)
+		return false;
+	free(s->e);
+	free(s->sackmap);
+	free(s->lostmap);
+	s->e = NULL;
+	s->sackmap = s->lostmap = NULL;
+	return true;
 }
 
 struct sb_tx *sb_tx_free(struct sb_tx *s)
@@ -201,6 +278,15 @@ struct sb_tx *sb_tx_free(struct sb_tx *s)
 	free(s->e);
 	free(s);
 	return NULL;
+}
+
+size_t sb_tx_bytes(const struct sb_tx *s)
+{
+	size_t n = sizeof(*s) + s->dupthresh * sizeof(uint64_t);
+
+	if (s->e)
+		n += s->k.cap * sizeof(*s->e) + 2 * (s->k.cap / 64) * sizeof(uint64_t);
+	return n;
 }
 
 int sb_tx_start_at(struct sb_tx *s, uint32_t psn)
@@ -222,7 +308,7 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 	uint32_t psn = s->k.nxt, slot = psn & s->mask;
 	struct sb_ent *x = &s->e[slot];
 
-	if (sb_tx_full(s))
+	if (sb_tx_full(s) || !s->e)
 		return psn;            /* caller bug: nothing recorded */
 	x->p = *p;
 	x->st = ST_INFLIGHT;
@@ -230,6 +316,8 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 	tl_append(s, slot);
 	s->k.bytes += p->bytes;
 	s->k.nxt = psn + 1;
+	if (s->k.nxt - s->k.una == s->k.cap && s->k.cap < s->max_cap)
+		grow(s);
 	return psn;
 }
 
@@ -443,6 +531,8 @@ static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint3
 			break;
 		if (d < 64)
 			x &= low_bits(d);
+		if (!x)
+			continue;      /* nothing live here (an empty board has no maps) */
 		x &= ~bits64(s->sackmap, s->mask, s->wmask, start);
 		while (x) {
 			uint32_t psn = start + (uint32_t)__builtin_ctzll(x);
@@ -547,9 +637,12 @@ int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt)
 void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t now_ns)
 {
 	uint32_t slot = psn & s->mask;
-	struct sb_ent *x = &s->e[slot];
+	struct sb_ent *x;
 
-	if (!live(s, psn) || x->st == ST_SACKED)
+	if (!live(s, psn))
+		return;
+	x = &s->e[slot];
+	if (x->st == ST_SACKED)
 		return;
 	if (x->st == ST_LOST) {
 		bit_clear(s->lostmap, s->mask, psn);
@@ -602,7 +695,7 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 	uint32_t una = s->k.una, nxt = s->k.nxt;
 
 	/* settle the state first: dropped() may look at the scoreboard */
-	for (uint32_t w = 0; w <= s->wmask; w++)
+	for (uint32_t w = 0; s->e && w <= s->wmask; w++)
 		s->sackmap[w] = s->lostmap[w] = 0;
 	s->k.una = s->high_sack = s->fr_scan = s->lost_scan = nxt;
 	s->sacked = s->k.lost = 0;
@@ -623,6 +716,14 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 
 /* ---- receiver ---- */
 
+/* The arrival bitmap, allocated when first needed. */
+static uint64_t *rx_map(struct sb_rx *s)
+{
+	if (!s->map)
+		s->map = calloc(s->wmask + 1, sizeof(uint64_t));
+	return s->map;
+}
+
 struct sb_rx *sb_rx_new(uint32_t window)
 {
 	struct sb_rx *s;
@@ -634,14 +735,13 @@ struct sb_rx *sb_rx_new(uint32_t window)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->map = calloc(bits / 64, sizeof(uint64_t));
-	if (!s->map) {
-		free(s);
-		return NULL;
-	}
 	s->window = window;
 	s->mask = bits - 1;
 	s->wmask = bits / 64 - 1;
+	if (!rx_map(s)) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -652,6 +752,20 @@ struct sb_rx *sb_rx_free(struct sb_rx *s)
 	free(s->map);
 	free(s);
 	return NULL;
+}
+
+bool sb_rx_release(struct sb_rx *s)
+{
+	if (s->above)
+		return false;
+	free(s->map);                  /* all clear: rx_advance clears as cum passes */
+	s->map = NULL;
+	return true;
+}
+
+size_t sb_rx_bytes(const struct sb_rx *s)
+{
+	return sizeof(*s) + (s->map ? (s->wmask + 1) * sizeof(uint64_t) : 0);
 }
 
 int sb_rx_start_at(struct sb_rx *s, uint32_t psn)
@@ -689,8 +803,11 @@ int sb_rx_accept(struct sb_rx *s, uint32_t psn)
 		return -ERANGE;
 	if (d == 0) {
 		s->cum = psn + 1;
-		rx_advance(s);
+		if (s->above)          /* else no bit is set: nothing to join */
+			rx_advance(s);
 	} else {
+		if (!rx_map(s))
+			return -ENOMEM;
 		if (bit_get(s->map, s->mask, psn))
 			return 0;
 		bit_set(s->map, s->mask, psn);

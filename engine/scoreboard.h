@@ -4,7 +4,8 @@
  * reorder structure" (completion order is a separate, upper-layer job).
  *
  * sb_tx (sender): one entry per packet in flight, indexed by psn in a ring
- * of `capacity` entries (a power of two, >= 1024). Cumulative and selective
+ * of up to `capacity` entries (a power of two, >= 1024); the ring starts at
+ * 64 and doubles when it fills, so cap in the counters grows with use. Cumulative and selective
  * acknowledgements retire entries; holes with at least `dupthresh` SACKed
  * packets above them are declared lost once (fast retransmit); a timeout
  * declares every outstanding packet sent before a cut-off lost. Retransmits
@@ -19,6 +20,7 @@
 #define UCCL_ENGINE_SCOREBOARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct sb_tx;
@@ -45,6 +47,15 @@ struct sb_tx_counts {
 
 struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh);
 struct sb_tx *sb_tx_free(struct sb_tx *s);              /* accepts NULL */
+/* The ring (capacity entries and bitmaps) is what an idle owner releases:
+ * sb_tx_release frees it if nothing is unacknowledged (returns false, and
+ * keeps it, otherwise); psns, counters and the delivery history stay.
+ * sb_tx_reserve allocates it again (0, or -ENOMEM); sb_tx_push needs it.
+ * sb_tx_new returns a scoreboard with its ring. Every other call works on
+ * an empty scoreboard without one. */
+bool sb_tx_release(struct sb_tx *s);
+int sb_tx_reserve(struct sb_tx *s);
+size_t sb_tx_bytes(const struct sb_tx *s);             /* heap bytes now held */
 /* true when `capacity` packets are unacknowledged: send nothing new. */
 bool sb_tx_full(const struct sb_tx *s);
 /* Record a new packet; returns its psn. Caller checked !sb_tx_full. */
@@ -90,8 +101,14 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 struct sb_rx *sb_rx_new(uint32_t window);
 int sb_rx_start_at(struct sb_rx *s, uint32_t psn);       /* -EBUSY unless fresh */
 struct sb_rx *sb_rx_free(struct sb_rx *s);
+/* The arrival bitmap is needed only while psns past the cumulative point
+ * are held: sb_rx_release frees it when there are none (false otherwise);
+ * sb_rx_accept allocates it again for the next out-of-order packet. */
+bool sb_rx_release(struct sb_rx *s);
+size_t sb_rx_bytes(const struct sb_rx *s);             /* heap bytes now held */
 /* 1: new, deliver it; 0: duplicate; -ERANGE: beyond the window (drop,
- * the sender will retransmit). */
+ * the sender will retransmit); -ENOMEM: out of order and the bitmap could
+ * not be allocated (drop likewise; nothing recorded). */
 int sb_rx_accept(struct sb_rx *s, uint32_t psn);
 uint32_t sb_rx_cum(const struct sb_rx *s);
 /* SACK words after the cumulative point; returns how many are non-empty

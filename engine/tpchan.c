@@ -82,6 +82,17 @@
  *    packets; cwnd_bytes the CC window before the max_inflight_bytes cap.
  *  - Callbacks may call tpchan_submit() and tpchan_get_stats() on this
  *    channel, nothing else (not from tpchan_free: submit then says -ESHUTDOWN).
+ *  - State at scale: what grows with the window (sender ring, message
+ *    table, receive bitmap, refusal records, per-path table) exists only
+ *    while used. The first submit allocates the send side, the first DATA
+ *    the refusal records (the bitmap comes with the first out-of-order
+ *    packet, the path table with the first pick); the ring (64), table
+ *    (16) and records (4) start small and double when full up to their
+ *    configured size. After idle_release_ns of
+ *    idleness it is all freed; psns, the cumulative point, RTT, CC state
+ *    and tokens live in the fixed part, so the wire sees no difference.
+ *    The hold starts at the tpchan_tx or tpchan_rx that finds the channel
+ *    idle, restarts with every packet, and is part of the deadline.
  */
 
 /* A packet's scoreboard cookie: message table slot << 40 | offset. */
@@ -168,7 +179,9 @@ struct tpchan {
 
 	/* messages */
 	struct tmsg *m;
-	uint64_t *cookies;             /* scratch for tpchan_reset, max_msgs long */
+	uint64_t *cookies;             /* scratch for tpchan_reset, mcap long */
+	uint32_t mcap;                 /* table entries now: doubles up to max_msgs */
+	bool reading;                  /* in read(): the table must not move */
 	uint32_t free_head, live, queued;
 	uint32_t q_head, q_tail;
 	uint64_t seq;
@@ -204,28 +217,33 @@ struct tpchan {
 	uint64_t ack_first_ns, ack_tsecr;
 	uint16_t ack_path;
 	/* refusals of the peer's DATA (we are the receiver): records
-	 * (ref_confirmed, ref_issued] are in nacks[seq % NACK_RING] */
+	 * (ref_confirmed, ref_issued] are in nacks[seq % ncap] */
 	uint32_t ref_issued;           /* refusals issued so far */
 	uint32_t ref_confirmed;        /* the peer's nacks_seen */
 	uint32_t ref_backoff;          /* resend rounds since the last confirmation */
 	uint64_t ref_due;              /* earliest time a record must go (again) */
-	struct nack_ent nacks[NACK_RING];
+	struct nack_ent *nacks;        /* ncap records; NULL while released */
+	uint32_t ncap;                 /* doubles up to NACK_RING with the unconfirmed */
 
-	/* receiver-driven credit ("Credit" in docs/wire-protocol.md). As a
-	 * sender in credit mode (cc has CC_F_CREDIT): */
+	uint64_t release_at;           /* idle: release the state then; else UINT64_MAX */
+	size_t base_bytes;             /* state_bytes() with everything released */
+
+	/* receiver-driven credit ("Credit" in docs/wire-protocol.md), packed:
+	 * an idle channel is mostly this fixed part. As a sender in credit
+	 * mode (cc has CC_F_CREDIT): */
 	uint32_t cr_limit;             /* the peer's newest GRANT: psns before it may go */
 	uint32_t cr_burst;             /* psns before it: the current burst's speculation */
 	uint32_t cr_spec_pkts;         /* speculative packets per burst (cc window / mss) */
-	bool cr_have_limit;            /* cr_limit came from the peer and is not stale */
-	bool cr_told;                  /* the peer knows we wait (MORE or REQ since) */
-	bool cr_req_owed;              /* a REQ goes with the next tpchan_tx */
-	uint64_t cr_told_ns;           /* when we last told it */
 	/* as a receiver (any channel, whatever its own cc): */
-	bool cr_more;                  /* the peer says it has data waiting for credit */
-	bool cr_grant_owed;            /* a GRANT goes with the next tpchan_tx */
 	uint32_t cr_grant;             /* psns granted so far: the peer may send below it */
 	uint32_t cr_ahead_pkts;        /* grants run at most this far past rx_high */
-	uint64_t cr_grant_ns;          /* when the last GRANT went */
+	bool cr_have_limit;            /* sender: cr_limit came from the peer, not stale */
+	bool cr_told;                  /* sender: the peer knows we wait (MORE or REQ since) */
+	bool cr_req_owed;              /* sender: a REQ goes with the next tpchan_tx */
+	bool cr_more;                  /* receiver: the peer says it has data waiting */
+	bool cr_grant_owed;            /* receiver: a GRANT goes with the next tpchan_tx */
+	uint64_t cr_told_ns;           /* sender: when we last told the peer */
+	uint64_t cr_grant_ns;          /* receiver: when the last GRANT went */
 
 	struct tpchan_stats st;
 };
@@ -241,6 +259,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 static void deadline_update(struct tpchan *c);
+static size_t state_bytes(const struct tpchan *c);
 
 static bool credit_mode(const struct tpchan *c)
 {
@@ -353,16 +372,12 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	c->cc_st = calloc(1, c->cc->state_size);
 	if (!c->cc_st)
 		goto out_paths;
-	c->m = calloc(c->p.max_msgs, sizeof(*c->m));
-	if (!c->m)
-		goto out_cc;
-	c->cookies = calloc(c->p.max_msgs, sizeof(*c->cookies));
-	if (!c->cookies)
-		goto out_msgs;
-
-	for (uint32_t i = 0; i < c->p.max_msgs; i++)
-		c->m[i].next = i + 1 < c->p.max_msgs ? i + 1 : NONE;
-	c->free_head = 0;
+	/* the rest comes with the first use (tx_state_get, rx_data) */
+	sb_tx_release(c->tx);
+	sb_rx_release(c->rx);
+	paths_release(c->paths);
+	c->release_at = UINT64_MAX;
+	c->free_head = NONE;
 	c->q_head = c->q_tail = c->cur = NONE;
 	c->held_head = c->held_tail = NONE;
 	c->ref_due = UINT64_MAX;
@@ -386,13 +401,10 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	};
 	c->cc->init(c->cc_st, &ccp);
 	cc_refresh(c);
+	c->base_bytes = state_bytes(c);
 	deadline_update(c);
 	return c;
 
-out_msgs:
-	free(c->m);
-out_cc:
-	free(c->cc_st);
 out_paths:
 	paths_free(c->paths);
 out_rx:
@@ -410,6 +422,7 @@ struct tpchan *tpchan_free(struct tpchan *c)
 		return NULL;
 	c->closing = true;
 	tpchan_reset(c, -ECANCELED);
+	free(c->nacks);
 	free(c->cookies);
 	free(c->m);
 	free(c->cc_st);
@@ -418,6 +431,91 @@ struct tpchan *tpchan_free(struct tpchan *c)
 	sb_tx_free(c->tx);
 	free(c);
 	return NULL;
+}
+
+/* ---- state allocated on use ---- */
+
+static size_t state_bytes(const struct tpchan *c)
+{
+	size_t n = sizeof(*c) + c->cc->state_size;
+
+	n += sb_tx_bytes(c->tx) + sb_rx_bytes(c->rx) + paths_bytes(c->paths);
+	n += (size_t)c->mcap * (sizeof(*c->m) + sizeof(*c->cookies));
+	n += (size_t)c->ncap * sizeof(*c->nacks);
+	return n;
+}
+
+/* Nothing refers to the per-packet state: no message in the table, no
+ * packet unacknowledged either way, no refusal record unconfirmed. */
+static bool chan_idle(const struct tpchan *c)
+{
+	return c->live == 0 && c->cur == NONE && c->txk->nxt == c->txk->una &&
+	       c->ref_issued == c->ref_confirmed && !sb_rx_has_holes(c->rx) && !c->ack_pending;
+}
+
+static void state_release(struct tpchan *c)
+{
+	c->release_at = UINT64_MAX;
+	if (!chan_idle(c) || state_bytes(c) == c->base_bytes)
+		return;
+	free(c->m);
+	free(c->cookies);
+	free(c->nacks);
+	c->m = NULL;
+	c->cookies = NULL;
+	c->nacks = NULL;
+	c->ncap = 0;
+	c->mcap = 0;
+	c->free_head = NONE;
+	sb_tx_release(c->tx);
+	sb_rx_release(c->rx);
+	paths_release(c->paths);       /* per-path RTT and losses back to defaults */
+	c->st.state_releases++;
+}
+
+/* A tpchan_tx or tpchan_rx at now: (re)start the hold if the channel holds
+ * state and is idle (restart it on traffic: active), else cancel it. */
+static void idle_note(struct tpchan *c, uint64_t now, bool active)
+{
+	if (!c->p.idle_release_ns || !chan_idle(c) || state_bytes(c) == c->base_bytes) {
+		c->release_at = UINT64_MAX;
+		return;
+	}
+	if (active || c->release_at == UINT64_MAX)
+		c->release_at = sat_add(now, c->p.idle_release_ns);
+}
+
+#define FIRST_MSGS 16u
+
+/* Room for one more message (the caller checked live < max_msgs): the
+ * message table, doubled when full (it is indexed, so it may move, except
+ * while read() runs: send_new holds an entry across it), and the ring. */
+static int tx_state_get(struct tpchan *c)
+{
+	if (c->free_head == NONE) {
+		uint32_t n = c->mcap ? c->mcap * 2 : FIRST_MSGS;
+		struct tmsg *m;
+		uint64_t *k;
+
+		if (c->reading)
+			return -EAGAIN;
+		if (n > c->p.max_msgs)
+			n = c->p.max_msgs;
+		m = realloc(c->m, n * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		c->m = m;
+		k = realloc(c->cookies, n * sizeof(*k));
+		if (!k)
+			return -ENOMEM;        /* m is larger, mcap not: harmless */
+		c->cookies = k;
+		memset(m + c->mcap, 0, (n - c->mcap) * sizeof(*m));
+		for (uint32_t i = c->mcap; i < n; i++)
+			m[i].next = i + 1 < n ? i + 1 : NONE;
+		c->free_head = c->mcap;
+		c->mcap = n;
+	}
+	return sb_tx_reserve(c->tx);
 }
 
 /* ---- message table ---- */
@@ -503,6 +601,7 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 {
 	struct tmsg *m;
 	uint32_t i;
+	int r;
 
 	if (c->closing)
 		return -ESHUTDOWN;
@@ -510,6 +609,10 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 		return -EINVAL;
 	if (c->live >= c->p.max_msgs)
 		return -EAGAIN;
+	r = tx_state_get(c);
+	if (r < 0)
+		return r;
+	c->release_at = UINT64_MAX;
 	i = c->free_head;
 	m = &c->m[i];
 	c->free_head = m->next;
@@ -554,7 +657,7 @@ void tpchan_reset(struct tpchan *c, int err)
 	if (err >= 0)
 		err = -ECONNRESET;
 	/* settle everything first: complete() may submit anew */
-	for (uint32_t i = 0; i < c->p.max_msgs; i++) {
+	for (uint32_t i = 0; i < c->mcap; i++) {
 		if (c->m[i].state == M_FREE)
 			continue;
 		if (c->m[i].state == M_LIVE)
@@ -588,7 +691,9 @@ static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t le
 
 	if (m->state != M_LIVE || !len)
 		return true;
+	c->reading = true;
 	r = c->cb.read(c->p.cb_arg, m->cookie, off, dst, len);
+	c->reading = false;
 	if (r < 0) {
 		fail_msg(c, i, r);
 		return false;
@@ -806,7 +911,7 @@ static int send_refusals(struct tpchan *c, uint64_t now, struct tpchan_txpkt *ou
 		return n;
 	ivl = ref_interval(c);
 	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++) {
-		struct nack_ent *e = &c->nacks[seq % NACK_RING];
+		struct nack_ent *e = &c->nacks[seq % c->ncap];
 		struct wire_nack w;
 		int r;
 
@@ -995,7 +1100,7 @@ static uint64_t deadline_of(const struct tpchan *c)
 	oldest = c->txk->oldest_sent_ns;
 	if (oldest != UINT64_MAX)
 		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
-	return t;
+	return min_u64(t, c->release_at);
 }
 
 static void deadline_update(struct tpchan *c)
@@ -1015,6 +1120,8 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 {
 	int n = 0;
 
+	if (now_ns >= c->release_at)
+		state_release(c);
 	check_timer(c, now_ns);
 	n = send_refusals(c, now_ns, out, n, max);
 	n = send_acks(c, now_ns, out, n, max);
@@ -1023,6 +1130,7 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 	credit_timers(c, now_ns);
 	n = send_credit(c, now_ns, out, n, max);
 	n = send_sync(c, out, n, max);
+	idle_note(c, now_ns, n > 0);
 	deadline_update(c);
 	return n;
 }
@@ -1091,13 +1199,36 @@ static void ref_issue(struct tpchan *c, const struct wire_data *d, int err)
 	if (err < -4095)
 		err = -EIO;            /* not an errno the wire can carry */
 	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++)
-		if (c->nacks[seq % NACK_RING].msg_id == d->msg_id)
+		if (c->nacks[seq % c->ncap].msg_id == d->msg_id)
 			return;
 	c->ref_issued++;
-	e = &c->nacks[c->ref_issued % NACK_RING];
+	e = &c->nacks[c->ref_issued % c->ncap];
 	*e = (struct nack_ent){ .msg_id = d->msg_id, .psn = d->psn, .err = err };
 	c->ref_due = 0;
 	c->deadline = 0;
+}
+
+#define FIRST_NACKS 4u
+
+/* Room for one more unconfirmed refusal record (fewer than NACK_RING are):
+ * the ring, indexed by seq, doubles and its records move to their seq's
+ * place in the larger one. */
+static bool nack_room(struct tpchan *c)
+{
+	uint32_t n = c->ncap ? c->ncap * 2 : FIRST_NACKS;
+	struct nack_ent *t;
+
+	if (c->ref_issued - c->ref_confirmed < c->ncap)
+		return true;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return false;
+	for (uint32_t seq = c->ref_confirmed + 1; seq != c->ref_issued + 1; seq++)
+		t[seq % n] = c->nacks[seq % c->ncap];
+	free(c->nacks);
+	c->nacks = t;
+	c->ncap = n;
+	return true;
 }
 
 static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
@@ -1119,6 +1250,12 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		return -EBADMSG;
 	}
 	ref_confirm(c, d->nacks_seen);
+	/* the records must have room before the packet is taken: a refusal
+	 * cannot be lost after deliver() */
+	if (c->ref_issued - c->ref_confirmed < NACK_RING && !nack_room(c)) {
+		c->st.drop_nomem++;
+		return -ENOMEM;
+	}
 	if (c->ref_issued - c->ref_confirmed == NACK_RING) {
 		/* no room for the record this packet might need: not accepted,
 		 * as if past the window; the peer resends it */
@@ -1127,6 +1264,10 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		return -ERANGE;
 	}
 	r = sb_rx_accept(c->rx, d->psn);
+	if (r == -ENOMEM) {
+		c->st.drop_nomem++;            /* untracked: not acknowledged, resent */
+		return r;
+	}
 	if (r < 0) {
 		c->st.drop_window++;
 		ack_schedule(c, d, now, false, true);
@@ -1323,7 +1464,7 @@ static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 	if ((int32_t)d <= 0 || (c->ref_map[bit / 64] >> bit % 64 & 1))
 		return 0;                      /* seen before */
 	c->ref_map[bit / 64] |= 1ull << bit % 64;
-	if (i < c->p.max_msgs) {
+	if (i < c->mcap) {
 		m = &c->m[i];
 		/* only a message that has packets on the wire can have been
 		 * refused; a record for one already failed means nothing */
@@ -1400,6 +1541,7 @@ int tpchan_rx_ext(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns
 		c->st.drop_version++;
 		return -EPROTO;
 	}
+	idle_note(c, now_ns, true);
 	deadline_update(c);
 	return r;
 }
@@ -1467,6 +1609,7 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 	out->cwnd_bytes = c->cc->window(c->cc_st);
 	out->loss_ppm = c->loss_ppm;
 	out->sack_holes = sb_tx_holes(c->tx);
+	out->state_bytes = state_bytes(c);
 }
 
 /* ---- changing the congestion controller at run time ---- */

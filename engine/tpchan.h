@@ -80,6 +80,11 @@ struct tpchan_params {
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
 	uint64_t cc_line_rate_bps;     /* cc_params.line_rate_bps (0: unknown) */
 	uint64_t seed;                 /* path choice randomness */
+	/* The per-packet state (scoreboards, message table, refusal records,
+	 * per-path table) is allocated on first use and released after the
+	 * channel has been idle this long: nothing queued, in flight or held,
+	 * no holes either way, no refusal record unconfirmed. 0: never. */
+	uint64_t idle_release_ns;
 	const struct tpchan_cb *cb;
 	void *cb_arg;
 };
@@ -116,13 +121,18 @@ struct tpchan_stats {
 	uint64_t small_chunks;         /* adaptive_chunk: chunks cut below chunk_bytes */
 	uint32_t loss_ppm;             /* recent loss estimate (about the last 256 packets) */
 	uint32_t sack_holes;
+	uint64_t state_bytes;          /* heap bytes the channel holds now */
+	uint64_t state_releases;       /* times the idle channel released its state */
+	uint64_t drop_nomem;           /* packets dropped: no memory to track them */
 };
 
 struct tpchan *tpchan_new(const struct tpchan_params *p);   /* NULL on bad params */
 struct tpchan *tpchan_free(struct tpchan *c);                 /* accepts NULL */
 
 /* Queue a message. -EAGAIN when max_msgs are queued or in flight
- * (backpressure: nothing is dropped), -EINVAL for a bad message. */
+ * (backpressure: nothing is dropped), or when called from read() while the
+ * message table would have to grow; -EINVAL for a bad message; -ENOMEM
+ * when the send state (allocated on use) cannot be. */
 int tpchan_submit(struct tpchan *c, const struct tpchan_msg *m);
 
 /* Build up to max packets to send now: NACKs and ACKs first, then lost
@@ -132,7 +142,8 @@ int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int m
 
 /* Feed one received packet. 0 if used, else a negative errno saying why it
  * was dropped (counted in the stats): -EBADMSG, -EPROTO, -EACCES (token),
- * -EILSEQ (crc), -ERANGE (outside the receive window). */
+ * -EILSEQ (crc), -ERANGE (outside the receive window), -ENOMEM (the
+ * receive state could not be allocated; the peer resends). */
 int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns);
 /* The same for a packet whose IP header carried a CE mark (ce): the ACK
  * for it goes at once and carries WIRE_F_ECE. */
@@ -146,7 +157,8 @@ int tpchan_rx_ext(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns
 		  uint32_t hint_ppm);
 
 /* When tpchan_tx should next be called even without new input (ACK delay,
- * retransmission timer, refusal resend); UINT64_MAX if never. O(1). After a
+ * retransmission timer, refusal resend, releasing an idle channel's state);
+ * UINT64_MAX if never. O(1). After a
  * DATA packet it may be early: tpchan_tx then sends nothing and sets it
  * right. Never late. */
 uint64_t tpchan_next_deadline(const struct tpchan *c);

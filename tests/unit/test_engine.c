@@ -684,6 +684,56 @@ static void test_max_outstanding_leaves_descriptors_in_the_ring(void **state)
 	teardown((void **)&f);
 }
 
+/* The op pools grow (16, 16, 32, then what is left of max_outstanding)
+ * as ops wait: 100 unmatched receives all wait, the 101st stays in the
+ * ring, sends match them in order whichever pool holds them, and a region
+ * removal finds those still waiting in every pool. */
+static void test_op_pools_grow_to_max_outstanding(void **state)
+{
+	struct fx *f = fx_new(256, 256, 100);
+	struct engine_ep_stats es;
+	struct uccl_cqe c[128];
+	bool seen[41];
+	int n;
+
+	(void)state;
+	for (int i = 0; i < 101; i++)
+		submit(f, 1, RECV(.loff = (uint64_t)i, .len = 1, .tag = 1, .user_data = (uint64_t)i));
+	for (int k = 0; k < 20; k++)          /* a batch of 8 a poll */
+		poll_all(f);
+	assert_int_equal(engine_ep_stats(f->e, 1, &es), 0);
+	assert_int_equal(es.outstanding, 100);
+	assert_int_equal(f->ep[1].sq.ctl->cons, 100);
+	for (int i = 0; i < 60; i++)
+		submit(f, 0, SEND(.loff = (uint64_t)i, .len = 1, .tag = 1, .user_data = (uint64_t)i));
+	for (int k = 0; k < 20; k++)
+		poll_all(f);
+	n = reap(f, 1, c, 128);
+	assert_int_equal(n, 60);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(c[i].res, 0);
+		assert_int_equal(c[i].user_data, (uint64_t)i);   /* matched in post order */
+	}
+	assert_int_equal(reap(f, 0, c, 128), 60);
+	for (int k = 0; k < 20; k++)
+		poll_all(f);                   /* the 101st got in */
+	assert_int_equal(engine_ep_stats(f->e, 1, &es), 0);
+	assert_int_equal(es.outstanding, 41);
+	assert_int_equal(engine_mr_remove(f->e, CLIENT_B, 1), 0);
+	n = reap(f, 1, c, 128);
+	assert_int_equal(n, 41);
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < n; i++) {                 /* in pool order: any */
+		assert_int_equal(c[i].res, -ECANCELED);
+		assert_true(c[i].user_data >= 60 && c[i].user_data <= 100);
+		assert_false(seen[c[i].user_data - 60]);
+		seen[c[i].user_data - 60] = true;
+	}
+	assert_int_equal(engine_ep_stats(f->e, 1, &es), 0);
+	assert_int_equal(es.outstanding, 0);
+	teardown((void **)&f);
+}
+
 static void test_full_cq_stops_consumption_and_loses_nothing(void **state)
 {
 	struct fx *f = fx_new(32, 16, 16);
@@ -1018,6 +1068,46 @@ static void test_conn_add_rejects_bad_ids_and_busy_sides(void **state)
 	assert_int_equal(engine_conn_remove(f->e, 7, 0), -EINVAL);
 }
 
+/* Connection sides come in chunks when first bound: an endpoint with many
+ * conn ids serves a high one, and ids it never bound read as free. */
+static void test_sides_of_a_wide_endpoint_exist_only_once_bound(void **state)
+{
+	struct fx *f = *state;
+	struct cli *c = &f->ep[2];
+	struct engine_ep_params p;
+
+	c->len = ring_region_layout(16, 16, 64, &c->hdr);
+	c->region = aligned_alloc(4096, (c->len + 4095) / 4096 * 4096);
+	assert_non_null(c->region);
+	memset(c->region, 0, c->len);
+	memcpy(c->region, &c->hdr, sizeof(c->hdr));
+	ring_side_init(&c->sq, c->region, c->hdr.sq_ctl_off, c->hdr.sq_off, 16, UCCL_SQE_SIZE);
+	ring_side_init(&c->cq, c->region, c->hdr.cq_ctl_off, c->hdr.cq_off, 16, UCCL_CQE_SIZE);
+	c->sems = (uint64_t *)((uint8_t *)c->region + c->hdr.sem_off);
+	p = (struct engine_ep_params){ .ep_id = 2, .client_id = CLIENT_C, .region = c->region,
+				       .region_len = c->len, .hdr = &c->hdr, .max_conns = 64,
+				       .max_outstanding = 16 };
+	assert_int_equal(engine_ep_add(f->e, &p), 0);
+	/* nothing bound yet: every id is free */
+	assert_int_equal(run1(f, 2, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 40)).res, -ENOTCONN);
+	assert_int_equal(engine_conn_remove(f->e, 2, 40), -ENOTCONN);
+	assert_int_equal(engine_conn_reset(f->e, 2, 40), -ENOTCONN);
+	/* id 50 (fourth chunk) joined with ep 0's conn 2 */
+	assert_int_equal(engine_conn_add(f->e, 2, 50, 0, 2), 0);
+	assert_int_equal(run1(f, 2, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 50)).res, 0);
+	assert_int_equal(f->ep[0].sems[2], 1);
+	assert_int_equal(run1(f, 0, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 2)).res, 0);
+	assert_int_equal(c->sems[50], 1);
+	assert_int_equal(run1(f, 2, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 5)).res, -ENOTCONN);
+	assert_int_equal(engine_conn_add(f->e, 2, 50, 0, 3), -EBUSY);
+	assert_int_equal(engine_conn_add(f->e, 2, 3, 2, 63), 0);   /* first chunk, last one */
+	assert_int_equal(engine_conn_remove(f->e, 2, 50), 0);
+	assert_int_equal(run1(f, 0, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 2)).res, -ECONNRESET);
+	assert_int_equal(engine_ep_remove(f->e, 2), 0);
+	free(c->region);
+	c->region = NULL;
+}
+
 static void test_ep_add_rejects_bad_parameters(void **state)
 {
 	struct fx *f = *state;
@@ -1167,6 +1257,8 @@ int main(void)
 		T(test_sleep_arm_sets_need_wakeup_and_reports_work),
 		T(test_sleep_arm_ignores_descriptors_held_back_by_a_full_cq),
 		T(test_conn_add_rejects_bad_ids_and_busy_sides),
+		T(test_sides_of_a_wide_endpoint_exist_only_once_bound),
+		cmocka_unit_test(test_op_pools_grow_to_max_outstanding),
 		T(test_ep_add_rejects_bad_parameters),
 		T(test_ep_stats_count_this_endpoints_work),
 		T(test_stats_foreach_names_every_counter),

@@ -343,10 +343,41 @@ static void test_loss_counts_and_time(void **state)
 	paths_free(p);
 }
 
+static void test_release_forgets_paths_keeps_randomness(void **state)
+{
+	struct paths *p = paths_new(8, 3, HOLD), *q = paths_new(8, 3, HOLD);
+	struct paths_stat s;
+	size_t full = paths_bytes(p);
+
+	paths_on_rtt(p, 2, 5000);
+	paths_on_loss(p, 3, 100);
+	paths_on_rtt(q, 2, 5000);
+	paths_on_loss(q, 3, 100);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(paths_pick(p, 200), paths_pick(q, 200));
+	paths_release(p);
+	assert_true(paths_bytes(p) < full);
+	assert_int_equal(paths_stat(p, 2, &s), 0);
+	assert_int_equal(s.srtt_ns, 0);
+	assert_int_equal(s.sent_chunks, 0);
+	/* the random sequence goes on where it was: q, released at the same
+	 * point, picks the same */
+	paths_release(q);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(paths_pick(p, 300), paths_pick(q, 300));
+	assert_int_equal(paths_bytes(p), full);
+	paths_on_loss(p, 1, 400);
+	assert_int_equal(paths_stat(p, 1, &s), 0);
+	assert_int_equal(s.losses, 1);
+	paths_free(p);
+	paths_free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_arguments_are_refused),
+		cmocka_unit_test(test_release_forgets_paths_keeps_randomness),
 		cmocka_unit_test(test_one_path_is_always_path_0),
 		cmocka_unit_test(test_same_seed_same_picks),
 		cmocka_unit_test(test_picks_spread_over_all_paths),

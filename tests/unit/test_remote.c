@@ -231,6 +231,8 @@ static struct tpchan_params chan_params(const struct fx_params *p, int side, uin
 		.rto_init_ns = 1 * MS, .rto_min_ns = 200 * US, .rto_max_ns = 20 * MS,
 		.max_retx = 12, .ack_delay_ns = 10 * US, .ack_every = 8, .dupthresh = 3,
 		.path_loss_hold_ns = 500 * US, .seed = p->seed * 2 + (uint64_t)side,
+		/* short: every run also releases and rebuilds channel state */
+		.idle_release_ns = 100 * US,
 	};
 }
 
@@ -2217,11 +2219,49 @@ static void test_rconn_add_and_connect_check_their_arguments(void **state)
 	assert_int_equal(chst(f, HB, 0).conns, 2);
 }
 
+/* ---- state at scale ---- */
+
+/* Between bursts both channels give their per-packet state back (the
+ * harness runs to idle, which includes the release deadline), and the next
+ * burst is served as the first was; an unused connection id reads as free. */
+static void test_idle_channels_release_state_between_bursts(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 131, ROUGH(5000)));
+	struct engine_chan_stats a, b;
+	uint64_t idle_bytes = chst(f, HA, 0).tp.state_bytes;
+
+	assert_true(idle_bytes < 1344);
+	for (int k = 0; k < 3; k++) {
+		submit(f, HA, PUT(.loff = k * 64 * KiB, .roff = k * 64 * KiB, .len = 64 * KiB,
+				  .user_data = 1 + k));
+		wait_cqe(f, HA, 1 + k);
+		assert_int_equal(cqe(f, HA, 1 + k).res, 0);
+		a = chst(f, HA, 0);
+		assert_true(a.tp.state_bytes > idle_bytes + 4096);  /* messages, ring */
+		settle(f);
+		a = chst(f, HA, 0);
+		b = chst(f, HB, 0);
+		assert_int_equal(a.tp.state_releases, k + 1);
+		assert_true(b.tp.state_releases >= (uint64_t)k + 1);
+		assert_int_equal(a.tp.state_bytes, idle_bytes);
+		assert_int_equal(b.tp.state_bytes, idle_bytes);
+	}
+	assert_same(f->h[HB].mr1, f->h[HA].mr1, 3 * 64 * KiB);
+	/* conn 7 was never bound: it reads as free */
+	submit(f, HA, PUT(.conn = 7, .len = 10, .user_data = 9));
+	run_steps(f, 1);
+	assert_int_equal(cqe(f, HA, 9).res, -ENOTCONN);
+	assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, 7), -ENOTCONN);
+	assert_int_equal(engine_conn_reset(f->h[HA].e, EP_A, 7), -ENOTCONN);
+	assert_int_equal(engine_rconn_connect(f->h[HA].e, EP_A, 7, EP_B, WIRE(7, 1)), -EINVAL);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_teardown(name, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_put_of_4mib_arrives_intact),
+		T(test_idle_channels_release_state_between_bursts),
 		T(test_signal_is_seen_after_every_earlier_put_is_written),
 		T(test_each_signal_waits_for_its_own_earlier_puts),
 		T(test_signal_is_not_held_behind_a_pending_recv),

@@ -762,6 +762,132 @@ static void test_lossy_run_acknowledges_everything_once_gbn(void **state)
 	run_lossy(true);
 }
 
+/* ---- releasing the ring of an empty scoreboard ---- */
+
+static void test_tx_release_only_when_empty_and_psns_carry_on(void **state)
+{
+	struct sb_tx *s = sb_tx_new(1024, 3);
+	struct rec r = { 0 };
+	uint64_t w[16];
+	uint32_t above[] = { 5 };
+	size_t small;
+
+	for (int i = 0; i < 5; i++)
+		push(s, i, 10, 1);
+	assert_false(sb_tx_release(s));        /* packets out: kept */
+	assert_int_equal(sb_tx_ack(s, 5, NULL, 0, record, &r), 5);
+	assert_true(sb_tx_release(s));
+	small = sb_tx_bytes(s);
+	assert_true(small < 256);
+	/* everything but push works without the ring: a stale ACK (with a SACK
+	 * bit for a psn that was acknowledged), a bogus one, a timeout */
+	memset(w, 0, sizeof(w));
+	w[0] = 1ull << 2;                       /* psn 3 relative to cum 0 */
+	assert_int_equal(sb_tx_ack(s, 0, w, 1, record, &r), 0);
+	assert_int_equal(sack(s, 5, above, 0, &r), 0);
+	assert_int_equal(sb_tx_ack(s, 6, NULL, 0, record, &r), -EINVAL);
+	assert_int_equal(sb_tx_ack_gbn(s, 5, record, &r), 0);
+	assert_int_equal(sb_tx_timeout(s, UINT64_MAX), 0);
+	sb_tx_retransmitted(s, 4, 0, 9);
+	sb_tx_clear(s, record, &r);
+	assert_int_equal(r.n, 5);
+	assert_int_equal(sb_tx_bytes(s), small);
+	/* back with the ring: numbering continues at 5 */
+	assert_int_equal(sb_tx_reserve(s), 0);
+	assert_true(sb_tx_bytes(s) > small);
+	assert_int_equal(push(s, 9, 10, 2), 5);
+	assert_int_equal(push(s, 9, 10, 2), 6);
+	assert_int_equal(sack(s, 5, (uint32_t[]){ 6 }, 1, &r), 1);
+	assert_int_equal(sb_tx_holes(s), 1);
+	assert_int_equal(sb_tx_ack(s, 7, NULL, 0, record, &r), 1);
+	assert_int_equal(r.psn[r.n - 1], 5);
+	sb_tx_free(s);
+}
+
+/* The ring starts small and doubles while packets fly: SACKed, lost and
+ * in-flight entries, their send times and the time order survive the moves,
+ * across the psn wrap too. */
+static void test_ring_grows_keeping_every_entry(void **state)
+{
+	struct sb_tx *s = sb_tx_new(4096, 3);
+	struct rec r = { 0 };
+	uint32_t base = UINT32_MAX - 40, sacked[10], psn;
+	struct sb_pkt p;
+	size_t b0;
+	bool seen[260] = { false };
+
+	assert_int_equal(sb_tx_start_at(s, base), 0);
+	b0 = sb_tx_bytes(s);
+	for (uint32_t i = 0; i < 60; i++)
+		assert_int_equal(push(s, i, 10, i), base + i);
+	for (uint32_t i = 0; i < 10; i++)
+		sacked[i] = base + 10 + i;
+	assert_int_equal(sack(s, base, sacked, 10, &r), 10);
+	assert_int_equal(sb_tx_lost_pending(s), 10);      /* base .. base + 9 */
+	for (uint32_t i = 60; i < 260; i++)               /* 64 -> 128 -> 256 -> 512 */
+		assert_int_equal(push(s, i, 10, i), base + i);
+	assert_true(sb_tx_bytes(s) > b0 + 256 * 40);
+	assert_false(sb_tx_full(s));
+	assert_int_equal(sb_tx_lost_pending(s), 10);
+	assert_int_equal(sb_tx_holes(s), 10);
+	assert_int_equal(sb_tx_inflight(s), 250);
+	assert_int_equal(sb_tx_inflight_bytes(s), 2500);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	assert_int_equal(psn, base);
+	assert_int_equal(p.cookie, 0);
+	/* the time list still runs oldest first: 20 .. 30 time out */
+	assert_int_equal(sb_tx_oldest_sent(s), 20);
+	assert_int_equal(sb_tx_timeout(s, 30), 11);
+	assert_int_equal(sb_tx_oldest_sent(s), 31);
+	assert_int_equal(sb_tx_lost_pending(s), 21);
+	assert_int_equal(sb_tx_ack(s, base + 5, NULL, 0, record, &r), 5);
+	assert_int_equal(sb_tx_ack(s, base + 260, NULL, 0, record, &r), 245);
+	assert_int_equal(r.n, 260);
+	for (int i = 0; i < r.n; i++) {
+		uint32_t k = r.psn[i] - base;
+
+		assert_true(k < 260);
+		assert_false(seen[k]);
+		assert_int_equal(r.cookie[i], k);
+		seen[k] = true;
+	}
+	assert_int_equal(sb_tx_inflight(s), 0);
+	assert_int_equal(sb_tx_lost_pending(s), 0);
+	assert_true(sb_tx_release(s));
+	sb_tx_free(s);
+}
+
+static void test_rx_bitmap_only_while_out_of_order(void **state)
+{
+	struct sb_rx *s = sb_rx_new(4096);
+	uint64_t w[4];
+	size_t small;
+
+	assert_true(sb_rx_release(s));
+	small = sb_rx_bytes(s);
+	for (uint32_t psn = 0; psn < 100; psn++)
+		assert_int_equal(sb_rx_accept(s, psn), 1);
+	assert_int_equal(sb_rx_bytes(s), small);   /* in order: no bitmap */
+	assert_int_equal(sb_rx_accept(s, 50), 0);
+	assert_int_equal(sb_rx_accept(s, 102), 1); /* a hole: the bitmap comes */
+	assert_true(sb_rx_bytes(s) > small);
+	assert_false(sb_rx_release(s));
+	assert_int_equal(sb_rx_sack(s, w, 4), 1);
+	assert_int_equal(w[0], 2);
+	assert_int_equal(sb_rx_accept(s, 102), 0);
+	assert_int_equal(sb_rx_accept(s, 100), 1);
+	assert_int_equal(sb_rx_accept(s, 101), 1);
+	assert_int_equal(sb_rx_cum(s), 103);
+	assert_true(sb_rx_release(s));
+	assert_int_equal(sb_rx_bytes(s), small);
+	assert_int_equal(sb_rx_accept(s, 102), 0);  /* old: still a duplicate */
+	assert_int_equal(sb_rx_accept(s, 103 + 4096), -ERANGE);
+	assert_int_equal(sb_rx_accept(s, 104), 1);
+	assert_int_equal(sb_rx_accept(s, 103), 1);
+	assert_int_equal(sb_rx_cum(s), 105);
+	sb_rx_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -788,6 +914,9 @@ int main(void)
 		cmocka_unit_test(test_rx_wraps_across_2_32),
 		cmocka_unit_test(test_lossy_run_acknowledges_everything_once_sack),
 		cmocka_unit_test(test_lossy_run_acknowledges_everything_once_gbn),
+		cmocka_unit_test(test_tx_release_only_when_empty_and_psns_carry_on),
+		cmocka_unit_test(test_ring_grows_keeping_every_entry),
+		cmocka_unit_test(test_rx_bitmap_only_while_out_of_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,10 @@
  * -ETIMEDOUT in bounded time; reset and free complete what is left; submit
  * pushes back at max_msgs; the congestion controller can be switched in the
  * middle of a transfer without losing data or the window; and a run is the
- * same run every time for the same seed.
+ * same run every time for the same seed. An idle channel releases its
+ * per-packet state at the hold's deadline and picks up where it was (old
+ * duplicates, out-of-order first packets, bursts on a rough wire), and a
+ * failed allocation costs a resend.
  */
 #include "config.h"
 
@@ -64,6 +67,8 @@ struct world {
 	int read_fail_at;              /* message index whose read() fails, or -1 */
 	uint64_t reads_after_done;     /* read() for a message already completed */
 	uint64_t last_complete_ns;
+	int read_submits;              /* submit message next from read(), this often */
+	int read_submit_res[4];
 };
 
 static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
@@ -80,6 +85,17 @@ static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t 
 		return -EFAULT;
 	if ((int)cookie == w->read_fail_at && off > 0)
 		return -EIO;
+	if (w->read_submits > 0) {
+		struct tpchan_msg nm = {
+			.cookie = w->next, .opcode = 2, .dst_ep = w->msgs[w->next].ep, .dst_conn = 9,
+			.rkey = 0xabc, .roff = w->msgs[w->next].off, .len = w->msgs[w->next].len,
+		};
+		int r = tpchan_submit(w->a, &nm);
+
+		w->read_submit_res[--w->read_submits] = r;
+		if (r == 0)
+			w->next++;
+	}
 	memcpy(dst, w->src + m->off + off, len);
 	return 0;
 }
@@ -1655,6 +1671,262 @@ static void test_same_seed_same_run(void **state)
 	assert_true(memcmp(&x.l, &z.l, sizeof(x.l)) != 0);
 }
 
+/* ---- state at scale: allocated on use, released when idle ---- */
+
+/* Allocation failure on demand: calloc (and realloc unless
+ * g_calloc_only) of at least g_fail_min bytes fails while g_fail_min is
+ * set. wirelink grows its queues with realloc only. Not under ASan, which
+ * owns these functions. */
+#ifndef __SANITIZE_ADDRESS__
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+static size_t g_fail_min;
+static bool g_calloc_only;
+
+void *calloc(size_t n, size_t size)
+{
+	if (g_fail_min && n && size && n * size >= g_fail_min)
+		return NULL;
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size)
+{
+	if (g_fail_min && !g_calloc_only && size >= g_fail_min)
+		return NULL;
+	return __libc_realloc(p, size);
+}
+#endif
+
+/* Phase 1 sends the first half of the messages, the link goes idle until
+ * both channels release their state at the hold's deadline, phase 2 sends
+ * the rest through the same channels: the psns carried on. */
+static void test_idle_channel_releases_state_and_comes_back(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct capture cap = { 0 };
+	struct dropper d = { 0 };
+	struct tpchan_stats a0, b0, a, b;
+	uint32_t half = 40;
+
+	p.idle_release_ns = 1 * MS;
+	world_init(&w, 2 * half, false);
+	world_chans(&w, &p, &p, &lp);
+	tpchan_get_stats(w.a, &a0);
+	tpchan_get_stats(w.b, &b0);
+	print_message("idle channel: %llu bytes\n", (unsigned long long)a0.state_bytes);
+	/* the fixed part: parameters, counters, CC, sequence state (no
+	 * per-packet or per-path state) */
+	assert_true(a0.state_bytes < 1344);
+	assert_int_equal(a0.state_bytes, b0.state_bytes);
+	assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
+	assert_int_equal(tpchan_next_deadline(w.b), UINT64_MAX);
+
+	wirelink_set_tap(w.link, capture_first, &cap);
+	w.nmsgs = half;
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_true(a.state_bytes > a0.state_bytes + 4096);  /* a message table, a ring */
+	assert_true(b.state_bytes > b0.state_bytes);
+	assert_int_equal(a.state_releases + b.state_releases, 0);
+	/* the sender's hold starts with the ACK that completed its last
+	 * message, and nothing else happens: the link idles until then */
+	assert_int_equal(tpchan_next_deadline(w.a), w.last_complete_ns + p.idle_release_ns);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 200 * MS), -ENODATA);
+	assert_int_equal(wirelink_now(w.link), w.last_complete_ns + p.idle_release_ns);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(a.state_releases, 1);
+	assert_int_equal(b.state_releases, 1);
+	assert_int_equal(a.state_bytes, a0.state_bytes);
+	assert_int_equal(b.state_bytes, b0.state_bytes);
+	assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
+	assert_int_equal(tpchan_next_deadline(w.b), UINT64_MAX);
+	assert_true(a.srtt_ns > 0);            /* the RTT estimate stayed */
+
+	/* an old DATA packet resent late: a duplicate, acknowledged at once
+	 * with the kept cumulative point, which the sender takes calmly */
+	assert_true(cap.data_len > 0);
+	assert_int_equal(wirelink_inject(w.link, 1, cap.data, cap.data_len), 0);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.dup_pkts_rx, 1);
+	assert_int_equal(b.data_pkts_rx, a.data_pkts_tx);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 300 * MS), -ENODATA);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(a.drop_malformed, 0);
+	assert_int_equal(a.state_bytes, a0.state_bytes);   /* an ACK needs no state */
+	assert_int_equal(b.state_releases, 2);
+	assert_int_equal(b.state_bytes, b0.state_bytes);
+
+	/* phase 2: its first packet is lost, so the receiver meets the second
+	 * (out of order) first, on released state */
+	d.psn = (uint32_t)a.data_pkts_tx;      /* no resends so far: the next psn */
+	wirelink_set_tap(w.link, drop_once, &d);
+	w.nmsgs = 2 * half;
+	assert_int_equal(wirelink_run(w.link, pump, &w, 400 * MS), 0);
+	check_transfer(&w);
+	assert_int_equal(d.dropped, 1);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(a.msgs_completed, 2 * half);
+	assert_int_equal(a.retx_pkts, 1);
+	assert_int_equal(b.dup_pkts_rx, 1);
+	assert_int_equal(a.drop_malformed + b.drop_malformed + b.drop_window, 0);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 500 * MS), -ENODATA);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(a.state_releases, 2);
+	assert_int_equal(b.state_releases, 3);
+	assert_int_equal(a.state_bytes, a0.state_bytes);
+	world_fini(&w);
+}
+
+/* The message table starts at 16 entries and doubles as messages queue;
+ * a submit from inside read() cannot move it (the sender holds an entry
+ * across read()) and is pushed back, one that fits is taken. */
+static void test_message_table_grows_but_not_under_read(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats a0, a;
+	struct tpchan_msg m;
+
+	p.max_msgs = 64;
+	world_init(&w, 40, false);
+	world_chans(&w, &p, &p, &lp);
+	tpchan_get_stats(w.a, &a0);
+	for (uint32_t i = 0; i < 16; i++) {
+		m = msg_of(&w, i);
+		assert_int_equal(tpchan_submit(w.a, &m), 0);
+	}
+	w.next = 16;
+	w.read_submits = 1;                    /* table full at 16: pushed back */
+	assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(w.read_submits, 0);
+	assert_int_equal(w.read_submit_res[0], -EAGAIN);
+	assert_int_equal(w.next, 16);
+	m = msg_of(&w, 16);                    /* outside read(): it grows */
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	w.next = 17;
+	w.read_submits = 1;                    /* 17 of 32 used: fits */
+	while (w.read_submits)
+		assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(w.read_submit_res[0], 0);
+	assert_int_equal(w.next, 18);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.msgs_completed, 40);
+	assert_true(a.state_bytes > a0.state_bytes + 40 * 80);  /* 64 entries by now */
+	world_fini(&w);
+}
+
+/* idle_release_ns 0: the state, once allocated, stays; no deadline for it. */
+static void test_idle_release_zero_keeps_state(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats a0, a;
+
+	world_init(&w, 4, false);
+	world_chans(&w, &p, &p, &lp);
+	tpchan_get_stats(w.a, &a0);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 200 * MS), -ENODATA);
+	assert_true(wirelink_now(w.link) < w.last_complete_ns + 1 * MS);
+	assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.state_releases, 0);
+	assert_true(a.state_bytes > a0.state_bytes);
+	world_fini(&w);
+}
+
+/* No memory for the state: submit says -ENOMEM, a DATA packet is dropped
+ * unacknowledged and counted; once memory is back the peer's resend gets
+ * through and everything completes. */
+static void test_state_allocation_failure(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	skip();
+#else
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats a, b;
+	struct tpchan_msg m;
+
+	p.idle_release_ns = 1 * MS;
+	world_init(&w, 8, false);
+	world_chans(&w, &p, &p, &lp);
+	m = msg_of(&w, 0);
+	g_fail_min = 1024;                     /* the ring, the tables; not small things */
+	assert_int_equal(tpchan_submit(w.a, &m), -ENOMEM);
+	g_fail_min = 0;
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	w.next = 1;
+	/* a's packets go; b cannot take them until the memory returns (its
+	 * first refusal records are 128 bytes; a, short of memory too, picks
+	 * paths without its table and keeps its ring as it is) */
+	g_fail_min = 64;
+	g_calloc_only = true;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(wirelink_step(w.link), 1);
+	g_fail_min = 0;
+	g_calloc_only = false;
+	tpchan_get_stats(w.b, &b);
+	assert_true(b.drop_nomem > 0);
+	assert_int_equal(b.data_pkts_rx, 0);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a);
+	assert_true(a.retx_pkts > 0);          /* what b dropped came again */
+	world_fini(&w);
+#endif
+}
+
+/* Bursts with the state released between them, on a wire that loses,
+ * duplicates and reorders (so that late copies meet released state): every
+ * byte arrives once, every message completes once. */
+static void test_release_between_bursts_on_a_rough_wire(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = link_params(10000, 21);
+	struct tpchan_stats a, b;
+	uint32_t bursts = 24, all;
+
+	p.idle_release_ns = 20 * US;
+	lp.dup_ppm = 20000;
+	world_init(&w, 3 * bursts, true);
+	world_chans(&w, &p, &p, &lp);
+	all = w.nmsgs;                         /* 3 a burst, the last one takes the rest */
+	for (uint32_t k = 1; k <= bursts; k++) {
+		w.nmsgs = k == bursts ? all : 3 * k;
+		assert_int_equal(wirelink_run(w.link, pump, &w, wirelink_now(w.link) + 1000 * MS), 0);
+		assert_int_equal(wirelink_run(w.link, NULL, NULL, wirelink_now(w.link) + 1000 * MS),
+				 -ENODATA);
+		tpchan_get_stats(w.a, &a);
+		tpchan_get_stats(w.b, &b);
+		assert_int_equal(a.state_releases, k);
+		assert_true(b.state_releases >= k);
+		assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
+	}
+	check_transfer(&w);
+	print_message("%u bursts: %llu resends, %llu duplicates received, %llu releases at b\n",
+		      bursts, (unsigned long long)a.retx_pkts, (unsigned long long)b.dup_pkts_rx,
+		      (unsigned long long)b.state_releases);
+	assert_true(a.retx_pkts > 0 && b.dup_pkts_rx > 0);
+	assert_int_equal(a.drop_malformed + b.drop_malformed, 0);
+	world_fini(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1688,6 +1960,11 @@ int main(void)
 		cmocka_unit_test(test_both_directions_at_once),
 		cmocka_unit_test(test_refusals_both_directions_at_once),
 		cmocka_unit_test(test_same_seed_same_run),
+		cmocka_unit_test(test_idle_channel_releases_state_and_comes_back),
+		cmocka_unit_test(test_idle_release_zero_keeps_state),
+		cmocka_unit_test(test_message_table_grows_but_not_under_read),
+		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
+		cmocka_unit_test(test_state_allocation_failure),
 	};
 	int r;
 
