@@ -612,6 +612,18 @@ int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns)
 	return n;
 }
 
+int sb_tx_probe(struct sb_tx *s, uint32_t scan)
+{
+	for (uint32_t p = s->k.nxt; p != s->k.una && scan; scan--) {
+		p--;
+		if (s->e[p & s->mask].st == ST_INFLIGHT) {
+			mark_lost(s, p);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt)
 {
 	uint32_t p = s->lost_scan;

@@ -82,6 +82,10 @@ int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 /* Timeout: every unacknowledged packet sent at or before cutoff_ns becomes
  * lost. Returns how many were newly marked. */
 int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns);
+/* Tail loss probe: the newest packet still in flight (neither acknowledged
+ * nor lost), looking at most `scan` psns down from the newest, becomes lost
+ * so that it is resent. Returns 1 if one was marked, else 0. */
+int sb_tx_probe(struct sb_tx *s, uint32_t scan);
 /* Lost packets waiting for retransmission, oldest psn first. Returns 1 and
  * fills psn/pkt, or 0. sb_tx_retransmitted() records the resend. */
 int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt);

@@ -136,6 +136,8 @@
 #define ADAPT_LOSS_PPM   10000u
 #define ADAPT_LOSS_DIV   4u
 #define ADAPT_LOSS_SHIFT 8u
+/* Psns a tail loss probe looks down from the newest for one in flight. */
+#define TLP_SCAN 64u
 /* Credit a receiver grants ahead of what arrived, in chunks (cr_ahead_pkts). */
 #define CREDIT_AHEAD_CHUNKS 32u
 
@@ -243,6 +245,10 @@ struct tpchan {
 	bool cr_more;                  /* receiver: the peer says it has data waiting */
 	bool cr_grant_owed;            /* receiver: a GRANT goes with the next tpchan_tx */
 	uint64_t cr_told_ns;           /* sender: when we last told the peer */
+	/* tail loss probe: after the last DATA went, nothing came back for a
+	 * probe timeout and nothing else can go: resend the newest packet once */
+	uint64_t last_data_ns;
+	bool tlp_armed;
 	uint64_t cr_grant_ns;          /* receiver: when the last GRANT went */
 
 	struct tpchan_stats st;
@@ -845,6 +851,8 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		});
 		write_data(c, i, off, len, psn, c->chunk_path, false, more, now, &out[n]);
 		c->next_psn = psn + 1;
+		c->last_data_ns = now;
+		c->tlp_armed = true;       /* a new tail may need a probe */
 		c->loss_ppm -= c->loss_ppm >> ADAPT_LOSS_SHIFT;
 		m->outstanding++;
 		m->started = true;
@@ -884,6 +892,7 @@ static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		write_data(c, i, off, sp.bytes, psn, path, true,
 			   credit_mode(c) && (c->cur != NONE || c->q_head != NONE), now, &out[n]);
 		sb_tx_retransmitted(c->tx, psn, path, now);
+		c->last_data_ns = now;
 		c->st.retx_pkts++;
 		n++;
 	}
@@ -1058,6 +1067,40 @@ static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out,
 	return n + 1;
 }
 
+/* The probe timeout: two smoothed RTTs plus the ACK delay a lone packet
+ * may wait at the receiver (RFC 8985's PTO); 0 when there is no RTT sample
+ * yet or it would not come before the RTO (then the RTO does the job). */
+static uint64_t tlp_pto(const struct tpchan *c)
+{
+	uint64_t pto;
+
+	if (!c->rtt.srtt_ns || c->p.go_back_n)
+		return 0;
+	pto = sat_add(2 * c->rtt.srtt_ns, c->p.ack_delay_ns);
+	return pto < c->rtt.rto_ns ? pto : 0;
+}
+
+/* A probe may be due: data in flight, none of it known lost, nothing new
+ * can go (new data would reveal a lost tail itself), not probed since the
+ * last progress. */
+static bool tlp_pending(const struct tpchan *c)
+{
+	return c->tlp_armed && c->txk->nxt != c->txk->una && !c->txk->lost && !can_send_new(c);
+}
+
+static void check_tlp(struct tpchan *c, uint64_t now)
+{
+	uint64_t pto = tlp_pto(c);
+
+	if (!pto || !tlp_pending(c) || now < sat_add(c->last_data_ns, pto))
+		return;
+	/* the probe is not a congestion signal: if it uncovers losses, the
+	 * SACKs that follow say so and the CC hears of them then */
+	c->tlp_armed = false;
+	if (sb_tx_probe(c->tx, TLP_SCAN))
+		c->st.tlp_probes++;
+}
+
 static void check_timer(struct tpchan *c, uint64_t now)
 {
 	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
@@ -1100,6 +1143,8 @@ static uint64_t deadline_of(const struct tpchan *c)
 	oldest = c->txk->oldest_sent_ns;
 	if (oldest != UINT64_MAX)
 		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
+	if (tlp_pto(c) && tlp_pending(c))
+		t = min_u64(t, sat_add(c->last_data_ns, tlp_pto(c)));
 	return min_u64(t, c->release_at);
 }
 
@@ -1123,6 +1168,7 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 	if (now_ns >= c->release_at)
 		state_release(c);
 	check_timer(c, now_ns);
+	check_tlp(c, now_ns);
 	n = send_refusals(c, now_ns, out, n, max);
 	n = send_acks(c, now_ns, out, n, max);
 	n = send_lost(c, now_ns, out, n, max);
@@ -1410,6 +1456,7 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 		 * an ACK that acknowledges something new is a measurement */
 		uint64_t sample = 0;
 
+		c->tlp_armed = true;           /* progress: the next tail may probe */
 		if (a->tsecr <= now) {
 			sample = now - a->tsecr ? now - a->tsecr : 1;
 			rtt_sample(&c->rtt, sample);

@@ -10,7 +10,9 @@
  * and path decisions) and chunks into packets that fit the MTU; numbers
  * packets (psn) and keeps them on the sender scoreboard until acknowledged;
  * selective retransmission on SACK holes (fast retransmit) and on timeout
- * (RTO from measured RTT), or Go-Back-N when configured; ACK coalescing on
+ * (RTO from measured RTT; a tail loss probe resends the newest packet
+ * two RTTs after the last DATA when nothing else can go, so that a lost
+ * tail does not wait for the RTO), or Go-Back-N when configured; ACK coalescing on
  * the receive side (every `ack_every` packets or after `ack_delay_ns`,
  * at once when a hole appears or a message ends); duplicate suppression;
  * flow control (bytes in flight and queued messages are bounded;
@@ -117,6 +119,7 @@ struct tpchan_stats {
 	uint64_t credits_tx, credits_rx; /* CREDIT packets */
 	uint64_t credit_reqs_tx;       /* of those sent, ones asking for credit */
 	uint64_t credit_granted_pkts;  /* packets' worth of credit granted to the peer */
+	uint64_t tlp_probes;           /* tail loss probes: the newest packet resent early */
 	uint64_t srtt_ns, rto_ns, cwnd_bytes;
 	uint64_t small_chunks;         /* adaptive_chunk: chunks cut below chunk_bytes */
 	uint32_t loss_ppm;             /* recent loss estimate (about the last 256 packets) */

@@ -285,6 +285,12 @@ static bool pump(void *arg)
 	return w->completed + w->failed == w->nmsgs;
 }
 
+static bool all_done_1(void *arg)
+{
+	struct world *w = arg;
+
+	return w->completed + w->failed >= 1;
+}
 /* Every message once, with 0; every byte in place, written once. */
 static void check_transfer(const struct world *w)
 {
@@ -581,6 +587,46 @@ static void test_hole_is_acknowledged_at_once_and_fast_retransmitted(void **stat
 	assert_int_equal(a.retx_timeouts, 0);
 	/* far below the 1 ms initial RTO: recovered within about two RTTs */
 	assert_true(w.last_complete_ns - 1000 < 60 * US);
+	world_fini(&w);
+}
+
+/* The last packet of a message lost once: the tail loss probe resends it
+ * two RTTs after it went, long before the RTO. (A first message gives the
+ * RTT sample a probe timeout needs.) */
+static void test_lost_tail_is_probed_before_the_rto(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct dropper d = { .psn = 12 };          /* psn 0: the first message */
+	struct tpchan_stats a;
+	struct tpchan_msg m;
+	uint64_t t0;
+
+	p.npaths = 1;
+	world_init(&w, 2, false);
+	w.msgs[0].len = 100;
+	w.msgs[1].off = 100;
+	w.msgs[1].len = 12 * 1412;
+	w.total = 100 + 12 * 1412;
+	world_chans(&w, &p, &p, &lp);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done_1, &w, 100 * MS), 0);
+	wirelink_set_tap(w.link, drop_once, &d);
+	t0 = wirelink_now(w.link);
+	m = msg_of(&w, 1);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(d.dropped, 1);
+	assert_int_equal(a.tlp_probes, 1);
+	assert_int_equal(a.retx_pkts, 1);
+	assert_int_equal(a.retx_timeouts, 0);
+	/* 20 us RTT: sent by ~2 us, probed 2 RTTs + 10 us later, acked 20 us
+	 * after that: about 75 us, against a 200 us RTO */
+	assert_true(w.last_complete_ns - t0 < 90 * US);
 	world_fini(&w);
 }
 
@@ -1938,6 +1984,7 @@ int main(void)
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
+		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
 		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
 		cmocka_unit_test(test_forged_refusal_counters_are_dropped),
 		cmocka_unit_test(test_refused_delivery_fails_the_message_at_the_sender),
