@@ -104,6 +104,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (wire_write_nack(out, size - 1, &pkt.nack) != -ENOSPC)
 			abort();
 		break;
+	case WIRE_CREDIT:
+		n = wire_write_credit(out, size, &pkt.credit);
+		if (n < 0 || (size_t)n != size || memcmp(out, data, size) != 0)
+			abort();
+		if (wire_write_credit(out, size - 1, &pkt.credit) != -ENOSPC)
+			abort();
+		break;
 	default:
 		abort();
 	}

@@ -132,8 +132,14 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 else
 	ok "# skip set-cc by a user without the admin role (needs root to run as another user)"
 fi
-# the library call
-out=$(python3 - "$top_builddir/client/.libs/libucclclient.so" "$SOCK_A" <<'EOF'
+# the library call (through ctypes; a sanitizer build of the library needs
+# its runtime loaded first into python)
+preload=
+if ldd "$top_builddir/client/.libs/libucclclient.so" 2>/dev/null | grep -q libasan; then
+	preload=$(${CC:-gcc} -print-file-name=libasan.so)
+fi
+out=$(LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 \
+	python3 - "$top_builddir/client/.libs/libucclclient.so" "$SOCK_A" <<'EOF'
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
 lib.uccl_last_error.restype = ctypes.c_char_p
