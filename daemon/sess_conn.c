@@ -123,6 +123,15 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	struct engcmd *c;
 	uint32_t ca, cb;
 
+	/* one engine joins both sides of a same-host connection; between
+	 * threads it would take a channel over loopback (not done) */
+	if (ep->thr != l->thr) {
+		session_reply_err(s, -EOPNOTSUPP, "endpoint %u runs on engine thread %u and '%s' on "
+				  "thread %u: same-host connections between engine threads are not "
+				  "supported (engine_threads = %u)", ep->id, ep->thr, l->name, l->thr,
+				  s->d->n_thr);
+		return;
+	}
 	if (l->backlog_n + l->backlog_pending >= l->backlog_cap) {
 		session_reply_err(s, -ECONNREFUSED, "listen backlog of '%s' is full (max_listen_backlog = %u)",
 				  l->name, l->backlog_cap);
@@ -156,7 +165,7 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	c->u.conn.conn_a = ca;
 	c->u.conn.ep_b = l->id;
 	c->u.conn.conn_b = cb;
-	engthr_submit(s->d->eng, c);
+	engthr_submit(EP_THR(s->d, ep), c);
 }
 
 void sess_conn_listen(struct session *s, UcclCtl__ListenReq *q)
@@ -356,5 +365,5 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 	ep->conns[q->conn_id].state = CONN_CLOSING;
 	c->u.conn_rm.ep = ep->id;
 	c->u.conn_rm.conn = q->conn_id;
-	engthr_submit(s->d->eng, c);
+	engthr_submit(EP_THR(s->d, ep), c);
 }
