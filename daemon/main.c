@@ -132,9 +132,12 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 		snprintf(d->data_text, sizeof(d->data_text), "%s%s%s:%u",
 			 ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "",
 			 *port);
-	log_info("data plane%s on udp %s%s%s:%u (%u paths, mtu %u%s%s)", i ? " of engine thread" : "",
-		 ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "", *port,
-		 c->data_paths, c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "");
+	if (i == 0)
+		log_info("data plane on udp %s (%u paths, mtu %u%s%s)", d->data_text, c->data_paths,
+			 c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "");
+	else
+		log_info("data plane of engine thread %u on udp port %u (%u paths)", i, *port,
+			 c->data_paths);
 	return 0;
 }
 
