@@ -149,7 +149,9 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < h->n_thread_ports; i++) {
-		if (h->thread_ports[i] == 0 || h->thread_ports[i] + h->data_paths - 1 > 65535) {
+		/* each bound alone first: the sum could wrap */
+		if (h->thread_ports[i] == 0 || h->thread_ports[i] > 65535 ||
+		    h->thread_ports[i] + h->data_paths - 1 > 65535) {
 			snprintf(why, whylen, "hello: thread_ports[%zu] %u: 1..65535 with %u paths below "
 				 "65536", i, h->thread_ports[i], h->data_paths);
 			return -EINVAL;
