@@ -93,6 +93,7 @@ struct peer_info {
 	uint64_t rx_token;                 /* every data packet from this peer must carry it */
 	uint64_t generation;               /* changes each time the peer comes up (new tokens) */
 	uint32_t n_threads;                /* its engine threads, 1..PEER_THREADS_MAX */
+	bool knows_threads;                /* it announced them: it reads thread fields */
 	uint32_t thread_port[16];          /* each one's base port; [0] is data_addr's */
 };
 

@@ -53,6 +53,7 @@ struct peer {
 	char data_addr[PEER_ADDR_TEXT_MAX + 2];
 	uint32_t data_port, data_paths, mtu;
 	uint32_t n_threads, thread_ports[16];   /* from thread_ports, or 1 at data_port */
+	bool knows_threads;                     /* its hello had thread_ports */
 	uint32_t their_timeout_ms;
 	uint64_t tx_token, rx_token;   /* set while up */
 	uint64_t generation;

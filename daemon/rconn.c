@@ -61,6 +61,7 @@ struct dchan {
 	uint64_t up_ms;
 	uint32_t paths, mtu;
 	uint32_t rthreads;             /* the peer's engine threads: sub-channels per thread */
+	bool knows_threads;            /* it reads the thread fields of connects */
 };
 
 struct rconn_chans {
@@ -230,6 +231,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	if (ch->rthreads == 0)
 		return;
 	ch->up = true;
+	ch->knows_threads = pi->knows_threads;
 	ch->generation = pi->generation;
 	ch->up_ms = daemon_now_ms();
 	ch->mtu = mtu;
@@ -555,6 +557,12 @@ static void rcon_step(struct rcon *rc)
 		ask_peer(rc);
 		return;
 	}
+	if (rc->ep->thr != 0 && !ch->knows_threads) {
+		/* it sends to our thread 0 only and would bind its side there */
+		rcon_fail(rc, -EOPNOTSUPP, "peer %s predates engine threads: only endpoints on engine "
+			  "thread 0 can connect to it (this one is on thread %u)", rc->peer, rc->ep->thr);
+		return;
+	}
 	if (rc->looked_up && rc->rthr >= ch->rthreads)
 		rc->looked_up = false;     /* it came back with fewer threads */
 	if (!rc->looked_up && ch->rthreads > 1) {
@@ -727,6 +735,11 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	if (src_thr >= ch->rthreads) {
 		/* its side is on a thread it never announced */
 		peer_connect_answer(d->peers, req, -EINVAL, 0, 0);
+		return;
+	}
+	if (l->thr != 0 && !ch->knows_threads) {
+		/* it cannot reach our other threads' data planes */
+		peer_connect_answer(d->peers, req, -EOPNOTSUPP, 0, 0);
 		return;
 	}
 	if (dst_thr != l->thr) {

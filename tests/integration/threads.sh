@@ -175,6 +175,32 @@ wait $RP0; r0=$?
 wait $RP1; r1=$?
 expect "restarted b's receivers verified (rc $r0/$r1)" eval '[ "$r0" -eq 0 ] && [ "$r1" -eq 0 ]'
 
+# 6. b back with one engine thread: a keeps 2 x 1 sub-channels, both of
+# a's threads reach b's only one
+kill -TERM "$PID_B"
+wait "$PID_B"
+expect "a dropped the sub-channels to b" wait_nchans "$SOCK_A" 0
+sed -i 's/^engine_threads = 2$/engine_threads = 1/' "$TMPD/b.conf"
+start b
+expect "a: 2 x 1 sub-channels to the one-thread b" wait_nchans "$SOCK_A" 2
+expect "b: 1 x 2 sub-channels to a" wait_nchans "$SOCK_B" 2
+"$XFER" --socket "$SOCK_B" --quiet recv one0 >/dev/null 2>&1 &
+RP0=$!
+expect "b: listener one0 up" wait_ep "$SOCK_B" one0
+xfer_to one0 0 0
+"$XFER" --socket "$SOCK_A" --quiet recv anchor2 >/dev/null 2>&1 &
+APID=$!
+expect "a: anchor2 up" wait_ep "$SOCK_A" anchor2
+"$XFER" --socket "$SOCK_B" --quiet recv one1 >/dev/null 2>&1 &
+RP1=$!
+expect "b: listener one1 up" wait_ep "$SOCK_B" one1
+xfer_to one1 1 0
+wait $RP0; r0=$?
+wait $RP1; r1=$?
+expect "one-thread b's receivers verified (rc $r0/$r1)" eval '[ "$r0" -eq 0 ] && [ "$r1" -eq 0 ]'
+kill $APID 2>/dev/null
+wait $APID 2>/dev/null
+
 for p in $PID_A $PID_B; do
 	kill -TERM "$p"
 	wait "$p"
