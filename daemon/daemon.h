@@ -48,6 +48,8 @@ struct daemon {
 	uint32_t n_thr;
 	uint32_t thr_eps[CONF_MAX_ENGINE_THREADS];     /* endpoints placed on each */
 	uint32_t thr_port[CONF_MAX_ENGINE_THREADS];    /* each one's base data port */
+	bool xconn;                    /* channels between our threads are up (daemon/xconn.c) */
+	uint64_t ep_serial;            /* last struct dep serial */
 	struct names *names;           /* listen name -> struct dep */
 	struct peermgr *peers;         /* NULL: peering off (no peer_listen) */
 	struct rconn_chans *rchans;    /* data channels to peers (daemon/rconn.c) */

@@ -33,6 +33,7 @@
 #include "daemon/rconn.h"
 #include "daemon/sdnotify.h"
 #include "daemon/session.h"
+#include "daemon/xconn.h"
 #include "proto/frame.h"
 
 #define DEFAULT_RUNTIME_DIR "/run/uccl"
@@ -343,7 +344,8 @@ int main(int argc, char **argv)
 				goto out;
 			ep.nic_ops = &nic_udp_ops;
 			/* one sub-channel per (peer, remote thread) */
-			ep.max_chans = RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS;
+			ep.max_chans = RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS +
+				       CONF_MAX_ENGINE_THREADS;    /* and one to each own thread */
 			ep.max_unexpected_bytes = d->conf.max_unexpected_bytes;
 			ep.max_ep_inflight_bytes = d->conf.max_ep_inflight_bytes;
 			ep.pull_rate_bps = d->conf.pull_rate_mbps * 1000000;
@@ -356,6 +358,10 @@ int main(int argc, char **argv)
 			log_err("cannot start engine thread %u: %s", i, strerror(-c));
 			goto out;
 		}
+	}
+	if (d->conf.peer_listen.family && xconn_start(d) < 0) {
+		log_err("out of memory for the channels between engine threads");
+		goto out;
 	}
 	if (ctlsrv_open(d, rundir) < 0)
 		goto out;

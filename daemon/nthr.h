@@ -31,4 +31,11 @@ static inline uint32_t nthr_chan(uint32_t slot, uint32_t rthr, uint32_t nslots)
 	return slot + rthr * nslots;
 }
 
+/* Engine channel id, on any thread, of the channel to our own thread k
+ * (same-host connections between threads): past every peer sub-channel. */
+static inline uint32_t nthr_self_chan(uint32_t k, uint32_t nslots)
+{
+	return nslots * CONF_MAX_ENGINE_THREADS + k;
+}
+
 #endif

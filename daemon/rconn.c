@@ -181,13 +181,27 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	else
 		thread_addr(pi, j, &c->u.chan.addr);
 	c->u.chan.addrlen = pi->data_addrlen;
-	c->u.chan.p = (struct tpchan_params){
-		.tx_token = pi->tx_token,
-		.rx_token = pi->rx_token,
-		.mtu = mtu - ip_udp,
+	/* the receiving NIC knows a peer by its first data_paths ports */
+	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
+					   : cf->data_paths, cc, pi->tx_token, pi->rx_token, seed,
+			  &c->u.chan.p);
+	d->rchans->ch[id].paths = c->u.chan.p.npaths;
+	submit_plain(d, i, c);
+	return 0;
+}
+
+void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
+		       const struct cc_ops *cc, uint64_t tx_token, uint64_t rx_token, uint64_t seed,
+		       struct tpchan_params *out)
+{
+	const struct conf *cf = &d->conf;
+
+	*out = (struct tpchan_params){
+		.tx_token = tx_token,
+		.rx_token = rx_token,
+		.mtu = payload_mtu,
 		.chunk_bytes = cf->chunk_bytes,
-		/* the receiving NIC knows a peer by its first data_paths ports */
-		.npaths = pi->data_paths < cf->data_paths ? pi->data_paths : cf->data_paths,
+		.npaths = npaths,
 		.max_inflight_pkts = 4096,
 		.rx_window_pkts = 4096,
 		.max_inflight_bytes = cf->max_inflight_bytes,
@@ -204,9 +218,6 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 		/* an idle peer keeps ~1 KB, not the window's scoreboards */
 		.idle_release_ns = CHAN_IDLE_RELEASE_NS,
 	};
-	d->rchans->ch[id].paths = c->u.chan.p.npaths;
-	submit_plain(d, i, c);
-	return 0;
 }
 
 static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
@@ -909,6 +920,16 @@ size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t m
 				snprintf(out[n].peer, sizeof(out[n].peer), "%s", ch->peer);
 				n++;
 			}
+		}
+		/* to our other threads (daemon/xconn.c), as peer "(self)" */
+		for (uint32_t k = 0; d->xconn && k < d->n_thr && n < max; k++) {
+			if (k == t)
+				continue;
+			out[n] = (struct rconn_chan_info){
+				.chan = nthr_self_chan(k, RCONN_MAX_CHANS), .thread = t, .rthread = k,
+				.up_ms = d->start_ms, .paths = d->conf.data_paths, .mtu = d->conf.mtu };
+			snprintf(out[n].peer, sizeof(out[n].peer), "(self)");
+			n++;
 		}
 	}
 	return n;

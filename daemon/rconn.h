@@ -38,6 +38,14 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
  * (its side is reset). */
 void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn);
 
+/* A data channel's transport parameters from the configuration (shared
+ * with daemon/xconn.c's channels between our own threads). */
+struct tpchan_params;
+struct cc_ops;
+void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
+		       const struct cc_ops *cc, uint64_t tx_token, uint64_t rx_token, uint64_t seed,
+		       struct tpchan_params *out);
+
 /* "host h endpoint N" for ucclctl and accept replies. */
 void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len);
 

@@ -24,6 +24,7 @@
 #include "daemon/names.h"
 #include "daemon/rconn.h"
 #include "daemon/session.h"
+#include "daemon/xconn.h"
 #include "engine/ring.h"
 
 int sess_conn_alloc(struct dep *ep, uint32_t *id)
@@ -123,15 +124,6 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	struct engcmd *c;
 	uint32_t ca, cb;
 
-	/* one engine joins both sides of a same-host connection; between
-	 * threads it would take a channel over loopback (not done) */
-	if (ep->thr != l->thr) {
-		session_reply_err(s, -EOPNOTSUPP, "endpoint %u runs on engine thread %u and '%s' on "
-				  "thread %u: same-host connections between engine threads are not "
-				  "supported (engine_threads = %u)", ep->id, ep->thr, l->name, l->thr,
-				  s->d->n_thr);
-		return;
-	}
 	if (l->backlog_n + l->backlog_pending >= l->backlog_cap) {
 		session_reply_err(s, -ECONNREFUSED, "listen backlog of '%s' is full (max_listen_backlog = %u)",
 				  l->name, l->backlog_cap);
@@ -148,8 +140,10 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 		session_reply_err(s, -ECONNREFUSED, "listener '%s' has no free connection", l->name);
 		return;
 	}
-	c = session_cmd_new(s, ENGCMD_CONN_ADD, conn_add_done);
-	if (!c) {
+	/* one engine joins both sides of a same-host connection in memory;
+	 * between threads they are joined over a channel (daemon/xconn.c) */
+	c = ep->thr == l->thr ? session_cmd_new(s, ENGCMD_CONN_ADD, conn_add_done) : NULL;
+	if (!c && ep->thr == l->thr) {
 		ep->conns[ca].state = CONN_FREE;
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
@@ -161,6 +155,10 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	ep->n_conns++;
 	l->n_conns++;
 	l->backlog_pending++;
+	if (!c) {
+		xconn_join(s, ep, ca, l, cb);
+		return;
+	}
 	c->u.conn.ep_a = ep->id;
 	c->u.conn.conn_a = ca;
 	c->u.conn.ep_b = l->id;
@@ -362,6 +360,8 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 	}
 	if (ep->conns[q->conn_id].remote)
 		rconn_tell_closed(s->d, ep, q->conn_id);
+	else if (ep->conns[q->conn_id].xthr)
+		xconn_side_closed(s->d, ep, q->conn_id);
 	ep->conns[q->conn_id].state = CONN_CLOSING;
 	c->u.conn_rm.ep = ep->id;
 	c->u.conn_rm.conn = q->conn_id;

@@ -24,6 +24,7 @@
 #include "daemon/nthr.h"
 #include "daemon/rconn.h"
 #include "daemon/session.h"
+#include "daemon/xconn.h"
 #include "engine/ring.h"
 
 
@@ -213,6 +214,7 @@ void sess_ep_create(struct session *s, UcclCtl__EpCreateReq *q)
 		return;
 	}
 	ep->id = id;
+	ep->serial = ++d->ep_serial;
 	ep->s = s;
 	ep->memfd = ep->doorbell_fd = ep->notify_fd = ep->doorbell_peer = ep->notify_peer = -1;
 	ep->max_conns = cf->max_conns_per_endpoint;
@@ -261,6 +263,8 @@ void sess_ep_reset_peers(struct daemon *d, struct dep *ep)
 				rconn_tell_closed(d, ep, i);
 			continue;
 		}
+		if (dc->xthr)
+			xconn_side_closed(d, ep, i);   /* its engine does not know of ep's */
 		peer = dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep] : NULL;
 		if (peer && peer != ep && peer->conns[dc->peer_conn].peer_ep == ep->id) {
 			if (peer->conns[dc->peer_conn].state == CONN_OPEN)

@@ -32,6 +32,8 @@ struct dconn {
 	uint32_t peer_conn;            /* remote: the peer's wire id of its side */
 	uint32_t chan;                 /* remote: the channel (peer host) */
 	uint8_t rthr;                  /* remote: the peer's engine thread of its side */
+	bool xthr;                     /* same host, the other side on another engine thread,
+					* joined over a channel (daemon/xconn.c); wire is ours */
 	uint32_t wire;                 /* remote: ours, conn | gen << 16 */
 };
 
@@ -54,6 +56,7 @@ struct dep {
 	uint32_t backlog_cap, backlog_head, backlog_n;
 	uint32_t backlog_pending;      /* connects whose CONN_ADD is still queued */
 	uint8_t thr;                   /* the engine thread that runs it */
+	uint64_t serial;               /* unique per daemon run: ids are reused */
 	bool added;                    /* the engine has it */
 	bool live;                     /* added and not being destroyed */
 };

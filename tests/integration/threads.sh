@@ -4,10 +4,13 @@
 # by the kernel, per thread). Endpoints are placed on the thread with the
 # fewest; verified transfers run between every pair (thread of a, thread
 # of b) and each of a's four sub-channels is seen carrying them; ucclctl
-# shows 2 threads and the 2 x 2 sub-channels; a same-host connection
-# between threads is refused with EOPNOTSUPP, one within a thread moves
-# verified data; kill -9 of b fails a's pending transfer in bounded time,
-# and a restarted b is reached again on every sub-channel. No root needed.
+# shows 2 threads and the 2 x 2 sub-channels; same-host connections move
+# verified data between threads (over the channel between them) and within
+# a thread, and kill -9 of one side resets the other; kill -9 of b fails
+# a's pending transfer in bounded time, a restarted b is reached again on
+# every sub-channel, and so is a b restarted with one thread. Without
+# peering (no data plane) a connection between threads is refused with
+# EOPNOTSUPP. No root needed.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 TIMEOUT_MS=1000
@@ -46,7 +49,7 @@ chans() {
 import json, sys
 d = json.load(sys.stdin)
 print(" ".join(sorted("%d>%d:%d" % (c["thread"], c["remote_thread"], c["data_pkts_tx"])
-                      for c in d["channels"])))'
+                      for c in d["channels"] if c["peer"] != "(self)")))'
 }
 # nchans SOCK: how many sub-channels are up
 nchans() { chans "$1" | wc -w; }
@@ -67,6 +70,22 @@ wait_ep() { # wait_ep SOCK NAME
 }
 # tx SOCK I J: data packets sent so far on sub-channel (our I, its J)
 tx() { chans "$1" | tr ' ' '\n' | sed -n "s/^$2>$3://p"; }
+# xtx SOCK I K: data packets sent on the channel from our thread I to our K
+xtx() {
+	timeout 10 "$UCCLCTL" --socket "$1" --json channels 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(c["data_pkts_tx"] for c in d["channels"]
+          if c["peer"] == "(self)" and c["thread"] == int(sys.argv[1])
+          and c["remote_thread"] == int(sys.argv[2])))' "$2" "$3"
+}
+# nep SOCK: endpoints of the daemon
+nep() {
+	"$UCCLCTL" --socket "$1" --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d.get("status", d)["endpoints"])'
+}
 
 finish_both() {
 	if [ "$FAILS" -ne 0 ]; then
@@ -126,10 +145,21 @@ done
 echo "sub-channels of a after the transfers: $(chans "$SOCK_A")"
 echo "sub-channels of b after the transfers: $(chans "$SOCK_B")"
 
-# 3. same host: across threads refused, within a thread verified
-out=$("$XFER" --socket "$SOCK_A" --bytes 1M send anchor 2>&1)
-expect "local connect from thread 1 to thread 0: EOPNOTSUPP naming why ($out)" \
-	eval 'echo "$out" | grep -q "same-host connections between engine threads are not supported"'
+# 3. same host: across threads over the channels between them, within a
+# thread joined in memory; both verified
+before=$(xtx "$SOCK_A" 1 0)
+"$XFER" --socket "$SOCK_A" --bytes 32M --quiet send anchor >"$TMPD/xlocal.out" 2>&1
+rc=$?
+wait $APID
+arc=$?
+after=$(xtx "$SOCK_A" 1 0)
+cat "$TMPD/xlocal.out"
+expect "local connection thread 1 -> thread 0: 32M verified (rc $rc/$arc)" eval '[ "$rc" -eq 0 ] && [ "$arc" -eq 0 ]'
+expect "... over the channel between them ($before -> $after data packets)" [ "$after" -gt "$before" ]
+"$XFER" --socket "$SOCK_A" --quiet recv anchor >"$TMPD/anchor.out" 2>&1 &
+APID=$!
+expect "a: anchor listener up again" wait_ep "$SOCK_A" anchor
+expect "a: ... on thread 0" [ "$(ep_thread "$SOCK_A" anchor)" = 0 ]
 "$XFER" --socket "$SOCK_A" --quiet recv pad >/dev/null 2>&1 &
 PADPID=$!
 expect "a: second listener up" wait_ep "$SOCK_A" pad
@@ -141,6 +171,24 @@ arc=$?
 expect "local connection within thread 0: 16M verified (rc $rc/$arc)" eval '[ "$rc" -eq 0 ] && [ "$arc" -eq 0 ]'
 kill $PADPID 2>/dev/null
 wait $PADPID 2>/dev/null
+
+# 3b. kill -9 of one side of a connection between threads: the other
+# side's pending receive fails with ECONNRESET
+for _ in $(seq 100); do [ "$(nep "$SOCK_A")" = 0 ] && break; sleep 0.05; done
+UCCL_SOCKET=$SOCK_A "$ITEST" hold xh >"$TMPD/hold.out" 2>&1 &
+HP=$!
+expect "a: holder up" wait_ep "$SOCK_A" xh
+expect "a: holder on thread 0" [ "$(ep_thread "$SOCK_A" xh)" = 0 ]
+UCCL_SOCKET=$SOCK_A "$ITEST" peer xh >"$TMPD/peer.out" 2>&1 &
+PP=$!
+for _ in $(seq 100); do grep -q ready "$TMPD/hold.out" && grep -q ready "$TMPD/peer.out" && break; sleep 0.05; done
+expect "holder (thread 0) and peer (thread 1) connected" eval 'grep -q ready "$TMPD/hold.out" && grep -q ready "$TMPD/peer.out"'
+kill -9 $HP
+wait $HP 2>/dev/null
+wait $PP
+rc=$?
+cat "$TMPD/peer.out"
+expect "peer's pending recv failed with ECONNRESET after the holder died (rc $rc)" [ "$rc" -eq 0 ]
 
 # 4. kill -9 b mid-transfer: a's sender fails in bounded time
 "$XFER" --socket "$SOCK_B" --quiet recv big >/dev/null 2>&1 &
@@ -201,13 +249,31 @@ expect "one-thread b's receivers verified (rc $r0/$r1)" eval '[ "$r0" -eq 0 ] &&
 kill $APID 2>/dev/null
 wait $APID 2>/dev/null
 
+# 7. without peering there is no data plane: a connection between threads
+# is refused with EOPNOTSUPP naming why; within a thread it works
+echo "engine_threads = 2" >"$TMPD/c.conf"
+start_named c
+PID_C=$STARTED_PID
+SOCK_C=$TMPD/rc/ucclsvcd.sock
+"$XFER" --socket "$SOCK_C" --quiet recv cx >/dev/null 2>&1 &
+CX=$!
+expect "c: listener up" wait_ep "$SOCK_C" cx
+out=$("$XFER" --socket "$SOCK_C" --bytes 1M send cx 2>&1)
+expect "c: thread 1 -> thread 0 without a data plane: EOPNOTSUPP naming why ($out)" \
+	eval 'echo "$out" | grep -q "connections between engine threads need the data plane"'
+kill $CX 2>/dev/null
+wait $CX 2>/dev/null
+kill -TERM "$PID_C"
+wait "$PID_C"
+expect "daemon c exits 0 on SIGTERM" [ "$?" -eq 0 ]
+
 for p in $PID_A $PID_B; do
 	kill -TERM "$p"
 	wait "$p"
 	expect "daemon $p exits 0 on SIGTERM" [ "$?" -eq 0 ]
 done
 PID_A= PID_B=
-if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/a.log" "$TMPD/b.log"; then
+if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/a.log" "$TMPD/b.log" "$TMPD/c.log"; then
 	fail "sanitizer report in a daemon log"
 fi
 finish_both

@@ -70,6 +70,9 @@ static void test_chan_ids(void **state)
 	assert_int_equal(nthr_chan(5, 0, 64), 5);
 	assert_int_equal(nthr_chan(5, 1, 64), 69);
 	assert_int_equal(nthr_chan(63, 15, 64), 1023);
+	/* channels between our own threads come after all of them */
+	assert_int_equal(nthr_self_chan(0, 64), 1024);
+	assert_int_equal(nthr_self_chan(15, 64), 1039);
 	for (uint32_t a = 0; a < 64; a++)
 		for (uint32_t j = 0; j < 16; j++) {
 			uint32_t id = nthr_chan(a, j, 64);
