@@ -10,7 +10,7 @@
 # a's pending transfer in bounded time, a restarted b is reached again on
 # every sub-channel, and so is a b restarted with one thread. Without
 # peering (no data plane) a connection between threads is refused with
-# EOPNOTSUPP. No root needed.
+# EOPNOTSUPP, and engine_cpus pins each thread. No root needed.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 TIMEOUT_MS=1000
@@ -251,10 +251,25 @@ wait $APID 2>/dev/null
 
 # 7. without peering there is no data plane: a connection between threads
 # is refused with EOPNOTSUPP naming why; within a thread it works
+# (and its threads are pinned as engine_cpus says, in reverse order here)
 echo "engine_threads = 2" >"$TMPD/c.conf"
+NCPU=$(nproc)
+[ "$NCPU" -ge 2 ] && echo "engine_cpus = 1, 0" >>"$TMPD/c.conf"
 start_named c
 PID_C=$STARTED_PID
 SOCK_C=$TMPD/rc/ucclsvcd.sock
+# cpus NAME: the CPUs the daemon's thread NAME may run on
+cpus() {
+	for t in /proc/$PID_C/task/*; do
+		[ "$(cat "$t/comm")" = "$1" ] && sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status"
+	done
+}
+if [ "$NCPU" -ge 2 ]; then
+	expect "c: uccl-engine pinned to cpu 1 ($(cpus uccl-engine))" [ "$(cpus uccl-engine)" = 1 ]
+	expect "c: uccl-engine1 pinned to cpu 0 ($(cpus uccl-engine1))" [ "$(cpus uccl-engine1)" = 0 ]
+else
+	ok "# skip engine_cpus pinning (one CPU)"
+fi
 "$XFER" --socket "$SOCK_C" --quiet recv cx >/dev/null 2>&1 &
 CX=$!
 expect "c: listener up" wait_ep "$SOCK_C" cx
