@@ -303,8 +303,8 @@ static int print_clients(const UcclCtl__Reply *r, bool json)
 static int print_endpoints(const UcclCtl__Reply *r, bool json)
 {
 	static const struct table_col cols[] = {
-		{ "CLIENT", TABLE_RIGHT }, { "EP", TABLE_RIGHT }, { "NAME", TABLE_LEFT },
-		{ "SQ", TABLE_RIGHT }, { "CQ", TABLE_RIGHT }, { "CONNS", TABLE_RIGHT },
+		{ "CLIENT", TABLE_RIGHT }, { "EP", TABLE_RIGHT }, { "THR", TABLE_RIGHT },
+		{ "NAME", TABLE_LEFT }, { "SQ", TABLE_RIGHT }, { "CQ", TABLE_RIGHT }, { "CONNS", TABLE_RIGHT },
 		{ "SUBMITTED", TABLE_RIGHT }, { "COMPLETED", TABLE_RIGHT },
 		{ "ERRORS", TABLE_RIGHT }, { "OUTSTANDING", TABLE_RIGHT }, { "BYTES", TABLE_RIGHT },
 	};
@@ -322,6 +322,7 @@ static int print_endpoints(const UcclCtl__Reply *r, bool json)
 			json_obj_begin(&j);
 			json_kv_u64(&j, "client_id", p->client_id);
 			json_kv_u64(&j, "ep_id", p->ep_id);
+			json_kv_u64(&j, "thread", p->thread);
 			json_kv_str(&j, "name", opt_name(p->name));
 			json_kv_u64(&j, "sq_entries", p->sq_entries);
 			json_kv_u64(&j, "cq_entries", p->cq_entries);
@@ -345,6 +346,7 @@ static int print_endpoints(const UcclCtl__Reply *r, bool json)
 		table_fmt_bytes(bytes, sizeof(bytes), p->bytes);
 		e |= table_add(t, "%" PRIu32, p->client_id);
 		e |= table_add(t, "%" PRIu32, p->ep_id);
+		e |= table_add(t, "%" PRIu32, p->thread);
 		e |= table_add(t, "%s", opt_str(p->name));
 		e |= table_add(t, "%" PRIu32, p->sq_entries);
 		e |= table_add(t, "%" PRIu32, p->cq_entries);
@@ -624,6 +626,8 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 {
 	json_obj_begin(j);
 	json_kv_u64(j, "chan", c->chan);
+	json_kv_u64(j, "thread", c->thread);
+	json_kv_u64(j, "remote_thread", c->remote_thread);
 	json_kv_str(j, "peer", c->peer);
 	json_kv_u64(j, "up_ms", c->up_ms);
 	json_kv_u64(j, "paths", c->paths);
@@ -722,7 +726,8 @@ static int print_nic(const UcclCtl__NicStats *n)
 static int print_channels(const UcclCtl__Reply *r, bool json)
 {
 	static const struct table_col cols[] = {
-		{ "CHAN", TABLE_RIGHT }, { "PEER", TABLE_LEFT }, { "AGE", TABLE_RIGHT },
+		{ "CHAN", TABLE_RIGHT }, { "THR", TABLE_RIGHT }, { "PEER", TABLE_LEFT },
+		{ "PEER THR", TABLE_RIGHT }, { "AGE", TABLE_RIGHT },
 		{ "PATHS", TABLE_RIGHT }, { "MTU", TABLE_RIGHT }, { "CONNS", TABLE_RIGHT },
 		{ "CC", TABLE_LEFT },
 		{ "SRTT", TABLE_RIGHT }, { "RTO", TABLE_RIGHT }, { "CWND", TABLE_RIGHT },
@@ -771,7 +776,9 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		table_fmt_bytes(txb, sizeof(txb), c->data_bytes_tx);
 		table_fmt_bytes(rxb, sizeof(rxb), c->data_bytes_rx);
 		e |= table_add(t, "%" PRIu32, c->chan);
+		e |= table_add(t, "%" PRIu32, c->thread);
 		e |= table_add(t, "%s", c->peer);
+		e |= table_add(t, "%" PRIu32, c->remote_thread);
 		e |= table_add(t, "%s", age);
 		e |= table_add(t, "%" PRIu32, c->paths);
 		e |= table_add(t, "%" PRIu32, c->mtu);
@@ -801,7 +808,11 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		peer = table_sanitize(c->peer);
 		if (!peer)
 			return -ENOMEM;
-		printf("* drops on chan %" PRIu32 " (%s):", c->chan, peer);
+		/* a chan id repeats on each thread: name the thread beyond 0 */
+		if (c->thread)
+			printf("* drops on chan %" PRIu32 " thread %" PRIu32 " (%s):", c->chan, c->thread, peer);
+		else
+			printf("* drops on chan %" PRIu32 " (%s):", c->chan, peer);
 		for (size_t k = 0; k < nd; k++)
 			printf("%s %s %" PRIu64, k ? "," : "", dr[k].name, dr[k].v);
 		putchar('\n');
@@ -813,7 +824,11 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 
 		if (!c->n_cc_state)
 			continue;
-		printf("cc on chan %" PRIu32 ": %s", c->chan, c->cc ? c->cc : "?");
+		if (c->thread)
+			printf("cc on chan %" PRIu32 " thread %" PRIu32 ": %s", c->chan, c->thread,
+			       c->cc ? c->cc : "?");
+		else
+			printf("cc on chan %" PRIu32 ": %s", c->chan, c->cc ? c->cc : "?");
 		for (size_t k = 0; k < c->n_cc_state; k++) {
 			char *name = table_sanitize(c->cc_state[k]->name);
 

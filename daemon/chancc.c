@@ -138,13 +138,13 @@ void chancc_reload(struct daemon *d, const struct conf *old)
 		const char *peer = now->peers[i].name;
 		const struct cc_ops *before = effective(cc, old, peer), *after;
 		struct engcmd *c;
-		uint32_t chan;
+		uint32_t chan, rthr;
 
 		/* the file changed for this peer: it wins over a run-time setting */
 		if (strcmp(conf_cc_of(old, peer), conf_cc_of(now, peer)) != 0)
 			put_set(cc, peer, NULL);
 		after = effective(cc, now, peer);
-		if (after == before || rconn_chan_of(d, peer, &chan) < 0)
+		if (after == before || rconn_chan_of(d, peer, &chan, &rthr) < 0)
 			continue;
 		c = calloc(1, sizeof(*c));
 		if (!c) {
@@ -155,7 +155,7 @@ void chancc_reload(struct daemon *d, const struct conf *old)
 		c->done = reload_done;
 		c->u.chan_cc.chan = chan;
 		c->u.chan_cc.ops = after;
-		engthr_submit(d->eng, c);
+		daemon_submit_chans(d, c, chan, rthr);
 		log_info("reload: peer %s: data channel %u congestion control %s -> %s", peer, chan,
 			 before->name, after->name);
 	}
@@ -209,7 +209,7 @@ void chancc_request(struct session *s, const UcclCtl__SetCcReq *q)
 	struct chancc_set *e;
 	struct engcmd *c;
 	struct setcc *sc;
-	uint32_t chan;
+	uint32_t chan, rthr;
 
 	if (!s->admin) {
 		session_reply_err(s, -EPERM, "set_cc needs the admin role (uid 0, the daemon's own "
@@ -241,7 +241,7 @@ void chancc_request(struct session *s, const UcclCtl__SetCcReq *q)
 	put_set(d->chancc, q->peer, ops);
 	log_info("peer %s: congestion control %s, set by client %u (uid %u)", q->peer, ops->name,
 		 s->id, (unsigned)s->uid);
-	if (rconn_chan_of(d, q->peer, &chan) < 0) {
+	if (rconn_chan_of(d, q->peer, &chan, &rthr) < 0) {
 		reply_remembered(s);
 		return;
 	}
@@ -259,5 +259,5 @@ void chancc_request(struct session *s, const UcclCtl__SetCcReq *q)
 	c->ctx = sc;
 	c->u.chan_cc.chan = chan;
 	c->u.chan_cc.ops = ops;
-	engthr_submit(d->eng, c);
+	daemon_submit_chans(d, c, chan, rthr);
 }

@@ -39,6 +39,7 @@ enum opt_type {
 	OT_CC,          /* a congestion controller's name (engine/cc/cc.c) */
 	OT_PEERS,       /* name=address:port,... or none */
 	OT_PEER_CC,     /* name=controller,... or none */
+	OT_CPUS,        /* comma-separated CPU numbers, or none */
 };
 
 #define OF_RELOAD 0x1u  /* SIGHUP may change it */
@@ -102,6 +103,10 @@ static const struct opt opts[] = {
 	  "descriptors taken from one endpoint's ring per pass" },
 	{ "engine_cpu", OT_I32, 0, O(engine_cpu), 0, -1, -1, 4095,
 	  "CPU the engine thread is pinned to; -1: no pinning" },
+	{ "engine_threads", OT_U32, 0, O(engine_threads), 0, 1, 1, CONF_MAX_ENGINE_THREADS,
+	  "engine threads, each with its own engine and data-plane ports" },
+	{ "engine_cpus", OT_CPUS, 0, O(engine_cpus), O(n_engine_cpus), 0, 0, 4095,
+	  "CPU of each engine thread, comma-separated, one per thread; none: no pinning" },
 	{ "log_level", OT_LOGLEVEL, OF_RELOAD, O(log_level), 0, LOG_LVL_INFO, LOG_LVL_ERROR,
 	  LOG_LVL_DEBUG, "error, warn, info or debug" },
 	{ "peer_listen", OT_LISTEN, 0, O(peer_listen), 0, 0, 0, 0,
@@ -206,6 +211,7 @@ static void set_int(struct conf *c, const struct opt *o, int64_t v)
 	case OT_LOGLEVEL: *(enum conf_log_level *)p = (enum conf_log_level)v; break;
 	case OT_UIDS:
 	case OT_GIDS:
+	case OT_CPUS:
 	case OT_PEERS:
 	case OT_PEER_CC: *list_count(c, o) = 0; break;
 	case OT_LISTEN:
@@ -234,6 +240,7 @@ static void copy_value(struct conf *dst, const struct conf *src, const struct op
 	case OT_LOGLEVEL: sz = sizeof(enum conf_log_level); break;
 	case OT_UIDS:
 	case OT_GIDS:
+	case OT_CPUS:
 		*list_count(dst, o) = *clist_count(src, o);
 		sz = sizeof(uint32_t) * CONF_MAX_IDS;
 		break;
@@ -474,7 +481,8 @@ static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size
 		fmt_peer_cc(p, *clist_count(c, o), buf, len);
 		break;
 	case OT_UIDS:
-	case OT_GIDS: {
+	case OT_GIDS:
+	case OT_CPUS: {
 		const uint32_t *ids = p;
 		uint32_t n = *clist_count(c, o);
 		size_t at = 0;
@@ -808,10 +816,10 @@ static int parse_list(struct parser *p, struct conf *c, const struct opt *o, cha
 				fail_msg(p, "%s: trailing characters in '%s'", o->name, show(s).s);
 				return -EINVAL;
 			}
-			if (r < 0 || v > CONF_ID_MAX)
+			if (r < 0 || v > (uint64_t)o->max)
 				return range_error(p, o, s);
 			ids[n++] = (uint32_t)v;
-		} else if (is_name(s)) {
+		} else if (is_name(s) && o->type != OT_CPUS) {
 			if (lookup_id(s, group, &ids[n]) < 0) {
 				fail_msg(p, "%s: unknown %s '%s'", o->name, group ? "group" : "user",
 					 show(s).s);
@@ -819,8 +827,11 @@ static int parse_list(struct parser *p, struct conf *c, const struct opt *o, cha
 			}
 			n++;
 		} else {
-			fail_msg(p, "%s: '%s' is neither a number nor a %s name", o->name, show(s).s,
-				 group ? "group" : "user");
+			if (o->type == OT_CPUS)
+				fail_msg(p, "%s: '%s' is not a CPU number", o->name, show(s).s);
+			else
+				fail_msg(p, "%s: '%s' is neither a number nor a %s name", o->name,
+					 show(s).s, group ? "group" : "user");
 			return -EINVAL;
 		}
 		if (!comma)
@@ -1063,7 +1074,8 @@ static int parse_value(struct parser *p, struct conf *c, const struct opt *o, ch
 	case OT_I64: r = parse_signed_or_group(p, o, val, &v); break;
 	case OT_LOGLEVEL: r = parse_level(p, o, val, &v); break;
 	case OT_UIDS:
-	case OT_GIDS: return parse_list(p, c, o, val);
+	case OT_GIDS:
+	case OT_CPUS: return parse_list(p, c, o, val);
 	case OT_LISTEN: return parse_listen(p, c, o, val);
 	case OT_ADDR: return parse_addr(p, c, o, val);
 	case OT_HOSTNAME: return parse_hostname(p, c, o, val);
@@ -1171,6 +1183,27 @@ static int check_conf(struct parser *p, const struct conf *c)
 		p->lineno = later(line_of(p, "data_port"), line_of(p, "data_paths"));
 		fail_msg(p, "data_port %" PRIu32 " + data_paths %" PRIu32 " runs past port 65535",
 			 c->data_port, c->data_paths);
+		return -EINVAL;
+	}
+	/* thread i's ports follow thread i-1's: data_port + i * data_paths */
+	if (c->data_port &&
+	    c->data_port + (uint64_t)c->engine_threads * c->data_paths - 1 > 65535) {
+		p->lineno = later(line_of(p, "data_port"), line_of(p, "engine_threads"));
+		fail_msg(p, "data_port %" PRIu32 " + engine_threads %" PRIu32 " x data_paths %" PRIu32
+			 " runs past port 65535", c->data_port, c->engine_threads, c->data_paths);
+		return -EINVAL;
+	}
+	if (c->n_engine_cpus && c->n_engine_cpus != c->engine_threads) {
+		p->lineno = later(line_of(p, "engine_cpus"), line_of(p, "engine_threads"));
+		fail_msg(p, "engine_cpus: %" PRIu32 " CPUs for engine_threads = %" PRIu32
+			 " (one per thread)", c->n_engine_cpus, c->engine_threads);
+		return -EINVAL;
+	}
+	if (c->engine_cpu >= 0 && (c->n_engine_cpus || c->engine_threads > 1)) {
+		p->lineno = later(line_of(p, "engine_cpu"),
+				  later(line_of(p, "engine_cpus"), line_of(p, "engine_threads")));
+		fail_msg(p, "engine_cpu: pins the only engine thread; with engine_threads or "
+			 "engine_cpus use engine_cpus");
 		return -EINVAL;
 	}
 	if (c->n_peers && !c->peer_listen.family) {

@@ -15,6 +15,7 @@
 
 #define CONF_MAX_IDS 32
 #define CONF_MAX_PEERS 64
+#define CONF_MAX_ENGINE_THREADS 16
 #define CONF_CC_NAME_MAX 15
 #define CONF_PEER_NAME_MAX 32          /* peer and host names: [A-Za-z0-9._-] */
 
@@ -66,7 +67,10 @@ struct conf {
 	/* engine */
 	uint32_t engine_idle_spin_us;     /* busy-poll this long before sleeping */
 	uint32_t engine_poll_batch;
-	int32_t engine_cpu;               /* -1: no pinning */
+	int32_t engine_cpu;               /* -1: no pinning (the 1-thread case) */
+	uint32_t engine_threads;          /* 1..CONF_MAX_ENGINE_THREADS */
+	uint32_t engine_cpus[CONF_MAX_IDS];   /* CPU of thread i; none: no pinning */
+	uint32_t n_engine_cpus;
 
 	enum conf_log_level log_level;
 

@@ -23,6 +23,7 @@ struct dep;
 struct peermgr;
 struct rconn_chans;
 struct chancc;
+struct engcmd;
 
 /* Daemon-wide counters shown by ucclctl stats. */
 struct daemon_stats {
@@ -43,7 +44,12 @@ struct daemon {
 	struct conf conf;
 	const char *config_path;       /* NULL: built-in defaults */
 	struct event_base *base;
-	struct engthr *eng;
+	struct engthr *thr[CONF_MAX_ENGINE_THREADS];   /* engine threads, n_thr of them */
+	uint32_t n_thr;
+	uint32_t thr_eps[CONF_MAX_ENGINE_THREADS];     /* endpoints placed on each */
+	uint32_t thr_port[CONF_MAX_ENGINE_THREADS];    /* each one's base data port */
+	bool xconn;                    /* channels between our threads are up (daemon/xconn.c) */
+	uint64_t ep_serial;            /* last struct dep serial */
 	struct names *names;           /* listen name -> struct dep */
 	struct peermgr *peers;         /* NULL: peering off (no peer_listen) */
 	struct rconn_chans *rchans;    /* data channels to peers (daemon/rconn.c) */
@@ -74,6 +80,16 @@ struct daemon {
 };
 
 uint64_t daemon_now_ms(void);
+
+/* daemon/fanout.c: a command for every engine thread (memory regions, which
+ * every engine must know). c runs on each thread (copies); c->done runs once
+ * when all are done, with the first error. A region added on some threads
+ * and refused on others is removed from those that took it before c->done
+ * runs. With one thread: engthr_submit. */
+void daemon_submit_all(struct daemon *d, struct engcmd *c);
+/* A channel command (ENGCMD_CHAN_SET_CC) for every sub-channel of the peer
+ * channel slot: on every thread, towards each of its rthreads threads. */
+void daemon_submit_chans(struct daemon *d, struct engcmd *c, uint32_t slot, uint32_t rthreads);
 /* Called when a closing session finished its cleanup (for shutdown). */
 void daemon_session_gone(struct daemon *d);
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -50,6 +51,7 @@ struct engthr {
 				      * so `out` can never overflow (main thread) */
 	struct engcmd *ovf_head, *ovf_tail;  /* waiting for queue space (main thread) */
 	int cpu;
+	uint32_t index;
 	int stop;                    /* atomic */
 	uint64_t heartbeat;          /* atomic: bumped every loop */
 	uint64_t seen_heartbeat;     /* main thread */
@@ -402,7 +404,7 @@ static void *engthr_main(void *arg)
 		CPU_SET(t->cpu, &set);
 		int r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 		if (r)
-			log_warn("engine: cannot pin to cpu %d: %s", t->cpu, strerror(r));
+			log_warn("engine %u: cannot pin to cpu %d: %s", t->index, t->cpu, strerror(r));
 	}
 	for (;;) {
 		int work = drain_cmds(t);
@@ -543,6 +545,7 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 	t->max_endpoints = p->max_endpoints;
 	t->idle_spin_us = p->idle_spin_us;
 	t->cpu = p->cpu;
+	t->index = p->index;
 	t->epfd = -1;
 	t->timer_fd = -1;
 	t->notify_fds = malloc(sizeof(int) * p->max_endpoints);
@@ -577,7 +580,14 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		r = -r;
 		goto out_event;
 	}
-	pthread_setname_np(t->thread, "uccl-engine");
+	if (t->index == 0) {
+		pthread_setname_np(t->thread, "uccl-engine");
+	} else {
+		char name[16];
+
+		snprintf(name, sizeof(name), "uccl-engine%u", t->index % 100u);
+		pthread_setname_np(t->thread, name);
+	}
 	*out = t;
 	return 0;
 

@@ -96,6 +96,7 @@ struct engthr_params {
 	uint64_t max_op_bytes;
 	uint32_t idle_spin_us;
 	int cpu;                                      /* -1: no pinning */
+	uint32_t index;                               /* thread number: its name, logs */
 	/* host-to-host: a NIC owned by the engine thread from start on, or NULL */
 	const struct nic_ops *nic_ops;
 	struct nic *nic;                              /* engthr_start takes it: closed by

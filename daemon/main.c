@@ -28,10 +28,12 @@
 #include "daemon/engthr.h"
 #include "daemon/log.h"
 #include "daemon/names.h"
+#include "daemon/nthr.h"
 #include "daemon/peer.h"
 #include "daemon/rconn.h"
 #include "daemon/sdnotify.h"
 #include "daemon/session.h"
+#include "daemon/xconn.h"
 #include "proto/frame.h"
 
 #define DEFAULT_RUNTIME_DIR "/run/uccl"
@@ -69,7 +71,7 @@ static void usage(FILE *f)
 }
 
 /* Peers ask whether an endpoint listens under a name here. */
-static int resolve_name(void *arg, const char *name, uint32_t *ep_id)
+static int resolve_name(void *arg, const char *name, uint32_t *ep_id, uint32_t *thread)
 {
 	struct daemon *d = arg;
 	struct dep *ep;
@@ -80,12 +82,14 @@ static int resolve_name(void *arg, const char *name, uint32_t *ep_id)
 	if (!ep || !ep->live)
 		return -ENOENT;
 	*ep_id = ep->id;
+	*thread = ep->thr;
 	return 0;
 }
 
-/* The UDP data plane: bound to data_address (or the peer_listen address)
- * at data_port (0: the kernel picks); *port is the port it got. */
-static int open_data_plane(struct daemon *d, struct nic **out, uint16_t *port)
+/* Engine thread i's UDP data plane: bound to data_address (or the
+ * peer_listen address) at data_port + i * data_paths (0: the kernel picks);
+ * *port is the port it got. */
+static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint16_t *port)
 {
 	const struct conf *c = &d->conf;
 	const struct conf_addr *a = c->data_address.family ? &c->data_address : &c->peer_listen;
@@ -102,7 +106,7 @@ static int open_data_plane(struct daemon *d, struct nic **out, uint16_t *port)
 	}
 	np = (struct nic_params){
 		.bind_addr = addr,
-		.base_port = (uint16_t)c->data_port,
+		.base_port = (uint16_t)nthr_port(c->data_port, c->data_paths, i),
 		.npaths = c->data_paths,
 		.mtu = c->mtu,
 		.rcvbuf = (uint32_t)c->udp_buffer_bytes,
@@ -114,8 +118,8 @@ static int open_data_plane(struct daemon *d, struct nic **out, uint16_t *port)
 	};
 	r = nic_udp_ops.open(&np, out);
 	if (r < 0) {
-		log_err("data plane: cannot open UDP ports %s:%u..+%u: %s", addr, c->data_port,
-			c->data_paths - 1, strerror(-r));
+		log_err("data plane of engine thread %u: cannot open UDP ports %s:%u..+%u: %s", i, addr,
+			nthr_port(c->data_port, c->data_paths, i), c->data_paths - 1, strerror(-r));
 		return r;
 	}
 	r = nic_udp_ops.local_addr(*out, &ss, &sl);
@@ -125,10 +129,16 @@ static int open_data_plane(struct daemon *d, struct nic **out, uint16_t *port)
 	}
 	*port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	snprintf(d->data_text, sizeof(d->data_text), "%s%s%s:%u", ss.ss_family == AF_INET6 ? "[" : "",
-		 addr, ss.ss_family == AF_INET6 ? "]" : "", *port);
-	log_info("data plane on udp %s (%u paths, mtu %u%s%s)", d->data_text, c->data_paths, c->mtu,
-		 c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "");
+	if (i == 0)
+		snprintf(d->data_text, sizeof(d->data_text), "%s%s%s:%u",
+			 ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "",
+			 *port);
+	if (i == 0)
+		log_info("data plane on udp %s (%u paths, mtu %u%s%s)", d->data_text, c->data_paths,
+			 c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "");
+	else
+		log_info("data plane of engine thread %u on udp port %u (%u paths)", i, *port,
+			 c->data_paths);
 	return 0;
 }
 
@@ -160,7 +170,8 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 	old = d->conf;
 	n = conf_reload(&d->conf, &next, report_line, NULL);
 	log_set_level(d->conf.log_level);
-	engthr_set_idle_spin(d->eng, d->conf.engine_idle_spin_us);
+	for (uint32_t i = 0; i < d->n_thr; i++)
+		engthr_set_idle_spin(d->thr[i], d->conf.engine_idle_spin_us);
 	if (d->peers) {
 		peermgr_reload(d->peers, &d->conf);
 		chancc_reload(d, &old);
@@ -200,11 +211,14 @@ static void on_watchdog(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	/* ping only while the engine thread makes progress (or sleeps) */
-	if (engthr_alive(d->eng))
-		sdn_watchdog_ping();
-	else
-		log_warn("watchdog: engine thread made no progress; not pinging");
+	/* ping only while every engine thread makes progress (or sleeps) */
+	for (uint32_t i = 0; i < d->n_thr; i++) {
+		if (!engthr_alive(d->thr[i])) {
+			log_warn("watchdog: engine thread %u made no progress; not pinging", i);
+			return;
+		}
+	}
+	sdn_watchdog_ping();
 }
 
 static int load_config(struct daemon *d, const char *path, bool explicit)
@@ -311,30 +325,42 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		goto out;
 	}
-	ep = (struct engthr_params){
-		.max_endpoints = DAEMON_MAX_ENDPOINTS,
-		.max_mrs = 1u << 20,
-		.poll_batch = d->conf.engine_poll_batch,
-		.max_op_bytes = d->conf.max_op_bytes,
-		.idle_spin_us = d->conf.engine_idle_spin_us,
-		.cpu = d->conf.engine_cpu,
-	};
 	peer_conf = d->conf;
-	if (d->conf.peer_listen.family) {
-		uint16_t port;
+	d->n_thr = d->conf.engine_threads;
+	for (uint32_t i = 0; i < d->n_thr; i++) {
+		ep = (struct engthr_params){
+			.max_endpoints = DAEMON_MAX_ENDPOINTS,
+			.max_mrs = 1u << 20,
+			.poll_batch = d->conf.engine_poll_batch,
+			.max_op_bytes = d->conf.max_op_bytes,
+			.idle_spin_us = d->conf.engine_idle_spin_us,
+			.cpu = nthr_cpu(&d->conf, i),
+			.index = i,
+		};
+		if (d->conf.peer_listen.family) {
+			uint16_t port;
 
-		if (open_data_plane(d, &ep.nic, &port) < 0)
+			if (open_data_plane(d, i, &ep.nic, &port) < 0)
+				goto out;
+			ep.nic_ops = &nic_udp_ops;
+			/* one sub-channel per (peer, remote thread) */
+			ep.max_chans = RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS +
+				       CONF_MAX_ENGINE_THREADS;    /* and one to each own thread */
+			ep.max_unexpected_bytes = d->conf.max_unexpected_bytes;
+			ep.max_ep_inflight_bytes = d->conf.max_ep_inflight_bytes;
+			ep.pull_rate_bps = d->conf.pull_rate_mbps * 1000000;
+			d->thr_port[i] = port;
+			if (i == 0)
+				peer_conf.data_port = port;    /* what the peers are told */
+		}
+		c = engthr_start(&ep, d->base, &d->thr[i]);
+		if (c < 0) {
+			log_err("cannot start engine thread %u: %s", i, strerror(-c));
 			goto out;
-		ep.nic_ops = &nic_udp_ops;
-		ep.max_chans = RCONN_MAX_CHANS;
-		ep.max_unexpected_bytes = d->conf.max_unexpected_bytes;
-		ep.max_ep_inflight_bytes = d->conf.max_ep_inflight_bytes;
-		ep.pull_rate_bps = d->conf.pull_rate_mbps * 1000000;
-		peer_conf.data_port = port;    /* what the peers are told */
+		}
 	}
-	c = engthr_start(&ep, d->base, &d->eng);
-	if (c < 0) {
-		log_err("cannot start the engine thread: %s", strerror(-c));
+	if (d->conf.peer_listen.family && xconn_start(d) < 0) {
+		log_err("out of memory for the channels between engine threads");
 		goto out;
 	}
 	if (ctlsrv_open(d, rundir) < 0)
@@ -342,6 +368,8 @@ int main(int argc, char **argv)
 	if (d->conf.peer_listen.family) {
 		if (peermgr_start(d->base, &peer_conf, resolve_name, d, &d->peers) < 0)
 			goto out;
+		/* before the loop runs: every hello announces them */
+		peermgr_set_thread_ports(d->peers, d->thr_port, d->n_thr);
 		if (rconn_start(d) < 0)
 			goto out;
 	}
@@ -361,8 +389,8 @@ int main(int argc, char **argv)
 		if (ev_wd)
 			event_add(ev_wd, &tv);
 	}
-	log_info("ucclsvcd %s ready on %s (%s; %u engine thread)", PACKAGE_VERSION, d->sock_path,
-		 d->config_path ? d->config_path : "built-in defaults", 1u);
+	log_info("ucclsvcd %s ready on %s (%s; %u engine thread%s)", PACKAGE_VERSION, d->sock_path,
+		 d->config_path ? d->config_path : "built-in defaults", d->n_thr, d->n_thr == 1 ? "" : "s");
 	sdn_ready();
 	sdn_status("serving");
 	event_base_dispatch(d->base);
@@ -385,7 +413,8 @@ out:
 	/* a clean stop leaves no session behind; after a timeout the
 	 * process exit releases the rest */
 	if (d->closing_sessions == 0) {
-		engthr_stop(d->eng);
+		for (uint32_t i = 0; i < d->n_thr; i++)
+			engthr_stop(d->thr[i]);
 		names_free(d->names);
 		free(d->rchans);
 		chancc_free(d->chancc);

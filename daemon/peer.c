@@ -259,6 +259,12 @@ static int send_hello(struct pconn *c)
 	h.token = c->local_token;
 	h.timeout_ms = pm->timeout_ms;
 	h.daemon_version = (char *)PACKAGE_VERSION;
+	/* always once set, one thread too: its presence tells the peer we
+	 * understand the thread fields of lookups and connects */
+	if (pm->n_threads >= 1) {
+		h.n_thread_ports = pm->n_threads;
+		h.thread_ports = pm->thread_ports;
+	}
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
 	m.hello = &h;
 	return pconn_send(c, &m);
@@ -544,6 +550,10 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	snprintf(p->data_addr, sizeof(p->data_addr), "%s", h->data_address);
 	p->data_port = h->data_port;
 	p->data_paths = h->data_paths;
+	p->knows_threads = h->n_thread_ports > 0;
+	p->n_threads = h->n_thread_ports ? (uint32_t)h->n_thread_ports : 1;
+	for (uint32_t i = 0; i < p->n_threads; i++)
+		p->thread_ports[i] = h->n_thread_ports ? h->thread_ports[i] : h->data_port;
 	p->mtu = h->mtu;
 	p->their_timeout_ms = h->timeout_ms;
 	p->tx_token = h->token;
@@ -1272,6 +1282,13 @@ size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t 
 	return n;
 }
 
+void peermgr_set_thread_ports(struct peermgr *pm, const uint32_t *ports, uint32_t n)
+{
+	pm->n_threads = n;
+	for (uint32_t i = 0; i < n && i < 16; i++)
+		pm->thread_ports[i] = ports[i];
+}
+
 int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
 {
 	const struct peer *p = find_peer(pm, name);
@@ -1292,6 +1309,10 @@ int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
 		return -EPROTO;   /* cannot happen: checked in its hello */
 	sockaddr_of(&a, (uint16_t)p->data_port, &out->data_addr, &out->data_addrlen);
 	out->data_paths = p->data_paths;
+	out->knows_threads = p->knows_threads;
+	out->n_threads = p->n_threads ? p->n_threads : 1;
+	for (uint32_t i = 0; i < out->n_threads; i++)
+		out->thread_port[i] = p->n_threads ? p->thread_ports[i] : p->data_port;
 	out->mtu = p->mtu;
 	out->tx_token = p->tx_token;
 	out->rx_token = p->rx_token;

@@ -33,8 +33,9 @@ struct peermgr;
 enum peer_state { PEER_CONNECTING = 0, PEER_UP, PEER_DOWN };
 
 /* Answers "which endpoint listens under name on this daemon": 0 with
- * *ep_id, -ENOENT if none does, -EINVAL for a name that cannot exist. */
-typedef int (*peer_resolve_fn)(void *arg, const char *name, uint32_t *ep_id);
+ * *ep_id and its engine *thread, -ENOENT if none does, -EINVAL for a name
+ * that cannot exist. */
+typedef int (*peer_resolve_fn)(void *arg, const char *name, uint32_t *ep_id, uint32_t *thread);
 
 /* Start peering as c says (c->peer_listen must be set): resolve host_name
  * and data_address, listen, dial the peers this daemon dials. Logs why it
@@ -70,6 +71,9 @@ struct peer_status {
 };
 
 const char *peermgr_host_name(const struct peermgr *pm);
+/* The base data port of each of our n engine threads (n <= 16), announced
+ * in every hello from now on; [0] must be the data_port peermgr_start got. */
+void peermgr_set_thread_ports(struct peermgr *pm, const uint32_t *ports, uint32_t n);
 /* peer_listen as text, e.g. "10.0.0.1:7470". */
 void peermgr_listen_text(const struct peermgr *pm, char *buf, size_t len);
 size_t peermgr_count(const struct peermgr *pm);
@@ -88,6 +92,9 @@ struct peer_info {
 	uint64_t tx_token;                 /* put it in every data packet sent to this peer */
 	uint64_t rx_token;                 /* every data packet from this peer must carry it */
 	uint64_t generation;               /* changes each time the peer comes up (new tokens) */
+	uint32_t n_threads;                /* its engine threads, 1..PEER_THREADS_MAX */
+	bool knows_threads;                /* it announced them: it reads thread fields */
+	uint32_t thread_port[16];          /* each one's base port; [0] is data_addr's */
 };
 
 /* 0 with *out, -ENOENT for a name not in peers, -ENOTCONN if not up. */
@@ -107,7 +114,7 @@ void peermgr_set_notify(struct peermgr *pm, peer_event_fn fn, void *arg);
  * once: -ESRCH (no such peer), -ENOTCONN (not up), -EINVAL (bad name or
  * timeout 0), -EBUSY (PEER_MAX_LOOKUPS in flight), -ENOMEM; cb is then not
  * called. *handle (may be NULL) names the lookup for peer_lookup_cancel. */
-typedef void (*peer_lookup_cb)(void *arg, int status, uint32_t ep_id);
+typedef void (*peer_lookup_cb)(void *arg, int status, uint32_t ep_id, uint32_t thread);
 int peer_lookup(struct peermgr *pm, const char *peer, const char *name, uint32_t timeout_ms,
 		peer_lookup_cb cb, void *arg, uint64_t *handle);
 /* Forget a lookup in flight: its cb is not called. Unknown handles are ignored. */
@@ -133,6 +140,11 @@ typedef void (*peer_connect_cb)(void *arg, int status, uint32_t ep_id, uint32_t 
 int peer_connect(struct peermgr *pm, const char *peer, const char *name, uint32_t src_ep,
 		 uint32_t src_conn, uint32_t timeout_ms, peer_connect_cb cb, void *arg,
 		 uint64_t *handle);
+/* peer_connect from src_thread of ours to the listener on the peer's
+ * dst_thread (peer_lookup's thread); peer_connect is both 0. */
+int peer_connect_thr(struct peermgr *pm, const char *peer, const char *name, uint32_t src_ep,
+		     uint32_t src_conn, uint32_t src_thread, uint32_t dst_thread, uint32_t timeout_ms,
+		     peer_connect_cb cb, void *arg, uint64_t *handle);
 /* Forget a connect in flight: its cb is not called. Unknown handles are
  * ignored. Lookup and connect handles never collide: either cancel
  * function takes either. */
@@ -163,6 +175,10 @@ struct peer_handlers {
  * ConnClose is dropped. More than PEER_MAX_CONNECTS unanswered from one
  * connection are answered -EBUSY at once, the handler not called. */
 void peermgr_set_handlers(struct peermgr *pm, const struct peer_handlers *h);
+/* The asker's engine thread and the thread it expects the listener on (0
+ * from a one-thread daemon). */
+void peer_connect_req_threads(const struct peer_connect_req *req, uint32_t *src_thread,
+			      uint32_t *dst_thread);
 /* Answer req and free it: status 0 with (ep_id, conn), our side of the new
  * connection, or a negative errno (-4095..-1; anything else is sent as
  * -EIO). A no-op but the free if its connection went down meanwhile: the

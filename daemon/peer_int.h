@@ -52,6 +52,8 @@ struct peer {
 	char host[CONF_PEER_NAME_MAX + 1];
 	char data_addr[PEER_ADDR_TEXT_MAX + 2];
 	uint32_t data_port, data_paths, mtu;
+	uint32_t n_threads, thread_ports[16];   /* from thread_ports, or 1 at data_port */
+	bool knows_threads;                     /* its hello had thread_ports */
 	uint32_t their_timeout_ms;
 	uint64_t tx_token, rx_token;   /* set while up */
 	uint64_t generation;
@@ -103,6 +105,7 @@ struct peermgr {
 	struct conf_addr listen;
 	struct conf_addr data_address;
 	uint32_t data_port, data_paths, mtu;
+	uint32_t n_threads, thread_ports[16];   /* ours, announced when n_threads > 1 */
 	uint32_t timeout_ms;
 	int listen_fd;
 	struct event *listen_ev;

@@ -44,6 +44,7 @@ struct peer_connect_req {
 	struct peer_connect_req *next, *prev;   /* pm->asked */
 	struct pconn *c;               /* the connection it came on; NULL once that is gone */
 	uint32_t id;
+	uint32_t src_thread, dst_thread;
 };
 
 static const uint32_t max_reqs[PREQ_KINDS] = {
@@ -91,8 +92,10 @@ static void preq_finish(struct preq *q, int status, uint32_t ep_id, uint32_t con
 		preq_drop(q);
 	else
 		preq_abandon(q);
+	/* a lookup's answer carries the endpoint's thread where a connect's
+	 * carries its conn */
 	if (kind == PREQ_LOOKUP)
-		cb.lookup(arg, status, ep_id);
+		cb.lookup(arg, status, ep_id, conn);
 	else
 		cb.connect(arg, status, ep_id, conn);
 }
@@ -195,6 +198,13 @@ int peer_connect(struct peermgr *pm, const char *peer, const char *name, uint32_
 		 uint32_t src_conn, uint32_t timeout_ms, peer_connect_cb cb, void *arg,
 		 uint64_t *handle)
 {
+	return peer_connect_thr(pm, peer, name, src_ep, src_conn, 0, 0, timeout_ms, cb, arg, handle);
+}
+
+int peer_connect_thr(struct peermgr *pm, const char *peer, const char *name, uint32_t src_ep,
+		     uint32_t src_conn, uint32_t src_thread, uint32_t dst_thread, uint32_t timeout_ms,
+		     peer_connect_cb cb, void *arg, uint64_t *handle)
+{
 	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
 	UcclPeer__ConnectReq cq = UCCL_PEER__CONNECT_REQ__INIT;
 	struct preq *q;
@@ -211,6 +221,10 @@ int peer_connect(struct peermgr *pm, const char *peer, const char *name, uint32_
 	cq.name = (char *)name;
 	cq.src_ep = src_ep;
 	cq.src_conn = src_conn;
+	/* thread 0 on both sides: the request of a one-thread daemon */
+	cq.has_src_thread = cq.has_dst_thread = src_thread || dst_thread;
+	cq.src_thread = src_thread;
+	cq.dst_thread = dst_thread;
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
 	m.connect_req = &cq;
 	return preq_send(q, &m, timeout_ms, handle);
@@ -259,7 +273,8 @@ static void handle_lookup_rep(struct pconn *c, const UcclPeer__LookupRep *a)
 	struct preq *q = preq_find(c->peer, PREQ_LOOKUP, a->id);
 
 	if (q)
-		preq_finish(q, a->found ? 0 : -ENOENT, a->found ? a->ep_id : 0, 0, true);
+		preq_finish(q, a->found ? 0 : -ENOENT, a->found ? a->ep_id : 0,
+			    a->found && a->has_thread ? a->thread : 0, true);
 	else
 		unmatched_answer(c, PREQ_LOOKUP, a->id);
 }
@@ -307,8 +322,8 @@ static void handle_lookup_req(struct pconn *c, const UcclPeer__LookupReq *q)
 	struct peermgr *pm = c->pm;
 	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
 	UcclPeer__LookupRep a = UCCL_PEER__LOOKUP_REP__INIT;
-	uint32_t ep_id = 0;
-	int r = pm->resolve ? pm->resolve(pm->resolve_arg, q->name, &ep_id) : -ENOENT;
+	uint32_t ep_id = 0, thread = 0;
+	int r = pm->resolve ? pm->resolve(pm->resolve_arg, q->name, &ep_id, &thread) : -ENOENT;
 
 	if (r == -EINVAL) {
 		pconn_close(c, "lookup_req: bad name", -EINVAL);
@@ -318,6 +333,10 @@ static void handle_lookup_req(struct pconn *c, const UcclPeer__LookupReq *q)
 	a.found = r == 0;
 	a.has_ep_id = r == 0;
 	a.ep_id = ep_id;
+	/* only a daemon of several threads says which: the one-thread answer
+	 * stays what it was */
+	a.has_thread = r == 0 && thread != 0;
+	a.thread = a.has_thread ? thread : 0;
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_LOOKUP_REP;
 	m.lookup_rep = &a;
 	log_debug("peer %s: lookup '%s': %s", c->peer->name, q->name, r == 0 ? "found" : "none");
@@ -360,6 +379,8 @@ static void handle_connect_req(struct pconn *c, const UcclPeer__ConnectReq *q)
 	}
 	req->c = c;
 	req->id = q->id;
+	req->src_thread = q->has_src_thread ? q->src_thread : 0;
+	req->dst_thread = q->has_dst_thread ? q->dst_thread : 0;
 	req->next = pm->asked;
 	if (pm->asked)
 		pm->asked->prev = req;
@@ -391,6 +412,13 @@ void peer_connect_answer(struct peermgr *pm, struct peer_connect_req *req, int s
 		send_connect_rep(c, req->id, status, ep_id, conn);
 	}
 	free(req);
+}
+
+void peer_connect_req_threads(const struct peer_connect_req *req, uint32_t *src_thread,
+			      uint32_t *dst_thread)
+{
+	*src_thread = req->src_thread;
+	*dst_thread = req->dst_thread;
 }
 
 void peer_reqs_conn_gone(struct pconn *c)

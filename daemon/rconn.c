@@ -12,7 +12,15 @@
  *   reply to the client
  *
  * Our side exists in the engine before the peer's does, so data the
- * accepting application sends at once is never refused. A wire id is
+ * accepting application sends at once is never refused.
+ *
+ * Engine threads: towards a peer with M threads each of our N threads has
+ * M sub-channels (its own tpchan, CC and paths), all made when the peer
+ * comes up and removed when it goes. Connection (our thread i, its thread
+ * j) uses sub-channel j of thread i, engine id nthr_chan(slot, j). When the
+ * peer has several threads we first look the name up (LookupRep names the
+ * listener's thread), so that our side is bound to the right sub-channel
+ * before the peer's side can send; ConnectReq then names both threads. A wire id is
  * conn | generation << 16: a late packet for an earlier connection on the
  * same conn id is refused by the engine, not delivered into the new one.
  */
@@ -25,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <event2/event.h>
 
@@ -33,6 +43,7 @@
 #include "daemon/engthr.h"
 #include "daemon/log.h"
 #include "daemon/names.h"
+#include "daemon/nthr.h"
 #include "daemon/peer.h"
 #include "daemon/rconn.h"
 #include "daemon/session.h"
@@ -49,6 +60,8 @@ struct dchan {
 	uint64_t generation;
 	uint64_t up_ms;
 	uint32_t paths, mtu;
+	uint32_t rthreads;             /* the peer's engine threads: sub-channels per thread */
+	bool knows_threads;            /* it reads the thread fields of connects */
 };
 
 struct rconn_chans {
@@ -60,7 +73,9 @@ struct rcon {
 	struct session *s;             /* referenced */
 	struct dep *ep;                /* valid while !s->closing */
 	uint32_t conn, wire, chan;
+	uint32_t rthr;                 /* the listener's engine thread there */
 	uint64_t generation;           /* of the channel our side was bound to */
+	bool looked_up;                /* rthr is known */
 	bool bound;                    /* RCONN_ADD done */
 	char peer[CONF_PEER_NAME_MAX + 1];
 	char name[66];
@@ -86,11 +101,11 @@ static void cmd_free(struct engcmd *c)
 	free(c);
 }
 
-/* A command not tied to a session (channel changes). */
-static void submit_plain(struct daemon *d, struct engcmd *c)
+/* A command not tied to a session (channel changes), for thread thr. */
+static void submit_plain(struct daemon *d, uint32_t thr, struct engcmd *c)
 {
 	c->done = cmd_free;
-	engthr_submit(d->eng, c);
+	engthr_submit(d->thr[thr], c);
 }
 
 /* ---- channels follow the peers ---- */
@@ -114,51 +129,79 @@ static void mark_reset(struct daemon *d, uint32_t chan)
 static void chan_down(struct daemon *d, uint32_t id, const char *why)
 {
 	struct dchan *ch = &d->rchans->ch[id];
-	struct engcmd *c;
 
 	if (!ch->up)
 		return;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		abort();           /* a channel must not outlive its peer */
-	c->type = ENGCMD_CHAN_REMOVE;
-	c->u.chan_rm.chan = id;
-	c->u.chan_rm.err = -ECONNRESET;
-	submit_plain(d, c);
+	for (uint32_t i = 0; i < d->n_thr; i++) {
+		for (uint32_t j = 0; j < ch->rthreads; j++) {
+			struct engcmd *c = calloc(1, sizeof(*c));
+
+			if (!c)
+				abort();   /* a channel must not outlive its peer */
+			c->type = ENGCMD_CHAN_REMOVE;
+			c->u.chan_rm.chan = nthr_chan(id, j, RCONN_MAX_CHANS);
+			c->u.chan_rm.err = -ECONNRESET;
+			submit_plain(d, i, c);
+		}
+	}
 	ch->up = false;
 	mark_reset(d, id);
 	log_info("peer %s: data channel %u closed (%s); its connections are reset", ch->peer, id, why);
 }
 
-static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
+/* The peer's thread j data address: its announced address at j's port. */
+static void thread_addr(const struct peer_info *pi, uint32_t j, struct sockaddr_storage *ss)
 {
-	struct dchan *ch = &d->rchans->ch[id];
+	memcpy(ss, &pi->data_addr, sizeof(*ss));
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)pi->thread_port[j]);
+	else
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)pi->thread_port[j]);
+}
+
+/* Sub-channel (our thread i, its thread j) of peer channel id. */
+static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
+		      const struct peer_info *pi, uint32_t mtu, const struct cc_ops *cc)
+{
 	const struct conf *cf = &d->conf;
 	struct engcmd *c = calloc(1, sizeof(*c));
-	uint32_t mtu = pi->mtu < cf->mtu ? pi->mtu : cf->mtu;
 	/* mtu is the link's: a UDP payload of mtu bytes would be an IP
 	 * datagram too big for it (fragmented, and GSO refused) */
 	uint32_t ip_udp = pi->data_addr.ss_family == AF_INET6 ? 48 : 28;
-	const struct cc_ops *cc = chancc_for(d, pi->name);
 	uint64_t seed = 0;
 
-	if (!c) {
-		log_err("peer %s: out of memory for its data channel", pi->name);
-		return;
-	}
+	if (!c)
+		return -ENOMEM;
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-		seed = daemon_now_ms() ^ id;
+		seed = daemon_now_ms() ^ id ^ (uint64_t)(i * 16 + j) << 32;
 	c->type = ENGCMD_CHAN_ADD;
-	c->u.chan.chan = id;
-	memcpy(&c->u.chan.addr, &pi->data_addr, sizeof(pi->data_addr));
+	c->u.chan.chan = nthr_chan(id, j, RCONN_MAX_CHANS);
+	if (j == 0)
+		memcpy(&c->u.chan.addr, &pi->data_addr, sizeof(pi->data_addr));
+	else
+		thread_addr(pi, j, &c->u.chan.addr);
 	c->u.chan.addrlen = pi->data_addrlen;
-	c->u.chan.p = (struct tpchan_params){
-		.tx_token = pi->tx_token,
-		.rx_token = pi->rx_token,
-		.mtu = mtu - ip_udp,
+	/* the receiving NIC knows a peer by its first data_paths ports */
+	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
+					   : cf->data_paths, cc, pi->tx_token, pi->rx_token, seed,
+			  &c->u.chan.p);
+	d->rchans->ch[id].paths = c->u.chan.p.npaths;
+	submit_plain(d, i, c);
+	return 0;
+}
+
+void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
+		       const struct cc_ops *cc, uint64_t tx_token, uint64_t rx_token, uint64_t seed,
+		       struct tpchan_params *out)
+{
+	const struct conf *cf = &d->conf;
+
+	*out = (struct tpchan_params){
+		.tx_token = tx_token,
+		.rx_token = rx_token,
+		.mtu = payload_mtu,
 		.chunk_bytes = cf->chunk_bytes,
-		/* the receiving NIC knows a peer by its first data_paths ports */
-		.npaths = pi->data_paths < cf->data_paths ? pi->data_paths : cf->data_paths,
+		.npaths = npaths,
 		.max_inflight_pkts = 4096,
 		.rx_window_pkts = 4096,
 		.max_inflight_bytes = cf->max_inflight_bytes,
@@ -175,15 +218,43 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		/* an idle peer keeps ~1 KB, not the window's scoreboards */
 		.idle_release_ns = CHAN_IDLE_RELEASE_NS,
 	};
-	submit_plain(d, c);
+}
+
+static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
+{
+	struct dchan *ch = &d->rchans->ch[id];
+	const struct conf *cf = &d->conf;
+	uint32_t mtu = pi->mtu < cf->mtu ? pi->mtu : cf->mtu;
+	const struct cc_ops *cc = chancc_for(d, pi->name);
+	uint32_t rthreads = pi->n_threads < CONF_MAX_ENGINE_THREADS ? pi->n_threads
+								    : CONF_MAX_ENGINE_THREADS;
+
+	ch->rthreads = 0;
+	for (uint32_t j = 0; j < (rthreads ? rthreads : 1); j++) {
+		for (uint32_t i = 0; i < d->n_thr; i++) {
+			if (subchan_up(d, id, i, j, pi, mtu, cc) < 0) {
+				log_err("peer %s: out of memory for its data channel", pi->name);
+				break;
+			}
+		}
+		ch->rthreads = j + 1;
+	}
+	if (ch->rthreads == 0)
+		return;
 	ch->up = true;
+	ch->knows_threads = pi->knows_threads;
 	ch->generation = pi->generation;
 	ch->up_ms = daemon_now_ms();
-	ch->paths = c->u.chan.p.npaths;
 	ch->mtu = mtu;
-	log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id,
-		 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
-		 cf->data_crc ? ", crc32c" : "");
+	if (d->n_thr == 1 && ch->rthreads == 1)
+		log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name,
+			 id, ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
+			 cf->data_crc ? ", crc32c" : "");
+	else
+		log_info("peer %s: data channel %u up, %u x %u sub-channels (our threads x its) "
+			 "(mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id, d->n_thr, ch->rthreads,
+			 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
+			 cf->data_crc ? ", crc32c" : "");
 }
 
 static void on_peer_event(void *arg, const char *name, bool up, uint64_t generation)
@@ -287,7 +358,7 @@ static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
 	c->ctx = rc;
 	c->u.conn_rm.ep = rc->ep->id;
 	c->u.conn_rm.conn = rc->conn;
-	engthr_submit(rc->s->d->eng, c);
+	engthr_submit(EP_THR(rc->s->d, rc->ep), c);
 }
 
 static void rcon_step(struct rcon *rc);
@@ -369,6 +440,11 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 		rcon_later(rc, -ECONNREFUSED, why);
 		return;
 	}
+	if (status == -ESTALE) {
+		rcon_fail(rc, -ECONNREFUSED, "'%s' at %s moved to another engine thread while connecting",
+			  rc->name, rc->peer);
+		return;
+	}
 	if (status < 0) {
 		rcon_fail(rc, status == -ENOTCONN ? -ECONNRESET : status, "%s refused the connection to '%s': %s",
 			  rc->peer, rc->name, strerror(-status));
@@ -388,7 +464,7 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 	c->u.rconn_c.conn = rc->conn;
 	c->u.rconn_c.rep = rep_ep;
 	c->u.rconn_c.rwire = rep_conn;
-	engthr_submit(s->d->eng, c);
+	engthr_submit(EP_THR(s->d, rc->ep), c);
 }
 
 static void ask_peer(struct rcon *rc)
@@ -397,8 +473,8 @@ static void ask_peer(struct rcon *rc)
 	uint32_t left = rc->deadline_ms > now ? (uint32_t)(rc->deadline_ms - now) : 1;
 	int r;
 
-	r = peer_connect(rc->s->d->peers, rc->peer, rc->name, rc->ep->id, rc->wire, left,
-			 peer_answered, rc, NULL);
+	r = peer_connect_thr(rc->s->d->peers, rc->peer, rc->name, rc->ep->id, rc->wire, rc->ep->thr,
+			     rc->rthr, left, peer_answered, rc, NULL);
 	if (r == -ENOTCONN || r == -EBUSY) {
 		rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, "peer went down while connecting");
 		return;
@@ -425,7 +501,46 @@ static void bind_done(struct engcmd *c)
 	session_cmd_finish(c);
 }
 
-/* Wait for the channel, then bind our side (once), then ask. */
+static void looked_up(void *arg, int status, uint32_t ep_id, uint32_t thread)
+{
+	struct rcon *rc = arg;
+	struct daemon *d = rc->s->d;
+	struct dchan *ch;
+	uint32_t id;
+
+	(void)ep_id;
+	if (rc->s->closing) {
+		rcon_fail(rc, -ECANCELED, "client went away");
+		return;
+	}
+	if (status == -ENOENT) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "no endpoint listens on '%s' at %s", rc->name, rc->peer);
+		rcon_later(rc, -ECONNREFUSED, why);
+		return;
+	}
+	if (status == -ENOTCONN) {
+		rcon_later(rc, -ECONNRESET, "peer went down while connecting");
+		return;
+	}
+	if (status < 0) {
+		rcon_fail(rc, status, "cannot look '%s' up at %s: %s", rc->name, rc->peer,
+			  strerror(-status));
+		return;
+	}
+	ch = chan_by_name(d, rc->peer, &id);
+	if (!ch || !ch->up || thread >= ch->rthreads) {
+		rcon_fail(rc, -ECONNRESET, "peer %s restarted while connecting", rc->peer);
+		return;
+	}
+	rc->rthr = thread;
+	rc->looked_up = true;
+	rcon_step(rc);
+}
+
+/* Wait for the channel, learn the listener's thread (a peer of several),
+ * then bind our side (once), then ask. */
 static void rcon_step(struct rcon *rc)
 {
 	struct daemon *d = rc->s->d;
@@ -453,6 +568,27 @@ static void rcon_step(struct rcon *rc)
 		ask_peer(rc);
 		return;
 	}
+	if (rc->ep->thr != 0 && !ch->knows_threads) {
+		/* it sends to our thread 0 only and would bind its side there */
+		rcon_fail(rc, -EOPNOTSUPP, "peer %s predates engine threads: only endpoints on engine "
+			  "thread 0 can connect to it (this one is on thread %u)", rc->peer, rc->ep->thr);
+		return;
+	}
+	if (rc->looked_up && rc->rthr >= ch->rthreads)
+		rc->looked_up = false;     /* it came back with fewer threads */
+	if (!rc->looked_up && ch->rthreads > 1) {
+		uint64_t now = daemon_now_ms();
+		uint32_t left = rc->deadline_ms > now ? (uint32_t)(rc->deadline_ms - now) : 1;
+		int r = peer_lookup(d->peers, rc->peer, rc->name, left, looked_up, rc, NULL);
+
+		if (r == -ENOTCONN || r == -EBUSY)
+			rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, "peer went down while connecting");
+		else if (r < 0)
+			rcon_fail(rc, r, "cannot ask %s: %s", rc->peer, strerror(-r));
+		return;
+	}
+	if (!rc->looked_up)
+		rc->rthr = 0;
 	c = session_cmd_new(rc->s, ENGCMD_RCONN_ADD, bind_done);
 	if (!c) {
 		rcon_fail(rc, -ENOMEM, "out of memory");
@@ -461,12 +597,13 @@ static void rcon_step(struct rcon *rc)
 	rc->chan = id;
 	rc->generation = ch->generation;
 	rcon_dconn(rc)->chan = id;
+	rcon_dconn(rc)->rthr = (uint8_t)rc->rthr;
 	c->ctx = rc;
 	c->u.rconn.ep = rc->ep->id;
 	c->u.rconn.conn = rc->conn;
 	c->u.rconn.wire = rc->wire;
-	c->u.rconn.chan = id;
-	engthr_submit(d->eng, c);
+	c->u.rconn.chan = nthr_chan(id, rc->rthr, RCONN_MAX_CHANS);
+	engthr_submit(EP_THR(d, rc->ep), c);
 }
 
 void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32_t timeout_ms)
@@ -565,7 +702,7 @@ static void accept_done(struct engcmd *c)
 			abort();
 		rm->u.conn_rm.ep = l->id;
 		rm->u.conn_rm.conn = ra->conn;
-		engthr_submit(ra->d->eng, rm);
+		engthr_submit(EP_THR(ra->d, l), rm);
 		dc->state = CONN_FREE;
 		dc->remote = false;
 		l->n_conns--;
@@ -593,7 +730,7 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	struct dconn *dc;
 	struct engcmd *add, *con;
 	struct racc *ra;
-	uint32_t id, conn;
+	uint32_t id, conn, src_thr, dst_thr;
 
 	ch = chan_by_name(d, peer, &id);
 	if (!ch || !ch->up) {
@@ -603,6 +740,22 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	l = names_valid(name) ? names_find(d->names, name) : NULL;
 	if (!l || !l->live) {
 		peer_connect_answer(d->peers, req, -ENOENT, 0, 0);
+		return;
+	}
+	peer_connect_req_threads(req, &src_thr, &dst_thr);
+	if (src_thr >= ch->rthreads) {
+		/* its side is on a thread it never announced */
+		peer_connect_answer(d->peers, req, -EINVAL, 0, 0);
+		return;
+	}
+	if (l->thr != 0 && !ch->knows_threads) {
+		/* it cannot reach our other threads' data planes */
+		peer_connect_answer(d->peers, req, -EOPNOTSUPP, 0, 0);
+		return;
+	}
+	if (dst_thr != l->thr) {
+		/* the asker bound its side towards another of our threads */
+		peer_connect_answer(d->peers, req, -ESTALE, 0, 0);
 		return;
 	}
 	if (l->backlog_n + l->backlog_pending >= l->backlog_cap || sess_conn_alloc(l, &conn) < 0) {
@@ -624,7 +777,7 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	dc = &l->conns[conn];
 	dc->gen++;
 	*dc = (struct dconn){ .state = CONN_PENDING, .remote = true, .gen = dc->gen, .chan = id,
-			      .peer_ep = src_ep, .peer_conn = src_conn,
+			      .rthr = (uint8_t)src_thr, .peer_ep = src_ep, .peer_conn = src_conn,
 			      .wire = conn | (uint32_t)dc->gen << 16 };
 	l->n_conns++;
 	l->backlog_pending++;
@@ -634,14 +787,14 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	add->u.rconn.ep = l->id;
 	add->u.rconn.conn = conn;
 	add->u.rconn.wire = dc->wire;
-	add->u.rconn.chan = id;
+	add->u.rconn.chan = nthr_chan(id, src_thr, RCONN_MAX_CHANS);
 	con->ctx = ra;
 	con->u.rconn_c.ep = l->id;
 	con->u.rconn_c.conn = conn;
 	con->u.rconn_c.rep = src_ep;
 	con->u.rconn_c.rwire = src_conn;
-	engthr_submit(d->eng, add);
-	engthr_submit(d->eng, con);
+	engthr_submit(EP_THR(d, l), add);
+	engthr_submit(EP_THR(d, l), con);
 }
 
 /* ---- closing ---- */
@@ -671,7 +824,7 @@ static void close_grace_cb(evutil_socket_t fd, short what, void *arg)
 	    (c = session_cmd_new(s, ENGCMD_CONN_RESET, session_cmd_finish))) {
 		c->u.conn_rm.ep = rc->ep_id;
 		c->u.conn_rm.conn = rc->conn;
-		engthr_submit(s->d->eng, c);
+		engthr_submit(EP_THR(s->d, ep), c);
 	}
 	event_free(rc->ev);
 	free(rc);
@@ -735,13 +888,14 @@ void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf,
 	snprintf(buf, len, "host %s endpoint %u", peer, dc->peer_ep);
 }
 
-int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan)
+int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan, uint32_t *rthreads)
 {
 	for (uint32_t i = 0; d->rchans && i < RCONN_MAX_CHANS; i++) {
 		const struct dchan *ch = &d->rchans->ch[i];
 
 		if (ch->used && ch->up && strcmp(ch->peer, peer) == 0) {
 			*chan = i;
+			*rthreads = ch->rthreads;
 			return 0;
 		}
 	}
@@ -754,15 +908,29 @@ size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t m
 
 	if (!d->rchans)
 		return 0;
-	for (uint32_t i = 0; i < RCONN_MAX_CHANS && n < max; i++) {
-		const struct dchan *ch = &d->rchans->ch[i];
+	/* grouped by our thread: each thread's engine answers for its rows */
+	for (uint32_t t = 0; t < d->n_thr; t++) {
+		for (uint32_t i = 0; i < RCONN_MAX_CHANS; i++) {
+			const struct dchan *ch = &d->rchans->ch[i];
 
-		if (!ch->up)
-			continue;
-		out[n] = (struct rconn_chan_info){ .chan = i, .up_ms = ch->up_ms, .paths = ch->paths,
-						   .mtu = ch->mtu };
-		snprintf(out[n].peer, sizeof(out[n].peer), "%s", ch->peer);
-		n++;
+			for (uint32_t j = 0; ch->up && j < ch->rthreads && n < max; j++) {
+				out[n] = (struct rconn_chan_info){
+					.chan = nthr_chan(i, j, RCONN_MAX_CHANS), .thread = t, .rthread = j,
+					.up_ms = ch->up_ms, .paths = ch->paths, .mtu = ch->mtu };
+				snprintf(out[n].peer, sizeof(out[n].peer), "%s", ch->peer);
+				n++;
+			}
+		}
+		/* to our other threads (daemon/xconn.c), as peer "(self)" */
+		for (uint32_t k = 0; d->xconn && k < d->n_thr && n < max; k++) {
+			if (k == t)
+				continue;
+			out[n] = (struct rconn_chan_info){
+				.chan = nthr_self_chan(k, RCONN_MAX_CHANS), .thread = t, .rthread = k,
+				.up_ms = d->start_ms, .paths = d->conf.data_paths, .mtu = d->conf.mtu };
+			snprintf(out[n].peer, sizeof(out[n].peer), "(self)");
+			n++;
+		}
 	}
 	return n;
 }

@@ -21,7 +21,8 @@ struct dep;
 struct dconn;
 struct session;
 
-#define RCONN_MAX_CHANS  64u          /* = CONF_MAX_PEERS: one channel per peer */
+#define RCONN_MAX_CHANS  64u          /* = CONF_MAX_PEERS: one channel (slot) per peer */
+#define RCONN_MAX_ROWS   256u         /* sub-channels listed by rconn_chans at most */
 #define RCONN_RETRY_MS   50u          /* connect: retry while the peer or name is not there yet */
 
 /* After peermgr_start: follow the peers, answer their requests. 0 or
@@ -37,20 +38,30 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
  * (its side is reset). */
 void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn);
 
+/* A data channel's transport parameters from the configuration (shared
+ * with daemon/xconn.c's channels between our own threads). */
+struct tpchan_params;
+struct cc_ops;
+void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
+		       const struct cc_ops *cc, uint64_t tx_token, uint64_t rx_token, uint64_t seed,
+		       struct tpchan_params *out);
+
 /* "host h endpoint N" for ucclctl and accept replies. */
 void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len);
 
 /* Channels for ucclctl: fill up to max entries with the ids and peer names
  * of channels that are up; returns how many. */
 struct rconn_chan_info {
-	uint32_t chan;
+	uint32_t chan;                 /* the engine's id: nthr_chan(peer slot, rthread) */
+	uint32_t thread, rthread;      /* our engine thread, the peer's */
 	char peer[33];
 	uint64_t up_ms;                /* daemon_now_ms() when it came up */
 	uint32_t paths, mtu;
 };
 size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max);
 
-/* The channel of peer if it is up (0), else -ENOTCONN. */
-int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan);
+/* The channel slot of peer and its engine threads (sub-channels per thread
+ * of ours) if it is up (0), else -ENOTCONN. */
+int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan, uint32_t *rthreads);
 
 #endif

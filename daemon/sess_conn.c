@@ -24,6 +24,7 @@
 #include "daemon/names.h"
 #include "daemon/rconn.h"
 #include "daemon/session.h"
+#include "daemon/xconn.h"
 #include "engine/ring.h"
 
 int sess_conn_alloc(struct dep *ep, uint32_t *id)
@@ -139,8 +140,10 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 		session_reply_err(s, -ECONNREFUSED, "listener '%s' has no free connection", l->name);
 		return;
 	}
-	c = session_cmd_new(s, ENGCMD_CONN_ADD, conn_add_done);
-	if (!c) {
+	/* one engine joins both sides of a same-host connection in memory;
+	 * between threads they are joined over a channel (daemon/xconn.c) */
+	c = ep->thr == l->thr ? session_cmd_new(s, ENGCMD_CONN_ADD, conn_add_done) : NULL;
+	if (!c && ep->thr == l->thr) {
 		ep->conns[ca].state = CONN_FREE;
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
@@ -152,11 +155,15 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	ep->n_conns++;
 	l->n_conns++;
 	l->backlog_pending++;
+	if (!c) {
+		xconn_join(s, ep, ca, l, cb);
+		return;
+	}
 	c->u.conn.ep_a = ep->id;
 	c->u.conn.conn_a = ca;
 	c->u.conn.ep_b = l->id;
 	c->u.conn.conn_b = cb;
-	engthr_submit(s->d->eng, c);
+	engthr_submit(EP_THR(s->d, ep), c);
 }
 
 void sess_conn_listen(struct session *s, UcclCtl__ListenReq *q)
@@ -353,8 +360,10 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 	}
 	if (ep->conns[q->conn_id].remote)
 		rconn_tell_closed(s->d, ep, q->conn_id);
+	else if (ep->conns[q->conn_id].xthr)
+		xconn_side_closed(s->d, ep, q->conn_id);
 	ep->conns[q->conn_id].state = CONN_CLOSING;
 	c->u.conn_rm.ep = ep->id;
 	c->u.conn_rm.conn = q->conn_id;
-	engthr_submit(s->d->eng, c);
+	engthr_submit(EP_THR(s->d, ep), c);
 }

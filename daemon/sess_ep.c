@@ -21,8 +21,10 @@
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/names.h"
+#include "daemon/nthr.h"
 #include "daemon/rconn.h"
 #include "daemon/session.h"
+#include "daemon/xconn.h"
 #include "engine/ring.h"
 
 
@@ -51,6 +53,7 @@ static void free_ep(struct daemon *d, struct dep *ep)
 	if (d->eps[ep->id] == ep) {
 		d->eps[ep->id] = NULL;
 		d->n_eps--;
+		d->thr_eps[ep->thr]--;
 	}
 	free(ep->conns);
 	free(ep->backlog);
@@ -93,7 +96,7 @@ static void ep_add_done(struct engcmd *c)
 		if (!rm)
 			abort();   /* cannot leave mapped memory behind */
 		rm->u.ep_id = ep->id;
-		engthr_submit(s->d->eng, rm);
+		engthr_submit(EP_THR(s->d, ep), rm);
 	} else {
 		UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
 		UcclCtl__EpCreateRep er = UCCL_CTL__EP_CREATE_REP__INIT;
@@ -211,10 +214,14 @@ void sess_ep_create(struct session *s, UcclCtl__EpCreateReq *q)
 		return;
 	}
 	ep->id = id;
+	ep->serial = ++d->ep_serial;
 	ep->s = s;
 	ep->memfd = ep->doorbell_fd = ep->notify_fd = ep->doorbell_peer = ep->notify_peer = -1;
 	ep->max_conns = cf->max_conns_per_endpoint;
 	ep->backlog_cap = cf->max_listen_backlog;
+	/* the thread with the fewest endpoints runs it, for good */
+	ep->thr = (uint8_t)nthr_pick(d->thr_eps, d->n_thr);
+	d->thr_eps[ep->thr]++;
 	d->eps[id] = ep;
 	d->n_eps++;
 	r = ep_setup(ep, sq, cq);
@@ -238,7 +245,7 @@ void sess_ep_create(struct session *s, UcclCtl__EpCreateReq *q)
 	};
 	c->u.ep.doorbell_fd = ep->doorbell_fd;
 	c->u.ep.notify_fd = ep->notify_fd;
-	engthr_submit(d->eng, c);
+	engthr_submit(EP_THR(d, ep), c);
 }
 
 /* The daemon's view of connections to ep: the other sides become RESET
@@ -256,6 +263,8 @@ void sess_ep_reset_peers(struct daemon *d, struct dep *ep)
 				rconn_tell_closed(d, ep, i);
 			continue;
 		}
+		if (dc->xthr)
+			xconn_side_closed(d, ep, i);   /* its engine does not know of ep's */
 		peer = dc->peer_ep < DAEMON_MAX_ENDPOINTS ? d->eps[dc->peer_ep] : NULL;
 		if (peer && peer != ep && peer->conns[dc->peer_conn].peer_ep == ep->id) {
 			if (peer->conns[dc->peer_conn].state == CONN_OPEN)
@@ -301,5 +310,5 @@ void sess_ep_destroy(struct session *s, UcclCtl__EpDestroyReq *q)
 	ep->live = false;
 	sess_ep_reset_peers(s->d, ep);
 	c->u.ep_id = ep->id;
-	engthr_submit(s->d->eng, c);
+	engthr_submit(EP_THR(s->d, ep), c);
 }

@@ -156,7 +156,7 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		.id = m->id, .client_id = s->id, .rkey = m->rkey, .len = m->len,
 		.kind = m->kind, .base = m->base, .pid = s->pid, .addr = m->addr,
 	};
-	engthr_submit(s->d->eng, c);
+	daemon_submit_all(s->d, c);
 out_fds:
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -197,5 +197,5 @@ void sess_mem_dereg(struct session *s, UcclCtl__MemDeregReq *q)
 	m->live = false;
 	c->u.mr_rm.client_id = s->id;
 	c->u.mr_rm.mr_id = m->id;
-	engthr_submit(s->d->eng, c);
+	daemon_submit_all(s->d, c);
 }

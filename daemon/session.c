@@ -379,7 +379,7 @@ void session_close(struct session *s, const char *reason, bool bad_input)
 		if (!c)
 			abort();   /* cannot leave mapped memory behind */
 		c->u.ep_id = ep->id;
-		engthr_submit(d->eng, c);
+		engthr_submit(EP_THR(d, ep), c);
 	}
 	for (struct smr *m = s->mrs; m; m = m->next) {
 		struct engcmd *c = session_cmd_new(s, ENGCMD_MR_REMOVE, sess_mem_release_done);
@@ -388,7 +388,7 @@ void session_close(struct session *s, const char *reason, bool bad_input)
 			abort();
 		c->u.mr_rm.client_id = s->id;
 		c->u.mr_rm.mr_id = m->id;
-		engthr_submit(d->eng, c);
+		daemon_submit_all(d, c);
 	}
 	session_unref(s);
 }

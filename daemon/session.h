@@ -31,6 +31,9 @@ struct dconn {
 	uint32_t peer_ep;              /* UINT32_MAX once the peer is gone */
 	uint32_t peer_conn;            /* remote: the peer's wire id of its side */
 	uint32_t chan;                 /* remote: the channel (peer host) */
+	uint8_t rthr;                  /* remote: the peer's engine thread of its side */
+	bool xthr;                     /* same host, the other side on another engine thread,
+					* joined over a channel (daemon/xconn.c); wire is ours */
 	uint32_t wire;                 /* remote: ours, conn | gen << 16 */
 };
 
@@ -52,6 +55,8 @@ struct dep {
 	uint32_t *backlog;             /* queued conn ids waiting for accept */
 	uint32_t backlog_cap, backlog_head, backlog_n;
 	uint32_t backlog_pending;      /* connects whose CONN_ADD is still queued */
+	uint8_t thr;                   /* the engine thread that runs it */
+	uint64_t serial;               /* unique per daemon run: ids are reused */
 	bool added;                    /* the engine has it */
 	bool live;                     /* added and not being destroyed */
 };
@@ -149,5 +154,8 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q);
 /* A free conn id of ep (-ENOSPC), and a queued connection for its parked accept. */
 int sess_conn_alloc(struct dep *ep, uint32_t *id);
 void sess_conn_try_accept(struct dep *l);
+
+/* The engine thread of ep. */
+#define EP_THR(d, ep) ((d)->thr[(ep)->thr])
 
 #endif

@@ -34,7 +34,7 @@ static void reply_status(struct session *s)
 	st.endpoints = d->n_eps;
 	st.mrs = d->n_mrs;
 	st.registered_bytes = d->reg_bytes;
-	st.engine_threads = 1;
+	st.engine_threads = d->n_thr;
 	st.proto_version = UCCL_PROTO_VERSION;
 	st.max_clients = d->conf.max_clients;
 	rep.body_case = UCCL_CTL__REPLY__BODY_STATUS_REP;
@@ -162,6 +162,10 @@ static void endpoints_done(struct engcmd *c)
 		ei->sq_entries = ep->hdr.sq_entries;
 		ei->cq_entries = ep->hdr.cq_entries;
 		ei->conns = ep->n_conns;
+		if (d->n_thr > 1) {
+			ei->has_thread = 1;
+			ei->thread = ep->thr;
+		}
 		ei->submitted = st->submitted;
 		ei->completed = st->completed;
 		ei->errors = st->errors;
@@ -227,6 +231,61 @@ out:
 	free_stats_cmd(c);
 }
 
+/* Stats from several engine threads: the same command goes to each in
+ * turn; counters add up, each endpoint's figures come from its thread. */
+struct stats_acc {
+	uint32_t thr;
+	void (*final)(struct engcmd *c);
+	struct engcmd_stat counters[64];
+	uint32_t n_counters;
+	struct engine_ep_stats *eps;
+	int *res;
+};
+
+static void stats_step(struct engcmd *c)
+{
+	struct stats_acc *a = c->ctx;
+	struct session *s = c->arg;
+	uint32_t n = c->u.stats.n_eps;
+
+	for (uint32_t i = 0; i < c->u.stats.n_counters; i++) {
+		uint32_t k;
+
+		for (k = 0; k < a->n_counters; k++)
+			if (a->counters[k].name == c->u.stats.counters[i].name ||
+			    strcmp(a->counters[k].name, c->u.stats.counters[i].name) == 0)
+				break;
+		if (k == a->n_counters) {
+			if (k == sizeof(a->counters) / sizeof(a->counters[0]))
+				continue;
+			a->counters[k] = c->u.stats.counters[i];
+			a->n_counters++;
+		} else {
+			a->counters[k].value += c->u.stats.counters[i].value;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (c->u.stats.ep_res[i] >= 0) {
+			a->res[i] = c->u.stats.ep_res[i];
+			a->eps[i] = c->u.stats.eps[i];
+		}
+	}
+	if (++a->thr < s->d->n_thr) {
+		engthr_submit(s->d->thr[a->thr], c);
+		return;
+	}
+	memcpy(c->u.stats.counters, a->counters, sizeof(a->counters));
+	c->u.stats.n_counters = a->n_counters;
+	memcpy(c->u.stats.ep_res, a->res, sizeof(int) * n);
+	memcpy(c->u.stats.eps, a->eps, sizeof(*a->eps) * n);
+	c->ctx = NULL;
+	c->done = a->final;
+	free(a->eps);
+	free(a->res);
+	free(a);
+	c->done(c);
+}
+
 static void ask_engine(struct session *s, bool with_eps)
 {
 	struct daemon *d = s->d;
@@ -255,8 +314,33 @@ static void ask_engine(struct session *s, bool with_eps)
 					c->u.stats.ep_ids[n++] = ep->id;
 	}
 	c->u.stats.n_eps = n;
+	if (d->n_thr > 1) {
+		struct stats_acc *a = calloc(1, sizeof(*a));
+
+		if (a) {
+			a->eps = calloc(n + 1, sizeof(*a->eps));
+			a->res = calloc(n + 1, sizeof(*a->res));
+		}
+		if (!a || !a->eps || !a->res) {
+			if (a) {
+				free(a->eps);
+				free(a->res);
+			}
+			free(a);
+			free(c->u.stats.ep_ids);
+			free(c->u.stats.eps);
+			free(c->u.stats.ep_res);
+			free(c);
+			goto out_nomem;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			a->res[i] = -ENOENT;
+		a->final = c->done;
+		c->done = stats_step;
+		c->ctx = a;
+	}
 	session_ref(s);
-	engthr_submit(d->eng, c);
+	engthr_submit(d->thr[0], c);
 	return;
 
 out_nomem:
@@ -266,14 +350,18 @@ out_nomem:
 /* A channels query in flight: what rconn listed, and the engine's answer. */
 struct chan_query {
 	size_t n;
-	struct rconn_chan_info info[RCONN_MAX_CHANS];
-	uint32_t ids[RCONN_MAX_CHANS];
-	struct engine_chan_stats out[RCONN_MAX_CHANS];
-	int res[RCONN_MAX_CHANS];
-	UcclCtl__ChannelInfo rows[RCONN_MAX_CHANS];
-	UcclCtl__ChannelInfo *ptrs[RCONN_MAX_CHANS];
-	UcclCtl__CcVar vars[RCONN_MAX_CHANS][ENGINE_CC_VARS];
-	UcclCtl__CcVar *var_ptrs[RCONN_MAX_CHANS][ENGINE_CC_VARS];
+	uint32_t thr;                  /* the engine thread being asked */
+	size_t first[CONF_MAX_ENGINE_THREADS + 1];   /* its rows: first[thr]..first[thr+1] */
+	struct nic_stats nic;          /* every thread's data plane, added up */
+	uint64_t rx_unknown_chan, tx_dropped;
+	struct rconn_chan_info info[RCONN_MAX_ROWS];
+	uint32_t ids[RCONN_MAX_ROWS];
+	struct engine_chan_stats out[RCONN_MAX_ROWS];
+	int res[RCONN_MAX_ROWS];
+	UcclCtl__ChannelInfo rows[RCONN_MAX_ROWS];
+	UcclCtl__ChannelInfo *ptrs[RCONN_MAX_ROWS];
+	UcclCtl__CcVar vars[RCONN_MAX_ROWS][ENGINE_CC_VARS];
+	UcclCtl__CcVar *var_ptrs[RCONN_MAX_ROWS][ENGINE_CC_VARS];
 };
 
 static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info *in,
@@ -320,6 +408,9 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->drop_window = tp->drop_window;
 	ci->drop_refused = tp->drop_refused;
 	ci->cc = (char *)(st->cc ? st->cc : "");
+	ci->has_thread = ci->has_remote_thread = 1;
+	ci->thread = in->thread;
+	ci->remote_thread = in->rthread;
 	for (int i = 0; i < nv; i++) {
 		uccl_ctl__cc_var__init(&vars[i]);
 		vars[i].name = (char *)st->cc_names[i];
@@ -343,7 +434,7 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 
 	nic.data_address = c ? d->data_text : (char *)"";
 	if (c) {
-		const struct nic_stats *ns = &c->u.chst.nic;
+		const struct nic_stats *ns = &q->nic;
 
 		for (size_t i = 0; i < q->n; i++) {
 			/* < 0: the channel went away while the engine answered */
@@ -365,8 +456,8 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 		nic.rx_gro_segs = ns->rx_gro_segs;
 		nic.rx_truncated = ns->rx_truncated;
 		nic.rx_unknown_peer = ns->rx_unknown_peer;
-		nic.rx_unknown_chan = c->u.chst.nic_rx_unknown_chan;
-		nic.tx_dropped = c->u.chst.nic_tx_dropped;
+		nic.rx_unknown_chan = q->rx_unknown_chan;
+		nic.tx_dropped = q->tx_dropped;
 	}
 	cr.n_channels = k;
 	cr.channels = k ? q->ptrs : NULL;
@@ -382,12 +473,48 @@ static void free_chan_cmd(struct engcmd *c)
 	session_cmd_finish(c);
 }
 
+/* The command's rows for thread q->thr. */
+static void chan_cmd_aim(struct engcmd *c, struct chan_query *q)
+{
+	size_t a = q->first[q->thr], b = q->first[q->thr + 1];
+
+	c->u.chst.n = (uint32_t)(b - a);
+	c->u.chst.chans = q->ids + a;
+	c->u.chst.out = q->out + a;
+	c->u.chst.res = q->res + a;
+}
+
 static void channels_done(struct engcmd *c)
 {
-	if (c->result < 0)
-		session_reply_err(c->arg, c->result, "channel stats: %s", strerror(-c->result));
-	else
-		send_channels(c->arg, c->ctx, c);
+	struct session *s = c->arg;
+	struct chan_query *q = c->ctx;
+	const struct nic_stats *ns = &c->u.chst.nic;
+
+	if (c->result < 0) {
+		session_reply_err(s, c->result, "channel stats: %s", strerror(-c->result));
+		free_chan_cmd(c);
+		return;
+	}
+	q->nic.tx_pkts += ns->tx_pkts;
+	q->nic.tx_bytes += ns->tx_bytes;
+	q->nic.tx_calls += ns->tx_calls;
+	q->nic.tx_gso_calls += ns->tx_gso_calls;
+	q->nic.tx_eagain += ns->tx_eagain;
+	q->nic.tx_errors += ns->tx_errors;
+	q->nic.rx_pkts += ns->rx_pkts;
+	q->nic.rx_bytes += ns->rx_bytes;
+	q->nic.rx_calls += ns->rx_calls;
+	q->nic.rx_gro_segs += ns->rx_gro_segs;
+	q->nic.rx_truncated += ns->rx_truncated;
+	q->nic.rx_unknown_peer += ns->rx_unknown_peer;
+	q->rx_unknown_chan += c->u.chst.nic_rx_unknown_chan;
+	q->tx_dropped += c->u.chst.nic_tx_dropped;
+	if (++q->thr < s->d->n_thr) {
+		chan_cmd_aim(c, q);
+		engthr_submit(s->d->thr[q->thr], c);
+		return;
+	}
+	send_channels(s, q, c);
 	free_chan_cmd(c);
 }
 
@@ -408,15 +535,19 @@ static void reply_channels(struct session *s)
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
 	}
-	q->n = rconn_chans(d, q->info, RCONN_MAX_CHANS);
+	q->n = rconn_chans(d, q->info, RCONN_MAX_ROWS);
 	for (size_t i = 0; i < q->n; i++)
 		q->ids[i] = q->info[i].chan;
+	/* rconn_chans lists them grouped by thread */
+	for (uint32_t t = 0, i = 0; t <= d->n_thr; t++) {
+		while (i < q->n && q->info[i].thread < t)
+			i++;
+		q->first[t] = i;
+	}
+	q->first[d->n_thr] = q->n;
 	c->ctx = q;
-	c->u.chst.n = (uint32_t)q->n;
-	c->u.chst.chans = q->ids;
-	c->u.chst.out = q->out;
-	c->u.chst.res = q->res;
-	engthr_submit(d->eng, c);
+	chan_cmd_aim(c, q);
+	engthr_submit(d->thr[0], c);
 }
 
 static UcclCtl__PeerState peer_state_of(enum peer_state st)
@@ -494,8 +625,9 @@ struct peers_lookup {
 	uint32_t timeout_ms;
 };
 
-static void lookup_done(void *arg, int status, uint32_t ep_id)
+static void lookup_done(void *arg, int status, uint32_t ep_id, uint32_t thread)
 {
+	(void)thread;
 	struct peers_lookup *pl = arg;
 	struct session *s = pl->s;
 	UcclCtl__PeerLookup lk = UCCL_CTL__PEER_LOOKUP__INIT;

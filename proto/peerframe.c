@@ -142,6 +142,21 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 			 h->data_port, h->data_paths);
 		return -EINVAL;
 	}
+	if (h->n_thread_ports > PEER_THREADS_MAX ||
+	    (h->n_thread_ports && h->thread_ports[0] != h->data_port)) {
+		snprintf(why, whylen, "hello: thread_ports: at most %u, the first equal to data_port",
+			 PEER_THREADS_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < h->n_thread_ports; i++) {
+		/* each bound alone first: the sum could wrap */
+		if (h->thread_ports[i] == 0 || h->thread_ports[i] > 65535 ||
+		    h->thread_ports[i] + h->data_paths - 1 > 65535) {
+			snprintf(why, whylen, "hello: thread_ports[%zu] %u: 1..65535 with %u paths below "
+				 "65536", i, h->thread_ports[i], h->data_paths);
+			return -EINVAL;
+		}
+	}
 	if (!h->has_mtu || h->mtu < PEER_MTU_MIN || h->mtu > PEER_MTU_MAX) {
 		snprintf(why, whylen, "hello: %s mtu (%u..%u)", h->has_mtu ? "bad" : "no",
 			 PEER_MTU_MIN, PEER_MTU_MAX);
@@ -208,11 +223,20 @@ int peerframe_check(const UcclPeer__PeerMsg *m, char *why, size_t whylen)
 			snprintf(why, whylen, "lookup_rep: ep_id must be set exactly when found");
 			return -EINVAL;
 		}
+		if (m->lookup_rep->has_thread && m->lookup_rep->thread >= PEER_THREADS_MAX) {
+			snprintf(why, whylen, "lookup_rep: thread must be under %u", PEER_THREADS_MAX);
+			return -EINVAL;
+		}
 		return 0;
 	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ:
 		if (!peerframe_listen_name_valid(m->connect_req->name)) {
 			snprintf(why, whylen, "connect_req: bad name (1..%u of A-Za-z0-9._:-)",
 				 PEER_LISTEN_NAME_MAX);
+			return -EINVAL;
+		}
+		if ((m->connect_req->has_src_thread && m->connect_req->src_thread >= PEER_THREADS_MAX) ||
+		    (m->connect_req->has_dst_thread && m->connect_req->dst_thread >= PEER_THREADS_MAX)) {
+			snprintf(why, whylen, "connect_req: threads must be under %u", PEER_THREADS_MAX);
 			return -EINVAL;
 		}
 		return 0;

@@ -25,6 +25,7 @@
 #define PEER_ADDR_TEXT_MAX   46u           /* INET6_ADDRSTRLEN */
 #define PEER_PATHS_MIN       1u
 #define PEER_PATHS_MAX       256u
+#define PEER_THREADS_MAX     16u           /* engine threads a hello may announce */
 #define PEER_MTU_MIN         576u
 #define PEER_MTU_MAX         9000u
 #define PEER_TIMEOUT_MIN_MS  200u

@@ -65,6 +65,8 @@ static bool conf_equal(const struct conf *a, const struct conf *b)
 	       a->max_listen_backlog == b->max_listen_backlog &&
 	       a->engine_idle_spin_us == b->engine_idle_spin_us &&
 	       a->engine_poll_batch == b->engine_poll_batch && a->engine_cpu == b->engine_cpu &&
+	       a->engine_threads == b->engine_threads && a->n_engine_cpus == b->n_engine_cpus &&
+	       memcmp(a->engine_cpus, b->engine_cpus, sizeof(uint32_t) * a->n_engine_cpus) == 0 &&
 	       a->log_level == b->log_level &&
 	       memcmp(&a->peer_listen, &b->peer_listen, sizeof(a->peer_listen)) == 0 &&
 	       a->n_peers == b->n_peers &&
@@ -116,6 +118,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.engine_idle_spin_us, 50);
 	assert_int_equal(c.engine_poll_batch, 64);
 	assert_int_equal(c.engine_cpu, -1);
+	assert_int_equal(c.engine_threads, 1);
+	assert_int_equal(c.n_engine_cpus, 0);
 	assert_int_equal(c.log_level, LOG_LVL_INFO);
 	assert_int_equal(c.peer_listen.family, 0);
 	assert_int_equal(c.n_peers, 0);
@@ -209,6 +213,34 @@ static void test_signed_values(void **state)
 	/* a group name resolves to its gid */
 	expect_ok("admin_gid = root\n", &c);
 	assert_int_equal(c.admin_gid, 0);
+}
+
+static void test_engine_threads(void **state)
+{
+	struct conf c;
+
+	expect_ok("engine_threads = 4\nengine_cpus = 2, 3,5,7\n", &c);
+	assert_int_equal(c.engine_threads, 4);
+	assert_int_equal(c.n_engine_cpus, 4);
+	assert_int_equal(c.engine_cpus[0], 2);
+	assert_int_equal(c.engine_cpus[3], 7);
+	expect_ok("engine_threads = 2\nengine_cpus = none\n", &c);
+	assert_int_equal(c.n_engine_cpus, 0);
+	expect_ok("engine_threads = 16\ndata_port = 40000\ndata_paths = 4\n", &c);
+	expect_error("engine_threads = 0\n", -ERANGE,
+		     "t.conf:1: engine_threads: 0 is out of range (1..16)");
+	expect_error("engine_threads = 17\n", -ERANGE,
+		     "t.conf:1: engine_threads: 17 is out of range (1..16)");
+	expect_error("engine_cpus = 1,x\n", -EINVAL, "t.conf:1: engine_cpus: 'x' is not a CPU number");
+	expect_error("engine_cpus = 4096\n", -ERANGE,
+		     "t.conf:1: engine_cpus: 4096 is out of range (0..4095)");
+	expect_error("engine_threads = 2\nengine_cpus = 1\n", -EINVAL,
+		     "t.conf:2: engine_cpus: 1 CPUs for engine_threads = 2 (one per thread)");
+	expect_error("engine_cpu = 1\nengine_threads = 2\n", -EINVAL,
+		     "t.conf:2: engine_cpu: pins the only engine thread; with engine_threads or "
+		     "engine_cpus use engine_cpus");
+	expect_error("data_port = 65000\ndata_paths = 64\nengine_threads = 9\n", -EINVAL,
+		     "t.conf:3: data_port 65000 + engine_threads 9 x data_paths 64 runs past port 65535");
 }
 
 static void test_log_levels(void **state)
@@ -613,22 +645,24 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 45);
+	assert_int_equal(l.n, 47);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
 	assert_string_equal(l.text[7], "max_registered_bytes = 4G");
 	assert_string_equal(l.text[12], "max_ctl_msg = 64K");
 	assert_string_equal(l.text[13], "max_op_bytes = 64M");
-	assert_string_equal(l.text[19], "log_level = info");
-	assert_string_equal(l.text[20], "peer_listen = none");
-	assert_string_equal(l.text[21], "peers = none");
-	assert_string_equal(l.text[22], "host_name = auto");
-	assert_string_equal(l.text[23], "data_address = auto");
-	assert_string_equal(l.text[24], "data_port = 0");
-	assert_string_equal(l.text[25], "data_paths = 64");
-	assert_string_equal(l.text[26], "mtu = 1500");
-	assert_string_equal(l.text[27], "peer_timeout_ms = 3000");
+	assert_string_equal(l.text[19], "engine_threads = 1");
+	assert_string_equal(l.text[20], "engine_cpus = none");
+	assert_string_equal(l.text[21], "log_level = info");
+	assert_string_equal(l.text[22], "peer_listen = none");
+	assert_string_equal(l.text[23], "peers = none");
+	assert_string_equal(l.text[24], "host_name = auto");
+	assert_string_equal(l.text[25], "data_address = auto");
+	assert_string_equal(l.text[26], "data_port = 0");
+	assert_string_equal(l.text[27], "data_paths = 64");
+	assert_string_equal(l.text[28], "mtu = 1500");
+	assert_string_equal(l.text[29], "peer_timeout_ms = 3000");
 }
 
 static void test_dump_round_trip(void **state)
@@ -828,7 +862,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 45 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 47 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -836,7 +870,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:49: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:51: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -916,7 +950,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:49: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:51: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1068,7 +1102,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 45);
+	assert_int_equal(options, 47);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));
@@ -1108,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_reload_ignores_every_restart_option),
 		cmocka_unit_test(test_dump_lists_every_option),
 		cmocka_unit_test(test_dump_round_trip),
+		cmocka_unit_test(test_engine_threads),
 		cmocka_unit_test(test_peer_options),
 		cmocka_unit_test(test_peer_option_errors),
 		cmocka_unit_test(test_peers_add_up_over_lines),

@@ -88,9 +88,10 @@ static int free_port(void)
 }
 
 /* B resolves "svc" to endpoint 7 and nothing else. */
-static int resolve_b(void *arg, const char *name, uint32_t *ep_id)
+static int resolve_b(void *arg, const char *name, uint32_t *ep_id, uint32_t *thread)
 {
 	(void)arg;
+	*thread = 0;
 	if (strcmp(name, "svc") != 0)
 		return -ENOENT;
 	*ep_id = 7;
@@ -109,8 +110,9 @@ static void notify(void *arg, const char *name, bool up, uint64_t generation)
 	s->last_generation = generation;
 }
 
-static void lookup_cb(void *arg, int status, uint32_t ep_id)
+static void lookup_cb(void *arg, int status, uint32_t ep_id, uint32_t thread)
 {
+	(void)thread;
 	struct lk *l = arg;
 
 	l->calls++;

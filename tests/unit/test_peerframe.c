@@ -324,6 +324,60 @@ static void test_other_checks(void **state)
 	assert_int_equal(check(&m, why), -EINVAL);
 	lr.has_ep_id = 0;
 	assert_int_equal(check(&m, why), 0);
+	lr.found = lr.has_ep_id = lr.has_thread = 1;
+	lr.thread = 15;
+	assert_int_equal(check(&m, why), 0);
+	lr.thread = 16;
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "lookup_rep: thread must be under 16");
+}
+
+/* Engine threads in hello and connect_req: bounded and consistent. */
+static void test_thread_fields(void **state)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__ConnectReq cq = UCCL_PEER__CONNECT_REQ__INIT;
+	uint32_t ports[17];
+	UcclPeer__Hello h;
+	char why[PEER_ERROR_MAX];
+
+	(void)state;
+	h = good_hello();
+	for (int i = 0; i < 17; i++)
+		ports[i] = 40000 + 64 * (uint32_t)i;
+	h.thread_ports = ports;
+	h.n_thread_ports = 16;
+	assert_int_equal(check_hello(&h, why), 0);
+	h.n_thread_ports = 17;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: thread_ports: at most 16, the first equal to data_port");
+	h.n_thread_ports = 2;
+	ports[0] = 40001;             /* thread 0 is data_port */
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	ports[0] = 40000;
+	ports[1] = 0;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: thread_ports[1] 0: 1..65535 with 64 paths below 65536");
+	ports[1] = 65500;             /* its 64 paths run past 65535 */
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	ports[1] = UINT32_MAX - 10;   /* + paths would wrap to a small port */
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	ports[1] = 65472;
+	assert_int_equal(check_hello(&h, why), 0);
+
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
+	m.connect_req = &cq;
+	cq.name = "svc";
+	cq.has_src_thread = cq.has_dst_thread = 1;
+	cq.src_thread = 15;
+	cq.dst_thread = 0;
+	assert_int_equal(check(&m, why), 0);
+	cq.dst_thread = 16;
+	assert_int_equal(check(&m, why), -EINVAL);
+	assert_string_equal(why, "connect_req: threads must be under 16");
+	cq.dst_thread = 1;
+	cq.src_thread = UINT32_MAX;
+	assert_int_equal(check(&m, why), -EINVAL);
 }
 
 /* The messages that connect endpoints across hosts survive the trip, and
@@ -496,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_unpack_bad_bytes),
 		cmocka_unit_test(test_hello_of_another_version_decodes),
 		cmocka_unit_test(test_hello_checks),
+		cmocka_unit_test(test_thread_fields),
 		cmocka_unit_test(test_other_checks),
 		cmocka_unit_test(test_round_trip_connect_messages),
 		cmocka_unit_test(test_connect_messages_need_their_fields),

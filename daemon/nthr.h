@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nthr: the arithmetic of several engine threads, kept free of I/O so that
+ * it is unit-tested: which thread a new endpoint goes to, which UDP ports a
+ * thread's data plane takes, which CPU it is pinned to, and how a
+ * sub-channel (peer slot, remote thread) is numbered in a thread's engine.
+ */
+#ifndef UCCL_DAEMON_NTHR_H
+#define UCCL_DAEMON_NTHR_H
+
+#include <stdint.h>
+
+#include "daemon/conf.h"
+
+/* The thread with the fewest endpoints (load[i]); ties go to the lowest
+ * index, so endpoints created one after another alternate. n >= 1. */
+uint32_t nthr_pick(const uint32_t *load, uint32_t n);
+
+/* Thread i's base data port: data_port + i * data_paths, or 0 (the kernel
+ * picks) when data_port is 0. */
+uint32_t nthr_port(uint32_t data_port, uint32_t data_paths, uint32_t i);
+
+/* CPU of thread i, -1 for none: engine_cpus[i] when set, else engine_cpu
+ * for thread 0 of a one-thread daemon. */
+int nthr_cpu(const struct conf *c, uint32_t i);
+
+/* Engine channel id of the sub-channel to peer slot's remote thread rthr
+ * (slot < nslots); remote thread 0 keeps the one-thread numbering. */
+static inline uint32_t nthr_chan(uint32_t slot, uint32_t rthr, uint32_t nslots)
+{
+	return slot + rthr * nslots;
+}
+
+/* Engine channel id, on any thread, of the channel to our own thread k
+ * (same-host connections between threads): past every peer sub-channel. */
+static inline uint32_t nthr_self_chan(uint32_t k, uint32_t nslots)
+{
+	return nslots * CONF_MAX_ENGINE_THREADS + k;
+}
+
+#endif
