@@ -348,7 +348,8 @@ int main(int argc, char **argv)
 				       CONF_MAX_ENGINE_THREADS;    /* and one to each own thread */
 			ep.max_unexpected_bytes = d->conf.max_unexpected_bytes;
 			ep.max_ep_inflight_bytes = d->conf.max_ep_inflight_bytes;
-			ep.pull_rate_bps = d->conf.pull_rate_mbps * 1000000;
+			/* one host rate: each thread's pacer grants its share */
+			ep.pull_rate_bps = d->conf.pull_rate_mbps * 1000000 / d->n_thr;
 			d->thr_port[i] = port;
 			if (i == 0)
 				peer_conf.data_port = port;    /* what the peers are told */

@@ -139,6 +139,10 @@
 /* Psns a tail loss probe looks down from the newest for one in flight. */
 #define TLP_SCAN 64u
 /* Credit a receiver grants ahead of what arrived, in chunks (cr_ahead_pkts). */
+/* REQ and GRANT resends back off up to rto << CREDIT_BACKOFF_MAX; a peer
+ * that answers none of CREDIT_RESENDS_MAX GRANTs no longer gets any. */
+#define CREDIT_BACKOFF_MAX 6u
+#define CREDIT_RESENDS_MAX 8u
 #define CREDIT_AHEAD_CHUNKS 32u
 
 enum { M_FREE, M_LIVE, M_DEAD };  /* DEAD: completed with an error, packets still out */
@@ -239,11 +243,14 @@ struct tpchan {
 	/* as a receiver (any channel, whatever its own cc): */
 	uint32_t cr_grant;             /* psns granted so far: the peer may send below it */
 	uint32_t cr_ahead_pkts;        /* grants run at most this far past rx_high */
-	bool cr_have_limit;            /* sender: cr_limit came from the peer, not stale */
+	bool cr_have_limit;            /* sender: cr_limit came from the peer, not spent */
+	bool cr_have_burst;            /* sender: cr_burst not spent */
 	bool cr_told;                  /* sender: the peer knows we wait (MORE or REQ since) */
 	bool cr_req_owed;              /* sender: a REQ goes with the next tpchan_tx */
 	bool cr_more;                  /* receiver: the peer says it has data waiting */
 	bool cr_grant_owed;            /* receiver: a GRANT goes with the next tpchan_tx */
+	uint8_t cr_grant_resends;      /* receiver: GRANTs resent since DATA last came */
+	uint8_t cr_reqs;               /* sender: REQs sent since credit last came */
 	uint64_t cr_told_ns;           /* sender: when we last told the peer */
 	/* tail loss probe: after the last DATA went, nothing came back for a
 	 * probe timeout and nothing else can go: resend the newest packet once */
@@ -679,6 +686,7 @@ void tpchan_reset(struct tpchan *c, int err)
 	c->gbn_una = c->next_psn;
 	c->gbn_una_resends = 0;
 	c->cr_told = c->cr_req_owed = false;   /* nothing waits for credit now */
+	c->cr_reqs = 0;
 	c->st.msgs_failed += n;
 	deadline_update(c);
 	for (uint32_t k = 0; k < n; k++)
@@ -745,7 +753,8 @@ static bool credit_admits(const struct tpchan *c)
 	 * told that we wait (then we are blocked, not idle) */
 	if (!credit_mode(c) || (nxt == c->txk->una && !c->cr_told))
 		return true;
-	return psn_lt(nxt, c->cr_burst) || (c->cr_have_limit && psn_lt(nxt, c->cr_limit));
+	return (c->cr_have_burst && psn_lt(nxt, c->cr_burst)) ||
+	       (c->cr_have_limit && psn_lt(nxt, c->cr_limit));
 }
 
 /* Credit mode, data queued, and no credit for it. */
@@ -836,9 +845,14 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 				/* a burst from idle: speculate; a grant not ahead
 				 * of us is spent (and could look new after a wrap) */
 				c->cr_burst = c->txk->nxt + c->cr_spec_pkts;
-				if (c->cr_have_limit && !psn_lt(c->txk->nxt, c->cr_limit))
-					c->cr_have_limit = false;
+				c->cr_have_burst = true;
 			}
+			/* credit reached is spent: it could look ahead again
+			 * after 2^31 more psns */
+			if (c->cr_have_burst && !psn_lt(c->txk->nxt + 1, c->cr_burst))
+				c->cr_have_burst = false;
+			if (c->cr_have_limit && !psn_lt(c->txk->nxt + 1, c->cr_limit))
+				c->cr_have_limit = false;
 			/* i is on the send queue until wholly cut: more after
 			 * this packet is the rest of it or a message behind it */
 			more = off + len < m->len || m->next != NONE;
@@ -1025,18 +1039,42 @@ static int send_sync(struct tpchan *c, struct tpchan_txpkt *out, int n, int max)
 	return n + 1;
 }
 
-/* What credit traffic is due: a REQ when we wait for credit the peer does
- * not know we want (or told it an RTO ago and still wait: the GRANT may
- * have been lost); a GRANT again when credit is out and nothing came for
- * an RTO (the GRANT or the DATA it let out was lost). */
-static void credit_timers(struct tpchan *c, uint64_t now)
+/* An RTO doubled per unanswered resend, up to rto_max. */
+static uint64_t credit_backoff(const struct tpchan *c, uint32_t resends)
 {
 	uint64_t rto = c->rtt.rto_ns;
 
-	if (credit_blocked(c) && (!c->cr_told || now - c->cr_told_ns >= rto))
+	if (resends > CREDIT_BACKOFF_MAX)
+		resends = CREDIT_BACKOFF_MAX;
+	return rto > c->p.rto_max_ns >> resends ? c->p.rto_max_ns : rto << resends;
+}
+
+/* A GRANT waits for the DATA it let out. */
+static bool grant_outstanding(const struct tpchan *c)
+{
+	return c->cr_more && psn_lt(c->rx_high, c->cr_grant);
+}
+
+/* What credit traffic is due: a REQ when we wait for credit the peer does
+ * not know we want, or told it a backed-off RTO ago and still wait (the
+ * GRANT may have been lost); a GRANT again when credit is out and nothing
+ * came for a backed-off RTO (the GRANT or the DATA it let out was lost).
+ * A peer that lets CREDIT_RESENDS_MAX GRANTs go unanswered is taken to
+ * want nothing more: its MORE or REQ is forgotten, so a sender that went
+ * away costs a bounded number of packets and the channel can go idle. */
+static void credit_timers(struct tpchan *c, uint64_t now)
+{
+	if (credit_blocked(c) &&
+	    (!c->cr_told || now - c->cr_told_ns >= credit_backoff(c, c->cr_reqs)))
 		c->cr_req_owed = true;
-	if (c->cr_more && psn_lt(c->rx_high, c->cr_grant) && now - c->cr_grant_ns >= rto)
-		c->cr_grant_owed = true;
+	if (grant_outstanding(c) && now - c->cr_grant_ns >= credit_backoff(c, c->cr_grant_resends)) {
+		if (c->cr_grant_resends >= CREDIT_RESENDS_MAX) {
+			c->cr_more = false;
+		} else {
+			c->cr_grant_owed = true;
+			c->cr_grant_resends++;
+		}
+	}
 }
 
 static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
@@ -1057,6 +1095,8 @@ static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out,
 		w.flags |= WIRE_F_REQ;
 		c->cr_told = true;
 		c->cr_told_ns = now;
+		if (c->cr_reqs < UINT8_MAX)
+			c->cr_reqs++;
 		c->st.credit_reqs_tx++;
 	}
 	r = wire_write_credit(out[n].buf, c->p.mtu, &w);
@@ -1135,9 +1175,9 @@ static uint64_t deadline_of(const struct tpchan *c)
 		return 0;
 	t = ack_deadline(c);
 	if (credit_blocked(c))
-		t = c->cr_told ? min_u64(t, sat_add(c->cr_told_ns, c->rtt.rto_ns)) : 0;
-	if (c->cr_more && psn_lt(c->rx_high, c->cr_grant))
-		t = min_u64(t, sat_add(c->cr_grant_ns, c->rtt.rto_ns));
+		t = c->cr_told ? min_u64(t, sat_add(c->cr_told_ns, credit_backoff(c, c->cr_reqs))) : 0;
+	if (grant_outstanding(c))
+		t = min_u64(t, sat_add(c->cr_grant_ns, credit_backoff(c, c->cr_grant_resends)));
 	if (c->ref_issued != c->ref_confirmed)
 		t = min_u64(t, c->ref_due);
 	oldest = c->txk->oldest_sent_ns;
@@ -1163,7 +1203,7 @@ uint64_t tpchan_next_deadline(const struct tpchan *c)
 __attribute__((noinline))
 static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
 {
-	int n = 0;
+	int n = 0, credit;
 
 	if (now_ns >= c->release_at)
 		state_release(c);
@@ -1174,9 +1214,12 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 	n = send_lost(c, now_ns, out, n, max);
 	n = send_new(c, now_ns, out, n, max);
 	credit_timers(c, now_ns);
+	credit = n;
 	n = send_credit(c, now_ns, out, n, max);
+	credit = n - credit;
 	n = send_sync(c, out, n, max);
-	idle_note(c, now_ns, n > 0);
+	/* a CREDIT alone is not traffic that keeps per-packet state busy */
+	idle_note(c, now_ns, n - credit > 0);
 	deadline_update(c);
 	return n;
 }
@@ -1338,6 +1381,11 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 	 * (an older one, reordered or resent, may be out of date) */
 	if (d->psn + 1 == c->rx_high)
 		c->cr_more = (d->flags & WIRE_F_MORE) != 0;
+	/* a grant behind what arrived means nothing; keeping it caught up
+	 * stops it looking ahead again 2^31 packets later */
+	if (psn_lt(c->cr_grant, c->rx_high))
+		c->cr_grant = c->rx_high;
+	c->cr_grant_resends = 0;
 	/* a filler (no payload of a non-empty message) only takes its psn */
 	if (d->payload_len || !d->msg_len) {
 		r = c->cb.deliver(c->p.cb_arg, d);
@@ -1488,6 +1536,7 @@ static int rx_credit(struct tpchan *c, const struct wire_credit *w)
 	if ((w->flags & WIRE_F_GRANT) && (!c->cr_have_limit || psn_lt(c->cr_limit, w->psn))) {
 		c->cr_limit = w->psn;
 		c->cr_have_limit = true;
+		c->cr_reqs = 0;
 	}
 	return 0;
 }
@@ -1690,6 +1739,10 @@ int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops)
 	c->cc_st = st;
 	c->cc = ops;
 	c->p.cc = ops;
+	/* credit from an earlier time in credit mode is spent or stale */
+	c->cr_have_burst = c->cr_have_limit = false;
+	c->cr_told = c->cr_req_owed = false;
+	c->cr_reqs = 0;
 	cc_refresh(c);
 	/* a larger window may let new data go now */
 	deadline_update(c);

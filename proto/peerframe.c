@@ -157,6 +157,17 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 			return -EINVAL;
 		}
 	}
+	/* each thread's range is its own: a port must name one thread */
+	for (size_t i = 0; i < h->n_thread_ports; i++)
+		for (size_t j = i + 1; j < h->n_thread_ports; j++) {
+			uint32_t a = h->thread_ports[i], b = h->thread_ports[j];
+
+			if ((a > b ? a - b : b - a) < (h->data_paths ? h->data_paths : 1)) {
+				snprintf(why, whylen, "hello: thread_ports[%zu] %u and [%zu] %u "
+					 "overlap with %u paths", i, a, j, b, h->data_paths);
+				return -EINVAL;
+			}
+		}
 	if (!h->has_mtu || h->mtu < PEER_MTU_MIN || h->mtu > PEER_MTU_MAX) {
 		snprintf(why, whylen, "hello: %s mtu (%u..%u)", h->has_mtu ? "bad" : "no",
 			 PEER_MTU_MIN, PEER_MTU_MAX);

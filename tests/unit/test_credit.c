@@ -240,9 +240,10 @@ static void test_without_credit_a_sender_sends_one_speculative_burst(void **stat
 	assert_int_equal(w.completed, 0);
 	/* it told b it waits: b would grant if it had a pacer */
 	assert_true(tpchan_credit_wanted(w.b));
-	/* and it asks again every RTO, not in a loop */
-	assert_true(sa.credit_reqs_tx >= 10);
-	assert_true(sa.credit_reqs_tx <= 50 * MS / (200 * US) + 1);
+	/* and it asks again, the RTO (200 us here) doubling up to 64x: about
+	 * nine times in 50 ms, not in a loop */
+	assert_true(sa.credit_reqs_tx >= 5);
+	assert_true(sa.credit_reqs_tx <= 15);
 	assert_int_equal(sb.credits_tx, 0);
 	world_free(&w);
 }
@@ -346,6 +347,45 @@ static void test_switching_to_and_from_eqds_mid_transfer(void **state)
 	world_free(&w);
 }
 
+/* The sender goes away after its first packet said MORE: the receiver
+ * grants up to its limit, resends a few times with backoff, then forgets
+ * it: a bounded number of CREDIT packets, and the channel can go idle. */
+static int64_t a_vanishes(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct world *w = arg;
+
+	(void)pkt;
+	(void)len;
+	if (from != 0)
+		return 0;
+	return w->credits_dropped++ ? -1 : 0;            /* counts a's packets */
+}
+
+static bool pump_forever(void *arg)
+{
+	pump(arg);
+	return false;
+}
+
+static void test_a_vanished_sender_costs_a_bounded_number_of_grants(void **state)
+{
+	struct world w;
+	struct tpchan_stats sb;
+
+	(void)state;
+	world_new(&w, &cc_eqds_ops, 0, 100, 0);
+	wirelink_set_tap(w.link, a_vanishes, &w);
+	/* 10 s of virtual time: a's REQs never arrive, b hears one MORE */
+	assert_int_equal(wirelink_run(w.link, pump_forever, &w, 10000 * MS), -ENODATA);
+	tpchan_get_stats(w.b, &sb);
+	assert_int_equal(sb.data_pkts_rx, 1);
+	assert_false(tpchan_credit_wanted(w.b));
+	/* grants up to 32 chunks ahead in 16 KiB turns (~70), then 8 resends */
+	assert_true(sb.credits_tx > 8);
+	assert_true(sb.credits_tx < 100);
+	world_free(&w);
+}
+
 /* ---- the pacer ---- */
 
 /* Two receiving channels whose peers ask (a REQ injected into each). */
@@ -424,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_lost_grants_and_requests_are_repaired),
 		cmocka_unit_test(test_credit_survives_random_loss),
 		cmocka_unit_test(test_switching_to_and_from_eqds_mid_transfer),
+		cmocka_unit_test(test_a_vanished_sender_costs_a_bounded_number_of_grants),
 		cmocka_unit_test(test_pacer_takes_members_in_turn_at_its_rate),
 	};
 

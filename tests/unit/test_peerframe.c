@@ -364,6 +364,16 @@ static void test_thread_fields(void **state)
 	assert_int_equal(check_hello(&h, why), -EINVAL);
 	ports[1] = 65472;
 	assert_int_equal(check_hello(&h, why), 0);
+	/* a port must name one thread: equal or overlapping ranges are refused */
+	ports[1] = 40000;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: thread_ports[0] 40000 and [1] 40000 overlap with 64 paths");
+	ports[1] = 40063;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	ports[1] = 39937;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	ports[1] = 40064;
+	assert_int_equal(check_hello(&h, why), 0);
 
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ;
 	m.connect_req = &cq;
