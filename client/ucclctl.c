@@ -662,6 +662,15 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "drop_crc", c->drop_crc);
 	json_kv_u64(j, "drop_window", c->drop_window);
 	json_kv_u64(j, "drop_refused", c->drop_refused);
+	json_kv_u64(j, "drop_nomem", c->drop_nomem);
+	json_kv_u64(j, "tlp_probes", c->tlp_probes);
+	json_kv_u64(j, "credits_tx", c->credits_tx);
+	json_kv_u64(j, "credits_rx", c->credits_rx);
+	json_kv_u64(j, "credit_granted_pkts", c->credit_granted_pkts);
+	json_kv_u64(j, "small_chunks", c->small_chunks);
+	json_kv_u64(j, "loss_ppm", c->loss_ppm);
+	json_kv_u64(j, "state_bytes", c->state_bytes);
+	json_kv_u64(j, "state_releases", c->state_releases);
 	json_kv_str(j, "cc", c->cc ? c->cc : "");
 	json_key(j, "cc_state");
 	json_obj_begin(j);

@@ -411,6 +411,18 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->has_thread = ci->has_remote_thread = 1;
 	ci->thread = in->thread;
 	ci->remote_thread = in->rthread;
+	ci->has_tlp_probes = ci->has_credits_tx = ci->has_credits_rx = 1;
+	ci->has_credit_granted_pkts = ci->has_small_chunks = ci->has_loss_ppm = 1;
+	ci->has_state_bytes = ci->has_state_releases = ci->has_drop_nomem = 1;
+	ci->tlp_probes = tp->tlp_probes;
+	ci->credits_tx = tp->credits_tx;
+	ci->credits_rx = tp->credits_rx;
+	ci->credit_granted_pkts = tp->credit_granted_pkts;
+	ci->small_chunks = tp->small_chunks;
+	ci->loss_ppm = tp->loss_ppm;
+	ci->state_bytes = tp->state_bytes;
+	ci->state_releases = tp->state_releases;
+	ci->drop_nomem = tp->drop_nomem;
 	for (int i = 0; i < nv; i++) {
 		uccl_ctl__cc_var__init(&vars[i]);
 		vars[i].name = (char *)st->cc_names[i];

@@ -54,6 +54,10 @@ xfer "$SOCK_B" "$SOCK_A" node-a 64M two
 gbps=$(sed -n 's/.*(\([0-9.]*\) Gbit\/s).*/\1/p' "$TMPD/send-one.out")
 expect "the receiver's pacing bounds the rate ($gbps Gbit/s <= 2.2)" \
 	python3 -c "import sys; sys.exit(0 if 0 < float('$gbps') <= 2.2 else 1)"
+expect "b granted credit and a received it (--json credits_tx/credits_rx)" \
+	eval '[ "$(chan_field "$SOCK_B" credits_tx)" -gt 0 ] && [ "$(chan_field "$SOCK_A" credits_rx)" -gt 0 ]'
+expect "the channel reports the memory it holds (state_bytes)" \
+	eval '[ "$(chan_field "$SOCK_A" state_bytes)" -gt 0 ]'
 expect "credit went both ways" \
 	eval '[ "$("$UCCLCTL" --socket "$SOCK_A" channels | grep -c credit_pkts)" -ge 1 ]'
 
