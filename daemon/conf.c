@@ -911,6 +911,43 @@ static int parse_cc(struct parser *p, struct conf *c, const struct opt *o, const
 	return 0;
 }
 
+/* The next name=VALUE entry of the comma-separated list at *item, which it
+ * advances (NULL after the last entry); the name is checked as a peer name.
+ * 1 with *name and *value set, 0 at the end, or a negative errno (already
+ * reported). form names VALUE in messages ("address:port", ...). Shared by
+ * the lists keyed by peer name (peers, peer_cc). */
+static int next_named_entry(struct parser *p, const struct opt *o, char **item, const char *form,
+			    char **name, char **value)
+{
+	char *comma, *s, *eq;
+
+	if (!*item)
+		return 0;
+	comma = strchr(*item, ',');
+	if (comma)
+		*comma = '\0';
+	s = trim(*item);
+	*item = comma ? comma + 1 : NULL;
+	if (*s == '\0') {
+		fail_msg(p, "%s: empty entry in list", o->name);
+		return -EINVAL;
+	}
+	eq = strchr(s, '=');
+	if (!eq) {
+		fail_msg(p, "%s: '%s' is not name=%s", o->name, show(s).s, form);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	*name = trim(s);
+	*value = trim(eq + 1);
+	if (!conf_peer_name_valid(*name)) {
+		fail_msg(p, "%s: '%s' is not a name of 1..%d characters of A-Z a-z 0-9 . _ -",
+			 o->name, show(*name).s, CONF_PEER_NAME_MAX);
+		return -EINVAL;
+	}
+	return 1;
+}
+
 /* "none", or comma-separated name=address:port. The entries add to those
  * of earlier "peers" lines; parsed into a scratch array first so that a bad
  * entry leaves the option as it was. */
@@ -920,35 +957,12 @@ static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, ch
 	uint32_t *n_have = list_count(c, o);
 	struct conf_peer add[CONF_MAX_PEERS];
 	uint32_t n = 0;
-	char *item = val;
+	char *item = val, *name, *addr;
+	int r;
 
 	if (strcasecmp(val, "none") == 0)
 		return 0;
-	for (;;) {
-		char *comma = strchr(item, ',');
-		char *s, *eq, *name, *addr;
-		int r;
-
-		if (comma)
-			*comma = '\0';
-		s = trim(item);
-		if (*s == '\0') {
-			fail_msg(p, "%s: empty entry in list", o->name);
-			return -EINVAL;
-		}
-		eq = strchr(s, '=');
-		if (!eq) {
-			fail_msg(p, "%s: '%s' is not name=address:port", o->name, show(s).s);
-			return -EINVAL;
-		}
-		*eq = '\0';
-		name = trim(s);
-		addr = trim(eq + 1);
-		if (!conf_peer_name_valid(name)) {
-			fail_msg(p, "%s: '%s' is not a name of 1..%d characters of A-Z a-z 0-9 . _ -",
-				 o->name, show(name).s, CONF_PEER_NAME_MAX);
-			return -EINVAL;
-		}
+	while ((r = next_named_entry(p, o, &item, "address:port", &name, &addr)) > 0) {
 		if (*n_have + n == CONF_MAX_PEERS) {
 			fail_msg(p, "%s: more than %d entries", o->name, CONF_MAX_PEERS);
 			return -E2BIG;
@@ -985,10 +999,9 @@ static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, ch
 			}
 		}
 		n++;
-		if (!comma)
-			break;
-		item = comma + 1;
 	}
+	if (r < 0)
+		return r;
 	memcpy(have + *n_have, add, sizeof(add[0]) * n);
 	*n_have += n;
 	return 0;
@@ -1003,34 +1016,12 @@ static int parse_peer_cc(struct parser *p, struct conf *c, const struct opt *o, 
 	uint32_t *n_have = list_count(c, o);
 	struct conf_peer_cc add[CONF_MAX_PEERS];
 	uint32_t n = 0;
-	char *item = val;
+	char *item = val, *name, *cc;
+	int r;
 
 	if (strcasecmp(val, "none") == 0)
 		return 0;
-	for (;;) {
-		char *comma = strchr(item, ',');
-		char *s, *eq, *name, *cc;
-
-		if (comma)
-			*comma = '\0';
-		s = trim(item);
-		if (*s == '\0') {
-			fail_msg(p, "%s: empty entry in list", o->name);
-			return -EINVAL;
-		}
-		eq = strchr(s, '=');
-		if (!eq) {
-			fail_msg(p, "%s: '%s' is not name=controller", o->name, show(s).s);
-			return -EINVAL;
-		}
-		*eq = '\0';
-		name = trim(s);
-		cc = trim(eq + 1);
-		if (!conf_peer_name_valid(name)) {
-			fail_msg(p, "%s: '%s' is not a name of 1..%d characters of A-Z a-z 0-9 . _ -",
-				 o->name, show(name).s, CONF_PEER_NAME_MAX);
-			return -EINVAL;
-		}
+	while ((r = next_named_entry(p, o, &item, "controller", &name, &cc)) > 0) {
 		if (strlen(cc) > CONF_CC_NAME_MAX || !cc_find(cc)) {
 			fail_msg(p, "%s: %s: unknown congestion controller '%s' (known: %s)", o->name,
 				 name, show(cc).s, cc_names());
@@ -1052,10 +1043,9 @@ static int parse_peer_cc(struct parser *p, struct conf *c, const struct opt *o, 
 		snprintf(add[n].name, sizeof(add[n].name), "%s", name);
 		snprintf(add[n].cc, sizeof(add[n].cc), "%s", cc);
 		n++;
-		if (!comma)
-			break;
-		item = comma + 1;
 	}
+	if (r < 0)
+		return r;
 	memcpy(have + *n_have, add, sizeof(add[0]) * n);
 	*n_have += n;
 	return 0;
