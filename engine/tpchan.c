@@ -1128,6 +1128,18 @@ static bool tlp_pending(const struct tpchan *c)
 	return c->tlp_armed && c->txk->nxt != c->txk->una && !c->txk->lost && !can_send_new(c);
 }
 
+/* When the probe is due, UINT64_MAX if none: for deadline_of, which has
+ * already found nothing lost and nothing new to send. */
+static uint64_t tlp_due_at(const struct tpchan *c)
+{
+	uint64_t pto;
+
+	if (!c->tlp_armed || c->txk->nxt == c->txk->una)
+		return UINT64_MAX;
+	pto = tlp_pto(c);
+	return pto ? sat_add(c->last_data_ns, pto) : UINT64_MAX;
+}
+
 static void check_tlp(struct tpchan *c, uint64_t now)
 {
 	uint64_t pto = tlp_pto(c);
@@ -1183,8 +1195,7 @@ static uint64_t deadline_of(const struct tpchan *c)
 	oldest = c->txk->oldest_sent_ns;
 	if (oldest != UINT64_MAX)
 		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
-	if (tlp_pto(c) && tlp_pending(c))
-		t = min_u64(t, sat_add(c->last_data_ns, tlp_pto(c)));
+	t = min_u64(t, tlp_due_at(c));
 	return min_u64(t, c->release_at);
 }
 
