@@ -43,6 +43,11 @@ struct nic_pkt {
 	uint32_t peer;                 /* tx: destination; rx: source peer id, or
 					* NIC_PEER_UNKNOWN for an address not added */
 	uint8_t tos;                   /* rx: IP TOS byte if available (ECN), else 0 */
+	/* tx, optional: the packet is buf[0, hdr_len) then payload[0, len -
+	 * hdr_len), gathered by the send (no copy in user space); NULL: all of
+	 * it is in buf. Must stay readable until tx returns. */
+	const uint8_t *payload;
+	uint32_t hdr_len;
 };
 #define NIC_PEER_UNKNOWN UINT32_MAX
 

@@ -543,29 +543,38 @@ static int pkt_check(const struct nic *n, const struct nic_pkt *p)
 		return -EMSGSIZE;
 	if (!p->buf && p->len)
 		return -EINVAL;
+	if (p->payload && p->hdr_len > p->len)
+		return -EINVAL;
 	return 0;
+}
+
+/* iovecs a packet takes: its header and, gathered, its payload */
+static uint32_t pkt_iovs(const struct nic_pkt *p)
+{
+	return p->payload ? 2 : 1;
 }
 
 /* How many packets from pkts[i] form one datagram (GSO: same peer, path and
  * size; the last may be shorter; zero-length packets never join, they would
- * vanish inside a super-datagram). Packets that fail pkt_check never join. */
+ * vanish inside a super-datagram), within iov_left iovecs. Packets that
+ * fail pkt_check never join. */
 static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count,
 			  uint32_t iov_left)
 {
 	const struct nic_pkt *f = &pkts[i];
-	uint32_t k = 1, total = f->len;
-	uint32_t max = iov_left < GSO_MAX_SEGS ? iov_left : GSO_MAX_SEGS;
+	uint32_t k = 1, total = f->len, iovs = pkt_iovs(f);
 
 	if (!n->gso || f->len == 0)
 		return 1;
-	while (k < max && i + (int)k < count) {
+	while (k < GSO_MAX_SEGS && i + (int)k < count) {
 		const struct nic_pkt *q = &pkts[i + k];
 
 		if (q->peer != f->peer || q->path % n->npaths != f->path % n->npaths ||
 		    q->len == 0 || q->len > f->len || total + q->len > GSO_MAX_BYTES ||
-		    pkt_check(n, q) < 0)
+		    iovs + pkt_iovs(q) > iov_left || pkt_check(n, q) < 0)
 			break;
 		total += q->len;
+		iovs += pkt_iovs(q);
 		k++;
 		if (q->len < f->len)
 			break;
@@ -573,23 +582,37 @@ static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i
 	return k;
 }
 
-static void add_msg(struct nic *n, uint32_t m, uint32_t iov0, const struct nic_pkt *pkts,
-		    int i, uint32_t k)
+/* Message m from packets [i, i + k), its iovecs from iov0 on; the number
+ * of iovecs it took. */
+static uint32_t add_msg(struct nic *n, uint32_t m, uint32_t iov0, const struct nic_pkt *pkts,
+			int i, uint32_t k)
 {
 	struct msghdr *h = &n->tx_msgs[m].msg_hdr;
 	const struct nic_peer *pe = &n->peers[pkts[i].peer];
 	uint64_t bytes = 0;
+	uint32_t v = iov0;
 
 	for (uint32_t j = 0; j < k; j++) {
-		n->tx_iov[iov0 + j].iov_base = pkts[i + j].buf;
-		n->tx_iov[iov0 + j].iov_len = pkts[i + j].len;
-		bytes += pkts[i + j].len;
+		const struct nic_pkt *p = &pkts[i + j];
+
+		if (p->payload) {
+			/* header from our buffer, payload where it lies: the
+			 * kernel's copy is the only one */
+			n->tx_iov[v].iov_base = p->buf;
+			n->tx_iov[v++].iov_len = p->hdr_len;
+			n->tx_iov[v].iov_base = (void *)p->payload;
+			n->tx_iov[v++].iov_len = p->len - p->hdr_len;
+		} else {
+			n->tx_iov[v].iov_base = p->buf;
+			n->tx_iov[v++].iov_len = p->len;
+		}
+		bytes += p->len;
 	}
 	memset(h, 0, sizeof(*h));
 	h->msg_name = (void *)&pe->dst;
 	h->msg_namelen = pe->dst_len;
 	h->msg_iov = &n->tx_iov[iov0];
-	h->msg_iovlen = k;
+	h->msg_iovlen = v - iov0;
 	if (k > 1) {
 		struct cmsghdr *c;
 		uint16_t seg = (uint16_t)pkts[i].len;
@@ -605,6 +628,7 @@ static void add_msg(struct nic *n, uint32_t m, uint32_t iov0, const struct nic_p
 	n->tx_first[m] = (uint32_t)i;
 	n->tx_npkts[m] = k;
 	n->tx_nbytes[m] = bytes;
+	return v - iov0;
 }
 
 enum batch_result { BATCH_SENT, BATCH_FULL, BATCH_NO_GSO, BATCH_ERROR };
@@ -662,7 +686,7 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 		uint32_t nmsgs = 0, niov = 0, failed = 0;
 		int fd = -1, err = 0;
 
-		while (i < count && nmsgs < TX_MSGS && niov < TX_IOVS) {
+		while (i < count && nmsgs < TX_MSGS && niov + pkt_iovs(&pkts[i]) <= TX_IOVS) {
 			const struct nic_pkt *p = &pkts[i];
 			uint32_t k;
 			int r = pkt_check(n, p);
@@ -675,9 +699,8 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 				break;
 			fd = n->fds[p->path % n->npaths];
 			k = group_len(n, pkts, i, count, TX_IOVS - niov);
-			add_msg(n, nmsgs, niov, pkts, i, k);
+			niov += add_msg(n, nmsgs, niov, pkts, i, k);
 			nmsgs++;
-			niov += k;
 			i += (int)k;
 		}
 		if (nmsgs == 0)

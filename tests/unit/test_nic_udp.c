@@ -420,9 +420,9 @@ static void test_unknown_sender_is_reported_with_its_tos(void **state)
 /* 10000 packets of 1400 B in runs of 20 (one GSO send each): all arrive,
  * once each, intact; the sender batched and, where the kernel coalesces on
  * loopback, the receiver split super-datagrams. */
-static void bulk(bool offload)
+static void bulk(bool offload, bool gather)
 {
-	enum { N = 10000, LEN = 1400 };
+	enum { N = 10000, LEN = 1400, HDR = 64 };
 	struct nic_params p = params("127.0.0.1");
 	struct nic *a, *b;
 	uint8_t *mem = malloc((size_t)N * LEN);
@@ -443,8 +443,21 @@ static void bulk(bool offload)
 	peer = add_nic_peer(a, b);
 	(void)add_nic_peer(b, a);
 	for (uint32_t i = 0; i < N; i++) {
-		fill(mem + (size_t)i * LEN, LEN, i);
-		pk[i] = (struct nic_pkt){ .buf = mem + (size_t)i * LEN, .len = LEN, .peer = peer };
+		uint8_t *at = mem + (size_t)i * LEN;
+
+		fill(at, LEN, i);
+		pk[i] = (struct nic_pkt){ .buf = at, .len = LEN, .peer = peer };
+		/* gather: two of three packets as a header in a buffer of its
+		 * own and the payload where it lies (mixed with whole ones, so
+		 * GSO groups hold both kinds) */
+		if (gather && i % 3) {
+			pk[i].buf = malloc(HDR);
+			assert_non_null(pk[i].buf);
+			memcpy(pk[i].buf, at, HDR);
+			memset(at, 0xee, HDR);      /* only the header copy is right */
+			pk[i].payload = at + HDR;
+			pk[i].hdr_len = HDR;
+		}
 	}
 	send_all(a, pk, N, 20, b, g, N + 64, &have, 3000);
 	have += drain(b, g + have, N + 64 - have, N - have, 3000);
@@ -475,6 +488,9 @@ static void bulk(bool offload)
 	}
 	ops->close(a);
 	ops->close(b);
+	for (uint32_t i = 0; i < N; i++)
+		if (pk[i].payload)
+			free(pk[i].buf);
 	free(seen);
 	free(g);
 	free(pk);
@@ -483,12 +499,20 @@ static void bulk(bool offload)
 
 static void test_gso_bulk_arrives_complete_and_intact(void **state)
 {
-	bulk(true);
+	bulk(true, false);
 }
 
 static void test_without_gso_the_same_data_arrives(void **state)
 {
-	bulk(false);
+	bulk(false, false);
+}
+
+/* Header and payload from two places come out as one packet, with GSO
+ * groups (two iovecs a packet) and without. */
+static void test_gathered_packets_arrive_whole(void **state)
+{
+	bulk(true, true);
+	bulk(false, true);
 }
 
 /* Runs broken by size, path, a shorter tail, the 64-segment and 65000-byte
@@ -647,6 +671,10 @@ static void test_tx_refuses_bad_packets(void **state)
 	pk[0] = ok;
 	pk[0].len = 1501;
 	assert_int_equal(ops->tx(a, pk, 1), -EMSGSIZE);    /* over the mtu */
+	pk[0] = ok;
+	pk[0].payload = buf;
+	pk[0].hdr_len = 101;
+	assert_int_equal(ops->tx(a, pk, 1), -EINVAL);      /* header past the packet */
 	pk[0] = ok;
 	pk[2].peer = NIC_PEER_UNKNOWN;
 	assert_int_equal(ops->tx(a, pk, 3), 2);            /* the good ones before it go */
@@ -988,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_sender_is_reported_with_its_tos),
 		cmocka_unit_test(test_gso_bulk_arrives_complete_and_intact),
 		cmocka_unit_test(test_without_gso_the_same_data_arrives),
+		cmocka_unit_test(test_gathered_packets_arrive_whole),
 		cmocka_unit_test(test_mixed_sizes_and_paths),
 		cmocka_unit_test(test_small_rx_calls_get_every_segment_in_order),
 		cmocka_unit_test(test_datagram_over_mtu_is_dropped_and_counted),
