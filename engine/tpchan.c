@@ -695,18 +695,24 @@ void tpchan_reset(struct tpchan *c, int err)
 
 /* ---- sending ---- */
 
-/* The payload of message i at [off, off + len) into dst; nothing for a
- * message that already failed (the packet goes out as a filler). A read()
- * error fails the message and returns false. */
-static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len, uint8_t *dst)
+/* The payload of message i at [off, off + len) behind out's header, or
+ * with tx_gather where map() says it lies; nothing for a message that
+ * already failed (the packet goes out as a filler). A read() error fails
+ * the message and returns false. */
+static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
+			 struct tpchan_txpkt *out)
 {
 	struct tmsg *m = &c->m[i];
 	int r;
 
+	out->payload = NULL;
 	if (m->state != M_LIVE || !len)
 		return true;
 	c->reading = true;
-	r = c->cb.read(c->p.cb_arg, m->cookie, off, dst, len);
+	if (c->p.tx_gather && !c->p.crc && c->cb.map)
+		out->payload = c->cb.map(c->p.cb_arg, m->cookie, off, len);
+	r = out->payload ? 0 : c->cb.read(c->p.cb_arg, m->cookie, off, out->buf + WIRE_DATA_HDR_LEN,
+					  len);
 	c->reading = false;
 	if (r < 0) {
 		fail_msg(c, i, r);
@@ -715,7 +721,7 @@ static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t le
 	return true;
 }
 
-/* The header in front of a payload fill_payload() put in place. */
+/* The header in front of the payload fill_payload() found or put in place. */
 static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len, uint32_t psn,
 		       uint16_t path, bool retx, bool more, uint64_t now, struct tpchan_txpkt *out)
 {
@@ -734,9 +740,12 @@ static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
 		d.flags |= WIRE_F_CRC;
 		d.crc = crc32c(0, out->buf + WIRE_DATA_HDR_LEN, d.payload_len);
 	}
-	/* cannot fail: payload_len <= mss and off + len <= msg_len */
+	/* cannot fail: payload_len <= mss and off + len <= msg_len; with a
+	 * gathered payload only the header is written (wire_write_data does
+	 * not touch the payload bytes when d.payload is NULL) */
 	r = wire_write_data(out->buf, c->p.mtu, &d);
 	out->len = r > 0 ? (uint32_t)r : 0;
+	out->hdr_len = out->payload ? WIRE_DATA_HDR_LEN : 0;
 	out->path = path;
 	c->sync_owed = false;
 	c->st.data_pkts_tx++;
@@ -837,7 +846,7 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		m = &c->m[i];
 		off = m->next_off;
 		len = (uint32_t)min_u64(c->mss, c->chunk_end - off);
-		if (!fill_payload(c, i, off, len, out[n].buf + WIRE_DATA_HDR_LEN))
+		if (!fill_payload(c, i, off, len, &out[n]))
 			continue;      /* failed and dequeued; nothing was numbered */
 		more = false;
 		if (credit_mode(c)) {
@@ -902,7 +911,7 @@ static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		paths_on_loss(c->paths, sp.path, now);
 		path = paths_pick(c->paths, now);
 		/* a read() error fails the message; the resend is then a filler */
-		fill_payload(c, i, off, sp.bytes, out[n].buf + WIRE_DATA_HDR_LEN);
+		fill_payload(c, i, off, sp.bytes, &out[n]);
 		write_data(c, i, off, sp.bytes, psn, path, true,
 			   credit_mode(c) && (c->cur != NONE || c->q_head != NONE), now, &out[n]);
 		sb_tx_retransmitted(c->tx, psn, path, now);
@@ -1239,6 +1248,11 @@ int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int m
 {
 	if (!out || max <= 0 || c->deadline > now_ns)
 		return 0;
+	/* only DATA with a mapped payload sets these: not ACKs, credit, fillers */
+	for (int i = 0; i < max; i++) {
+		out[i].payload = NULL;
+		out[i].hdr_len = 0;
+	}
 	return tx_due(c, now_ns, out, max);
 }
 

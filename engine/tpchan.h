@@ -42,6 +42,11 @@ struct tpchan_cb {
 	 * into dst (a packet payload being built). 0, or a negative errno:
 	 * the message then completes with that error. */
 	int (*read)(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len);
+	/* Sender, optional, used only with tpchan_params.tx_gather: where
+	 * bytes [off, off+len) of the message lie in memory the caller can
+	 * send from directly, or NULL (then read() copies them). The bytes
+	 * must stay readable until the packet has been handed on. */
+	const void *(*map)(void *arg, uint64_t cookie, uint64_t off, uint32_t len);
 	/* Receiver: a new (not duplicate) DATA packet with the right token and
 	 * a good crc. The layer above checks endpoint, key and bounds and
 	 * writes the payload at its final place. 0, or a negative errno: the
@@ -72,6 +77,10 @@ struct tpchan_params {
 	 * (chunk_bytes / 4); back to chunk_bytes when that clears */
 	bool adaptive_chunk;
 	bool crc;                      /* send crc32c with every DATA packet */
+	/* DATA packets may point at their payload where cb->map says it lies
+	 * instead of copying it behind the header (tpchan_txpkt.payload): the
+	 * caller's NIC gathers the two. Not with crc (the sum is over a copy). */
+	bool tx_gather;
 	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
 	uint32_t max_retx;             /* a packet resent this often fails its message (-ETIMEDOUT) */
 	uint64_t ack_delay_ns;         /* longest an ACK waits to be coalesced */
@@ -104,6 +113,11 @@ struct tpchan_txpkt {
 	uint8_t *buf;                  /* caller's buffer of at least mtu bytes */
 	uint32_t len;                  /* set by tpchan_tx */
 	uint16_t path;                 /* set by tpchan_tx */
+	/* set by tpchan_tx when tx_gather let it: the packet is buf[0, hdr_len)
+	 * followed by payload[0, len - hdr_len); else payload is NULL and the
+	 * whole packet is in buf */
+	const uint8_t *payload;
+	uint32_t hdr_len;
 };
 
 struct tpchan_stats {

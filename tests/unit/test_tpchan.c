@@ -69,6 +69,7 @@ struct world {
 	uint64_t last_complete_ns;
 	int read_submits;              /* submit message next from read(), this often */
 	int read_submit_res[4];
+	uint64_t maps;                 /* a_map calls */
 };
 
 static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
@@ -152,7 +153,23 @@ static void b_complete(void *arg, uint64_t cookie, int res)
 	fail_msg("b completed a message");
 }
 
+/* tx_gather: where the payload lies; the test's reads stay countable */
+static const void *a_map(void *arg, uint64_t cookie, uint64_t off, uint32_t len)
+{
+	struct world *w = arg;
+	const struct msgd *m;
+
+	if (cookie >= w->nmsgs || off + len > w->msgs[cookie].len)
+		return NULL;
+	m = &w->msgs[cookie];
+	w->maps++;
+	return w->src + m->off + off;
+}
+
 static const struct tpchan_cb a_cb = { .read = a_read, .deliver = a_deliver, .complete = a_complete };
+static const struct tpchan_cb a_map_cb = {
+	.read = a_read, .map = a_map, .deliver = a_deliver, .complete = a_complete,
+};
 static const struct tpchan_cb b_cb = { .read = b_read, .deliver = b_deliver, .complete = b_complete };
 
 /* ---- set-up ---- */
@@ -232,7 +249,7 @@ static void world_chans(struct world *w, const struct tpchan_params *pa,
 
 	a.tx_token = TOKEN_B;
 	a.rx_token = TOKEN_A;
-	a.cb = &a_cb;
+	a.cb = a.tx_gather ? &a_map_cb : &a_cb;
 	a.cb_arg = w;
 	a.seed = 1;
 	b.tx_token = TOKEN_A;
@@ -389,6 +406,50 @@ static void test_64mib_at_1_percent_loss(void **state)
 		      (double)o.end_ns / MS);
 	/* selective: about one resend per loss, not a window per loss */
 	assert_true(o.a.retx_pkts < o.a.data_pkts_tx / 20);
+}
+
+/* tx_gather: DATA points at the sender's memory instead of carrying a copy;
+ * the bytes that arrive are the same, under loss, duplication and reorder
+ * (resends map again). With crc the payload is copied (the sum is taken
+ * over the copy) and map() is never asked. */
+static void gather_run(bool crc, uint32_t loss_ppm, uint64_t *maps, uint64_t *gathered)
+{
+	struct world w;
+	struct tpchan_params pa = chan_params(false), pb = chan_params(false);
+	struct wirelink_params lp = link_params(loss_ppm, 7);
+	struct wirelink_stats ls;
+	struct tpchan_stats sa;
+
+	pa.crc = pb.crc = crc;
+	pa.tx_gather = true;
+	world_init(&w, 256, true);
+	world_chans(&w, &pa, &pb, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 30000 * MS), 0);
+	check_transfer(&w);
+	wirelink_get_stats(w.link, &ls);
+	tpchan_get_stats(w.a, &sa);
+	*maps = w.maps;
+	*gathered = ls.gathered;
+	if (!crc) {
+		/* every DATA packet with a payload was gathered, resends too */
+		assert_true(sa.retx_pkts > 0 || loss_ppm == 0);
+		assert_int_equal(w.maps, ls.gathered);
+	}
+	world_fini(&w);
+}
+
+static void test_gathered_payloads_arrive_byte_exact(void **state)
+{
+	uint64_t maps, gathered;
+
+	(void)state;
+	gather_run(false, 0, &maps, &gathered);
+	assert_true(gathered > 256 * 20);      /* 256 x 32 KiB at 1,412 B a packet */
+	gather_run(false, 10000, &maps, &gathered);
+	assert_true(gathered > 256 * 20);
+	gather_run(true, 10000, &maps, &gathered);
+	assert_int_equal(maps, 0);
+	assert_int_equal(gathered, 0);
 }
 
 static void test_64mib_at_5_percent_loss(void **state)
@@ -1980,6 +2041,7 @@ int main(void)
 		cmocka_unit_test(test_64mib_at_0_1_percent_loss),
 		cmocka_unit_test(test_64mib_at_1_percent_loss),
 		cmocka_unit_test(test_64mib_at_5_percent_loss),
+		cmocka_unit_test(test_gathered_payloads_arrive_byte_exact),
 		cmocka_unit_test(test_sack_resends_far_less_than_go_back_n),
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),

@@ -340,7 +340,16 @@ static int drain(struct wirelink *l, int side)
 		int k = tpchan_tx(l->ch[side], l->now, l->txp, BATCH);
 
 		for (int i = 0; i < k; i++) {
-			int r = put(l, side, l->txp[i].buf, l->txp[i].len, l->txp[i].path);
+			int r;
+
+			/* a gathered packet: the wire, like a NIC, puts the two
+			 * parts together as it sends */
+			if (l->txp[i].payload) {
+				memcpy(l->txp[i].buf + l->txp[i].hdr_len, l->txp[i].payload,
+				       l->txp[i].len - l->txp[i].hdr_len);
+				l->st.gathered++;
+			}
+			r = put(l, side, l->txp[i].buf, l->txp[i].len, l->txp[i].path);
 
 			l->txp[i].buf = buf_get(l);
 			if (r < 0)

@@ -37,6 +37,7 @@ struct wirelink_stats {
 	uint64_t rx_errors[2];         /* deliveries tpchan_rx refused */
 	uint64_t max_queued;           /* most packets on the wire at once */
 	uint64_t steps;
+	uint64_t gathered;              /* packets sent as header + mapped payload */
 };
 
 /* Tap: sees every packet as it is sent (from 0 = a, 1 = b) and returns the
