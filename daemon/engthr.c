@@ -304,6 +304,22 @@ static int nic_rx_pass(struct engthr *t, uint64_t now)
 	return total;
 }
 
+/* Packets left for a later pass must not point into application memory:
+ * the engine's next input may complete their operation and let the region
+ * go. Their payloads move behind their headers in our own buffers. */
+static void materialize(struct engthr *t)
+{
+	for (int i = t->tx_done; i < t->tx_n; i++) {
+		struct nic_pkt *p = &t->ntx[i];
+
+		if (!p->payload)
+			continue;
+		memcpy(p->buf + p->hdr_len, p->payload, p->len - p->hdr_len);
+		p->payload = NULL;
+		p->hdr_len = 0;
+	}
+}
+
 /* Hand built packets to the NIC; build more while it takes them all. A
  * full socket buffer leaves the rest for the next pass (the packets stay
  * built: their sequence numbers are taken). */
@@ -327,6 +343,8 @@ static int nic_tx_pass(struct engthr *t, uint64_t now)
 					.len = t->tx[i].len,
 					.path = t->tx[i].path,
 					.peer = chan < t->max_chans ? t->nic_peer_of[chan] : NIC_PEER_UNKNOWN,
+					.payload = t->tx[i].payload,
+					.hdr_len = t->tx[i].hdr_len,
 				};
 			}
 		}
@@ -345,8 +363,10 @@ static int nic_tx_pass(struct engthr *t, uint64_t now)
 		}
 		t->tx_done += r;
 		total += r;
-		if (t->tx_done < t->tx_n)
+		if (t->tx_done < t->tx_n) {
+			materialize(t);
 			break;             /* socket buffer full */
+		}
 	}
 	return total;
 }

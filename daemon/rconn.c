@@ -214,6 +214,7 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.cc_delay_slack_ns = (uint64_t)cf->cc_delay_slack_us * 1000,
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
 		.crc = cf->data_crc,
+		.tx_gather = cf->udp_tx_gather,
 		.seed = seed,
 		/* an idle peer keeps ~1 KB, not the window's scoreboards */
 		.idle_release_ns = CHAN_IDLE_RELEASE_NS,

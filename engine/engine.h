@@ -177,6 +177,13 @@ struct engine_txpkt {
 	uint32_t len;                  /* set by engine_tx */
 	uint16_t path;
 	uint32_t chan;
+	/* set by engine_tx for a channel with tpchan_params.tx_gather: the
+	 * packet is buf[0, hdr_len) then payload[0, len - hdr_len), the payload
+	 * in a registered region or a get's snapshot, valid until the engine
+	 * next takes input (engine_rx, engine_poll, any other call); NULL:
+	 * the whole packet is in buf */
+	const uint8_t *payload;
+	uint32_t hdr_len;
 };
 /* Up to max packets to send now, across channels in turn. */
 int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int max);

@@ -519,8 +519,28 @@ static int cb_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t
 	return eng_copy(e, &tmp, 0, op->lmr, op->loff + off, len);
 }
 
+/* tx_gather: a put's or send's bytes where the daemon maps the region;
+ * NULL (copy through cb_read) for anything else: memory reached only
+ * through another process, and a get response's snapshot, which a channel
+ * reset inside the same engine_tx call may free. */
+static const void *cb_map(void *arg, uint64_t cookie, uint64_t off, uint32_t len)
+{
+	struct rchan *ch = arg;
+	struct opq_op *op;
+	struct rslot *s;
+	uint32_t i;
+
+	s = slot_of(ch->e->rm, cookie, &i);
+	op = s && !s->job ? s->op : NULL;
+	if (!op || op->opcode == UCCL_OP_GET || !op->lmr || op->lmr->kind != MR_MAPPED ||
+	    !mr_range_ok(op->lmr, op->loff + off, len))
+		return NULL;
+	return (const uint8_t *)op->lmr->base + op->loff + off;
+}
+
 static const struct tpchan_cb remote_cb = {
 	.read = cb_read,
+	.map = cb_map,
 	.deliver = rrecv_deliver,
 	.complete = cb_complete,
 };
@@ -940,6 +960,8 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 			for (int i = 0; i < r; i++) {
 				out[n + i].len = tp[i].len;
 				out[n + i].path = tp[i].path;
+				out[n + i].payload = tp[i].payload;
+				out[n + i].hdr_len = tp[i].hdr_len;
 				out[n + i].chan = ch->id;
 				ch->deficit -= tp[i].len;
 			}

@@ -86,6 +86,7 @@ struct fx_params {
 	uint32_t max_msgs;            /* per channel; 0: 256 */
 	uint32_t max_remote_msgs;     /* per engine; 0: the default */
 	uint64_t ep_inflight;         /* host A's max_ep_inflight_bytes; 0: none */
+	bool gather;                  /* tx_gather instead of crc on every channel */
 };
 #define PARAMS(...) ((struct fx_params){ .seed = 1, .mtu = 1500, .npaths = 4, __VA_ARGS__ })
 /* loss, duplication and reordering */
@@ -147,6 +148,7 @@ struct fx {
 	void *watch_arg;
 	uint32_t forged_psn;
 	struct b_state saved;
+	uint64_t gathered;            /* packets sent as header + mapped payload */
 };
 
 /* ---- memory ---- */
@@ -227,7 +229,7 @@ static struct tpchan_params chan_params(const struct fx_params *p, int side, uin
 		.mtu = p->mtu, .chunk_bytes = 32768, .npaths = p->npaths,
 		.max_inflight_pkts = 4096, .rx_window_pkts = 4096,
 		.max_inflight_bytes = 4 << 20, .max_msgs = p->max_msgs ? p->max_msgs : 256,
-		.crc = true,
+		.crc = !p->gather, .tx_gather = p->gather,
 		.rto_init_ns = 1 * MS, .rto_min_ns = 200 * US, .rto_max_ns = 20 * MS,
 		.max_retx = 12, .ack_delay_ns = 10 * US, .ack_every = 8, .dupthresh = 3,
 		.path_loss_hold_ns = 500 * US, .seed = p->seed * 2 + (uint64_t)side,
@@ -565,6 +567,14 @@ static int drain(struct fx *f, int side)
 			for (int i = 0; i < k; i++) {
 				assert_int_equal(f->txp[i].chan, 0);
 				assert_true(f->txp[i].len <= f->p.mtu);
+				if (f->txp[i].payload) {
+					/* the NIC gathers header and payload */
+					assert_true(f->p.gather);
+					assert_true(f->txp[i].hdr_len < f->txp[i].len);
+					memcpy(f->txp[i].buf + f->txp[i].hdr_len, f->txp[i].payload,
+					       f->txp[i].len - f->txp[i].hdr_len);
+					f->gathered++;
+				}
 				wire_put(f, side, f->txp[i].buf, f->txp[i].len, f->txp[i].path);
 			}
 			sent += k;
@@ -773,12 +783,20 @@ static void test_put_of_4mib_arrives_intact(void **state)
 		PARAMS(.seed = 3, .mtu = 1500, .npaths = 4),
 		PARAMS(.seed = 4, .mtu = 1500, .npaths = 8, ROUGH(10000)),
 		PARAMS(.seed = 5, .mtu = 9000, .npaths = 6, ROUGH(10000)),
+		/* payloads gathered from the region instead of copied */
+		PARAMS(.seed = 6, .mtu = 1500, .npaths = 4, .gather = true),
+		PARAMS(.seed = 7, .mtu = 9000, .npaths = 6, ROUGH(10000), .gather = true),
 	};
 
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct fx *f = fx_open(state, runs[i]);
 
 		put_4mib(f, NULL);
+		/* every 4 MiB put packet (and resends) went gathered, or none */
+		if (runs[i].gather)
+			assert_true(f->gathered >= (4u << 20) / (runs[i].mtu - WIRE_DATA_HDR_LEN));
+		else
+			assert_int_equal(f->gathered, 0);
 		if (runs[i].loss_ppm) {
 			/* the wire did its worst and the channel repaired it */
 			assert_true(f->ls.lost[0] > 0);
