@@ -2,8 +2,8 @@
 /*
  * uccl-sim: run a scenario on the simulated fabric (engine/sim) and report.
  * Reads a scenario file (docs/sim.md), runs the real transport channels in
- * virtual time, writes fct.csv, throughput.csv and queue.csv to the output
- * directory and a summary to stdout (FCT percentiles, aggregate goodput,
+ * virtual time, writes fct.csv, throughput.csv, queue.csv and ports.csv to
+ * the output directory and a summary to stdout (FCT percentiles, aggregate goodput,
  * Jain's index); with --plot, PNGs through gnuplot when it is installed.
  * Everything it prints on stdout and writes to the CSVs is a function of
  * the scenario and the seed: two runs with the same seed are bit-identical.
@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uccl-sim SCENARIO [--out DIR] [--seed N] [--plot]\n"
-		   "  --out DIR   write fct.csv, throughput.csv, queue.csv there (default .)\n"
+		   "  --out DIR   write fct.csv, throughput.csv, queue.csv, ports.csv there (default .)\n"
 		   "  --seed N    override the scenario's seed\n"
 		   "  --plot      also draw PNGs with gnuplot, if installed\n");
 }
@@ -171,6 +171,29 @@ static int write_queue(const struct sim_net *n, const struct sim_conf *c, const 
 	return close_out(f, "queue.csv");
 }
 
+/* One row per port (a link direction): what it sent and what happened to
+ * it, PFC included. */
+static int write_ports(const struct sim_net *n, const char *dir)
+{
+	FILE *f = open_out(dir, "ports.csv");
+	struct sim_port_info pi;
+
+	if (!f)
+		return -EIO;
+	fprintf(f, "port,tx_pkts,tx_bytes,drops,ecn_marks,link_lost,max_queue,pauses,paused_us,"
+		   "pfc_overflow\n");
+	for (size_t p = 0; p < sim_net_nports(n); p++) {
+		sim_net_port(n, p, &pi);
+		fprintf(f, "%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu\n", pi.name,
+			(unsigned long long)pi.tx_pkts, (unsigned long long)pi.tx_bytes,
+			(unsigned long long)pi.drops, (unsigned long long)pi.marks,
+			(unsigned long long)pi.lost, (unsigned long long)pi.max_queue,
+			(unsigned long long)pi.pauses, pi.paused_ns / 1e3,
+			(unsigned long long)pi.pfc_overflow);
+	}
+	return close_out(f, "ports.csv");
+}
+
 /* Jain's index in steady state: over the sampling rows in which the most
  * flows are active for the whole row, the later half of them, averaged. */
 static double jain_steady(const struct sim_net *n, const struct sim_conf *c)
@@ -281,6 +304,14 @@ static int summary(const struct sim_net *n, const struct sim_conf *c, const char
 	printf("queue_drops    %llu\n", (unsigned long long)st.drops);
 	printf("ecn_marks      %llu\n", (unsigned long long)st.marks);
 	printf("link_lost      %llu\n", (unsigned long long)st.lost);
+	if (c->net.pfc.on) {   /* only then: pfc-off summaries stay as they were */
+		printf("pfc            xoff %llu xon %llu\n",
+		       (unsigned long long)c->net.pfc.xoff_bytes,
+		       (unsigned long long)c->net.pfc.xon_bytes);
+		printf("pfc_pauses     %llu\n", (unsigned long long)st.pauses);
+		printf("pfc_paused_us  %.3f\n", st.paused_ns / 1e3);
+		printf("pfc_overflow   %llu\n", (unsigned long long)st.pfc_overflow);
+	}
 	free(fct);
 	free(tp);
 	return done == nf && lost == 0 && st.bad_payload == 0 && run == 0 ? 0 : 1;
@@ -424,7 +455,8 @@ int main(int argc, char **argv)
 	if (r < 0 && r != -ETIME && r != -ENODATA)
 		fprintf(stderr, "uccl-sim: simulation stopped: %s\n", strerror(-r));
 	rc = summary(n, c, scn, seed, r);
-	if (write_fct(n, out) < 0 || write_tput(n, c, out) < 0 || write_queue(n, c, out) < 0)
+	if (write_fct(n, out) < 0 || write_tput(n, c, out) < 0 || write_queue(n, c, out) < 0 ||
+	    write_ports(n, out) < 0)
 		rc = 2;
 	else if (do_plot && plot(n, out) < 0)
 		rc = 2;

@@ -30,14 +30,21 @@ ccline() { # cc[+variant]
 }
 
 # ---- experiment 1: 15-to-1 incast + permutation on a 16-host star ----
-e1() { # cc recovery
+# e1 CC RECOVERY [pfc]: with pfc, the InfiniBand-like baseline: a lossless
+# fabric. 512 KiB per port becomes the ingress buffer; headroom above xoff
+# must hold what is in flight when PAUSE leaves: 2 x 1 us x 100 Gbit/s
+# (25 KB) + 2 x 4 KiB MTU = 33 KB; 64 KiB leaves room for the PAUSE frame
+# waiting behind a packet on the reverse link. xon 8 MTU below xoff: some
+# hysteresis, and far above the 25 KB the link needs to refill after RESUME.
+e1() { # cc recovery [pfc]
 	cat <<EOT
 # Experiment 1 (issue #4): 15-to-1 incast co-located with permutation
 # traffic on a 16-host star (one switch, 100G links, 512 KiB drop-tail port
 # buffers, RED-like ECN). Every 2 ms, hosts 1..15 each send a 1 MiB message
 # to host 0 (incast) and every host sends a 1 MiB message to another host
 # (permutation, a new derangement each round); 10 rounds, 310 flows. Flows
-# 31k..31k+14 are incast, 31k+15..31k+30 permutation. cc $1, recovery $2.
+# 31k..31k+14 are incast, 31k+15..31k+30 permutation. cc $1, recovery $2.${3:+
+# Lossless (PFC): xoff 448 KiB, xon 416 KiB per ingress port (run-sim.sh).}
 topology = star
 hosts = 16
 host_rate = 100G
@@ -51,6 +58,7 @@ rto_min = 100us
 sample = 0ns
 time_limit = 5s
 EOT
+	[ -n "${3:-}" ] && echo "pfc = on 448KiB 416KiB"
 	for i in 0 1 2 3 4 5 6 7 8 9; do
 		echo "incast = 15 1MiB to 0 at $((2 * i))ms"
 		echo "permutation = 1MiB at $((2 * i))ms"
@@ -60,6 +68,9 @@ for cc in window swift timely dcqcn hint eqds none hint+inband window+adaptive; 
 	e1 $cc sack >"$scn/e1-incast-$cc-sack.scn"
 done
 e1 dcqcn gbn >"$scn/e1-incast-dcqcn-gbn.scn"
+for cc in dcqcn none; do
+	e1 $cc gbn pfc >"$scn/e1-incast-$cc-gbn-pfc.scn"
+done
 
 # ---- experiment 2: loss sweep on a pair ----
 e2() { # recovery cc loss(%|none)

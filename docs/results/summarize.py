@@ -69,13 +69,15 @@ seedlist = None
 # ---- experiment 1 ----
 E1 = [('window', 'sack'), ('swift', 'sack'), ('timely', 'sack'), ('dcqcn', 'sack'),
       ('hint', 'sack'), ('eqds', 'sack'), ('none', 'sack'), ('dcqcn', 'gbn'), ('hint+inband', 'sack'),
-      ('window+adaptive', 'sack')]
+      ('window+adaptive', 'sack'),
+      # InfiniBand-like baselines: lossless fabric (pfc = on), Go-Back-N
+      ('dcqcn', 'gbn-pfc'), ('none', 'gbn-pfc')]
 rows = []
 ccdf = {}
 for cc, rec in E1:
     name = f'e1-incast-{cc}-{rec}'
     per = {k: [] for k in ('p50', 'p99', 'max', 'in50', 'in99', 'pm50', 'pm99', 'failed',
-                           'retx', 'timeouts', 'drops')}
+                           'retx', 'timeouts', 'drops', 'pauses', 'overflow')}
     pooled = []
     ss = seeds(name)
     seedlist = [s for s, _ in ss]
@@ -100,6 +102,8 @@ for cc, rec in E1:
         per['retx'].append(num(sm, 'retx_pkts'))
         per['timeouts'].append(num(sm, 'timeouts'))
         per['drops'].append(num(sm, 'queue_drops'))
+        per['pauses'].append(num(sm, 'pfc_pauses') if 'pfc' in sm else 0.0)
+        per['overflow'].append(num(sm, 'pfc_overflow') if 'pfc' in sm else 0.0)
     pooled.sort()
     ccdf[f'{cc}-{rec}'] = pooled
     rows.append((cc, rec, {k: med(v) for k, v in per.items()}, per))
@@ -107,12 +111,13 @@ base = next(r for r in rows if r[0] == 'dcqcn' and r[1] == 'gbn')[2]['p99']
 with open(os.path.join(data, 'e1-incast.csv'), 'w') as f:
     f.write('cc,recovery,seeds,p50_us,p99_us,max_us,incast_p50_us,incast_p99_us,'
             'perm_p50_us,perm_p99_us,failed_flows,retx_pkts,timeouts,queue_drops,'
-            'p99_ratio_vs_gbn_dcqcn\n')
+            'p99_ratio_vs_gbn_dcqcn,pfc_pauses,pfc_overflow\n')
     for cc, rec, m, _ in rows:
         f.write(f"{cc},{rec},{' '.join(map(str, seedlist))},{m['p50']:.1f},{m['p99']:.1f},"
                 f"{m['max']:.1f},{m['in50']:.1f},{m['in99']:.1f},{m['pm50']:.1f},"
                 f"{m['pm99']:.1f},{m['failed']:.0f},{m['retx']:.0f},{m['timeouts']:.0f},"
-                f"{m['drops']:.0f},{base / m['p99']:.2f}\n")
+                f"{m['drops']:.0f},{base / m['p99']:.2f},{m['pauses']:.0f},"
+                f"{m['overflow']:.0f}\n")
 for k, v in ccdf.items():
     with open(os.path.join(data, f'e1-ccdf-{k}.csv'), 'w') as f:
         f.write('fct_us,ccdf\n')
@@ -130,6 +135,17 @@ for cc, rec, m, _ in rows:
 print('\nper-seed p99 (us):')
 for cc, rec, _, per in rows:
     print(f"  {cc}-{rec}: " + ', '.join(fmt(x) for x in per['p99']))
+eq = next(r for r in rows if r[0] == 'eqds')[2]
+print('\nagainst the InfiniBand-like (lossless, PFC) baselines:\n')
+print('| cc | recovery | p50 all (us) | p99 all (us) | incast p50 | incast p99 | perm p50 | perm p99 '
+      '| retx pkts | timeouts | drops | pauses | overflow | baseline p99 / eqds p99 |')
+print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+for cc, rec, m, _ in rows:
+    if rec.endswith('-pfc') or cc == 'eqds':
+        print(f"| {cc} | {rec} | {fmt(m['p50'])} | {fmt(m['p99'])} | {fmt(m['in50'])} | "
+              f"{fmt(m['in99'])} | {fmt(m['pm50'])} | {fmt(m['pm99'])} | {m['retx']:.0f} | "
+              f"{m['timeouts']:.0f} | {m['drops']:.0f} | {m['pauses']:.0f} | "
+              f"{m['overflow']:.0f} | {m['p99'] / eq['p99']:.2f} |")
 
 # ---- experiment 2 ----
 LOSS = ['none', '0.01', '0.02', '0.05', '0.1', '0.2', '0.5', '1']

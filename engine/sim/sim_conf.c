@@ -50,7 +50,7 @@ enum key {
 	K_TOPOLOGY, K_HOSTS, K_LEAVES, K_SPINES, K_HOSTS_PER_LEAF, K_HOST_RATE, K_UPLINK_RATE,
 	K_DELAY, K_QUEUE, K_ECN, K_LOSS, K_MTU, K_CHUNK, K_CC, K_RECOVERY, K_PATHS,
 	K_MAX_INFLIGHT, K_CC_DELAY_SLACK, K_RTO_MIN, K_DUPTHRESH, K_ADAPTIVE_CHUNK, K_INBAND,
-	K_SAMPLE, K_TIME_LIMIT, K_SEED,
+	K_SAMPLE, K_TIME_LIMIT, K_SEED, K_PFC,
 	K_FLOW, K_INCAST, K_PERMUTATION, K_STAGGER, K_COUNT
 };
 
@@ -58,7 +58,7 @@ static const char *const key_names[K_COUNT] = {
 	"topology", "hosts", "leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate",
 	"delay", "queue", "ecn", "loss", "mtu", "chunk", "cc", "recovery", "paths",
 	"max_inflight", "cc_delay_slack", "rto_min", "dupthresh", "adaptive_chunk", "inband",
-	"sample", "time_limit", "seed",
+	"sample", "time_limit", "seed", "pfc",
 	"flow", "incast", "permutation", "stagger",
 };
 
@@ -444,6 +444,23 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 		if ((r = words_expect(ps, "seed", nw, 1, 1)) < 0)
 			return r;
 		return num(ps, "seed", w[0], count_units, 0, UINT64_MAX, &np->seed);
+	case K_PFC:   /* off | on XOFF XON */
+		if (strcmp(w[0], "off") == 0) {
+			np->pfc = (struct sim_pfc){ .on = false };
+			return words_expect(ps, "pfc", nw, 1, 1);
+		}
+		if (strcmp(w[0], "on") != 0)
+			return fail(ps, ps->line, "pfc: '%s' is not on or off", w[0]);
+		if ((r = words_expect(ps, "pfc on", nw, 3, 3)) < 0 ||
+		    (r = num(ps, "pfc xoff", w[1], size_units, 1, 1ull << 30,
+			     &np->pfc.xoff_bytes)) < 0 ||
+		    (r = num(ps, "pfc xon", w[2], size_units, 0, 1ull << 30,
+			     &np->pfc.xon_bytes)) < 0)
+			return r;
+		if (np->pfc.xon_bytes >= np->pfc.xoff_bytes)
+			return fail(ps, ps->line, "pfc: xon must be below xoff");
+		np->pfc.on = true;
+		return 0;
 	default:
 		return parse_traffic(ps, c, k, w, nw);
 	}
@@ -558,6 +575,13 @@ static int finish(struct parser *ps, struct sim_conf *c)
 		return fail(ps, ps->seen[K_MAX_INFLIGHT], "max_inflight: below one chunk");
 	if (c->net.mtu <= WIRE_DATA_HDR_LEN)
 		return fail(ps, ps->seen[K_MTU], "mtu: too small");
+	/* PFC moves the buffer to the ingress: what lies above xoff is the
+	 * headroom for bytes already on their way when PAUSE leaves */
+	if (c->net.pfc.on && (c->net.pfc.xoff_bytes > c->net.queue_bytes ||
+			      c->net.queue_bytes - c->net.pfc.xoff_bytes < c->net.mtu))
+		return fail(ps, ps->seen[K_PFC],
+			    "pfc: xoff must leave at least one mtu (%u) of the queue (%llu) as "
+			    "headroom", c->net.mtu, (unsigned long long)c->net.queue_bytes);
 	if (!c->ntr)
 		return fail(ps, ps->line, "no traffic (flow, incast, permutation or stagger)");
 	for (uint32_t i = 0; i < c->ntr; i++) {

@@ -18,6 +18,14 @@
  * among equal next hops a switch picks by a hash of (seed, switch, source
  * host, destination host, path). Loss is decided as a packet starts onto a
  * link; a lost packet still occupies the link.
+ *
+ * PFC (sim_pfc): a packet remembers the switch port it came in through; the
+ * bytes are charged to that ingress port from arrival until the output port
+ * finishes sending them. Crossing xoff schedules EV_PAUSE for the upstream
+ * transmitter one link delay later, falling to xon EV_RESUME; the pair
+ * alternates per link and both travel the same delay, so they arrive in
+ * order. The PAUSE frame itself takes no link time (it is 64 bytes; the
+ * headroom covers the packet it may wait behind).
  */
 #include "config.h"
 
@@ -34,7 +42,7 @@
 
 #define NONE UINT32_MAX
 
-enum { EV_ARRIVE, EV_PORT_DONE, EV_WAKE, EV_FLOW, EV_SAMPLE };
+enum { EV_ARRIVE, EV_PORT_DONE, EV_WAKE, EV_FLOW, EV_SAMPLE, EV_PAUSE, EV_RESUME };
 
 struct pkt {
 	struct pkt *next;
@@ -43,6 +51,7 @@ struct pkt {
 	uint16_t path;
 	bool ect, ce;
 	uint32_t hint_ppm;             /* inband: worst queue on the way (sim_net_params) */
+	uint32_t in_port;              /* pfc: the receiving node's port of the last link */
 	uint8_t buf[];
 };
 
@@ -54,6 +63,12 @@ struct port {
 	struct pkt *qhead, *qtail;
 	uint64_t qbytes;
 	uint32_t qcol;                 /* column in the queue samples, NONE for a NIC */
+	/* pfc */
+	uint64_t in_bytes;             /* switch: bytes held that came in on this link */
+	bool xoff;                     /* switch: PAUSE sent upstream, no RESUME yet */
+	bool paused;                   /* this transmitter is held by its peer */
+	uint64_t paused_at;
+	uint32_t cur_in, cur_len;      /* ingress port and length of the packet on the wire */
 	struct sim_port_info st;
 	char name[48];
 };
@@ -142,6 +157,10 @@ struct sim_net *sim_net_new(const struct sim_net_params *p)
 	if (p->npaths < 1 || p->npaths > 256)
 		return NULL;
 	if (p->ecn.mode == SIM_ECN_RED && p->ecn.min_bytes >= p->ecn.max_bytes)
+		return NULL;
+	if (p->pfc.on && (p->pfc.xon_bytes >= p->pfc.xoff_bytes ||
+			  p->pfc.xoff_bytes > p->queue_bytes ||
+			  p->queue_bytes - p->pfc.xoff_bytes < p->mtu))
 		return NULL;
 	n = calloc(1, sizeof(*n));
 	if (!n)
@@ -286,7 +305,7 @@ static int add_port(struct sim_net *n, uint32_t node, uint32_t peer, uint64_t ra
 	pv[d->nports++] = n->nports;
 	pt = &n->ports[n->nports];
 	*pt = (struct port){ .node = node, .peer = peer, .peer_port = NONE, .rate_mbps = rate,
-			     .delay_ns = delay, .qcol = NONE };
+			     .delay_ns = delay, .qcol = NONE, .cur_in = NONE };
 	pt->rng = sim_mix(n->p.seed ^ sim_mix(0x1055ull + n->nports));
 	snprintf(pt->name, sizeof(pt->name), "%s>%s", d->name,
 		 d->is_host ? "nic" : n->nodes[peer].name);
@@ -466,6 +485,11 @@ static int port_start(struct sim_net *n, uint32_t pi, struct pkt *k)
 	pt->busy = true;
 	pt->st.tx_pkts++;
 	pt->st.tx_bytes += k->len;
+	if (n->p.pfc.on && !n->nodes[pt->node].is_host) {
+		pt->cur_in = k->in_port;     /* released when the port is done */
+		pt->cur_len = k->len;
+	}
+	k->in_port = pt->peer_port;
 	r = sim_evq_push(n->q, done, EV_PORT_DONE, pi, NULL);
 	if (r < 0) {
 		free(k);
@@ -515,6 +539,74 @@ static uint32_t queue_degree(const struct sim_net *n, const struct port *pt)
 	return (uint32_t)(pt->qbytes * 1000000 / full);
 }
 
+/* ---- pfc ---- */
+
+/* A packet came into a switch: charge its ingress port, PAUSE upstream at
+ * xoff. Never drops: past the buffer it is counted (sim_pfc). */
+static int pfc_charge(struct sim_net *n, const struct pkt *k)
+{
+	struct port *ip = &n->ports[k->in_port];
+
+	if (ip->in_bytes + k->len > n->p.queue_bytes)
+		ip->st.pfc_overflow++;
+	ip->in_bytes += k->len;
+	if (ip->xoff || ip->in_bytes < n->p.pfc.xoff_bytes)
+		return 0;
+	ip->xoff = true;
+	ip->st.pauses++;
+	return sim_evq_push(n->q, n->now + ip->delay_ns, EV_PAUSE, ip->peer_port, NULL);
+}
+
+/* Switch port pi finished sending a packet: release it from its ingress
+ * port, RESUME upstream at xon. */
+static int pfc_release(struct sim_net *n, struct port *pt)
+{
+	struct port *ip;
+
+	if (pt->cur_in == NONE)
+		return 0;
+	ip = &n->ports[pt->cur_in];
+	pt->cur_in = NONE;
+	ip->in_bytes -= pt->cur_len;
+	if (!ip->xoff || ip->in_bytes > n->p.pfc.xon_bytes)
+		return 0;
+	ip->xoff = false;
+	return sim_evq_push(n->q, n->now + ip->delay_ns, EV_RESUME, ip->peer_port, NULL);
+}
+
+static int host_kick(struct sim_net *n, struct node *d);
+
+/* A switch output port: start its next queued packet if it may. */
+static int port_next(struct sim_net *n, uint32_t pi)
+{
+	struct port *pt = &n->ports[pi];
+	struct pkt *k = pt->qhead;
+
+	if (!k || pt->busy || pt->paused)
+		return 0;
+	pt->qhead = k->next;
+	if (!pt->qhead)
+		pt->qtail = NULL;
+	pt->qbytes -= k->len;
+	return port_start(n, pi, k);
+}
+
+static int pfc_pause(struct sim_net *n, uint32_t pi, bool pause)
+{
+	struct port *pt = &n->ports[pi];
+	struct node *d = &n->nodes[pt->node];
+
+	if (pause == pt->paused)
+		return 0;
+	pt->paused = pause;
+	if (pause) {
+		pt->paused_at = n->now;
+		return 0;
+	}
+	pt->st.paused_ns += n->now - pt->paused_at;
+	return d->is_host ? host_kick(n, d) : port_next(n, pi);
+}
+
 static int switch_rx(struct sim_net *n, const struct node *d, struct pkt *k)
 {
 	size_t cell = (size_t)d->idx * n->nhosts + k->dst;
@@ -535,7 +627,14 @@ static int switch_rx(struct sim_net *n, const struct node *d, struct pkt *k)
 		pi = n->route_v[n->route_off[cell] + h % cnt];
 	}
 	pt = &n->ports[pi];
-	if (pt->qbytes + k->len > n->p.queue_bytes) {
+	if (n->p.pfc.on) {
+		int r = pfc_charge(n, k);
+
+		if (r < 0) {
+			pkt_put(n, k);
+			return r;
+		}
+	} else if (pt->qbytes + k->len > n->p.queue_bytes) {
 		pt->st.drops++;
 		pkt_put(n, k);
 		return 0;
@@ -550,7 +649,7 @@ static int switch_rx(struct sim_net *n, const struct node *d, struct pkt *k)
 		if (deg > k->hint_ppm)
 			k->hint_ppm = deg;
 	}
-	if (!pt->busy)
+	if (!pt->busy && !pt->paused)
 		return port_start(n, pi, k);
 	k->next = NULL;
 	if (pt->qtail)
@@ -741,8 +840,8 @@ static int host_kick(struct sim_net *n, struct node *d)
 	/* credit first: a grant it makes is a packet the loop below sends */
 	if (d->pull)
 		d->pull_t = pull_run(d->pull, n->now);
-	if (pt->busy)
-		return 0;
+	if (pt->busy || pt->paused)
+		return 0;   /* the port's done event or the RESUME kicks again */
 	for (uint32_t k = 0; k < d->nch; k++) {
 		struct hchan *hc = d->ch[(d->rr + k) % d->nch];
 		struct pkt *pk;
@@ -862,22 +961,20 @@ static int dispatch(struct sim_net *n, const struct sim_ev *e)
 	case EV_ARRIVE:
 		d = &n->nodes[e->id];
 		return d->is_host ? host_rx(n, d, e->p) : switch_rx(n, d, e->p);
-	case EV_PORT_DONE:
+	case EV_PORT_DONE: {
+		int r;
+
 		pt = &n->ports[e->id];
 		pt->busy = false;
 		d = &n->nodes[pt->node];
 		if (d->is_host)
 			return host_kick(n, d);
-		if (pt->qhead) {
-			struct pkt *k = pt->qhead;
-
-			pt->qhead = k->next;
-			if (!pt->qhead)
-				pt->qtail = NULL;
-			pt->qbytes -= k->len;
-			return port_start(n, e->id, k);
-		}
-		return 0;
+		r = pfc_release(n, pt);
+		return r < 0 ? r : port_next(n, e->id);
+	}
+	case EV_PAUSE:
+	case EV_RESUME:
+		return pfc_pause(n, e->id, e->kind == EV_PAUSE);
 	case EV_WAKE:
 		d = &n->nodes[n->hosts[e->id]];
 		if (e->t == d->wake_t)
@@ -945,6 +1042,12 @@ int sim_net_run(struct sim_net *n)
 
 /* ---- results ---- */
 
+/* Paused time so far, counting a pause still in force at the end. */
+static uint64_t port_paused_ns(const struct sim_net *n, const struct port *pt)
+{
+	return pt->st.paused_ns + (pt->paused ? n->now - pt->paused_at : 0);
+}
+
 void sim_net_get_stats(const struct sim_net *n, struct sim_net_stats *out)
 {
 	*out = n->st;
@@ -953,6 +1056,9 @@ void sim_net_get_stats(const struct sim_net *n, struct sim_net_stats *out)
 		out->drops += n->ports[i].st.drops;
 		out->marks += n->ports[i].st.marks;
 		out->lost += n->ports[i].st.lost;
+		out->pauses += n->ports[i].st.pauses;
+		out->paused_ns += port_paused_ns(n, &n->ports[i]);
+		out->pfc_overflow += n->ports[i].st.pfc_overflow;
 	}
 	for (uint32_t i = 0; i < n->nnodes; i++)
 		for (uint32_t c = 0; c < n->nodes[i].nch; c++) {
@@ -987,6 +1093,7 @@ void sim_net_port(const struct sim_net *n, size_t i, struct sim_port_info *out)
 {
 	*out = n->ports[i].st;
 	out->name = n->ports[i].name;   /* ports move while the fabric grows */
+	out->paused_ns = port_paused_ns(n, &n->ports[i]);
 }
 
 size_t sim_net_nsamples(const struct sim_net *n)

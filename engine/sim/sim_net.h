@@ -13,6 +13,9 @@
  * files; deterministic from the seed. The caller builds a topology, adds
  * flows, runs, then reads the records (FCT, throughput per flow per
  * sampling interval, queue depth per switch port per sampling interval).
+ *
+ * With PFC on (sim_pfc) the fabric is lossless: switches pause the
+ * transmitter upstream of an ingress port instead of dropping.
  */
 #ifndef UCCL_ENGINE_SIM_SIM_NET_H
 #define UCCL_ENGINE_SIM_SIM_NET_H
@@ -44,6 +47,24 @@ struct sim_loss {
 	uint32_t p_gb_ppm, p_bg_ppm, bad_ppm, good_ppm;
 };
 
+/* Lossless link-level flow control, single priority (PFC, or InfiniBand's
+ * link credits in effect). A switch counts per ingress port the bytes it
+ * holds that came in through that port (queued or being sent out of any
+ * output port); at xoff it sends PAUSE to the transmitter at the other end
+ * of the link, at xon RESUME, each taking effect after the link's delay.
+ * A paused port finishes the packet it is sending and starts no other; a
+ * paused host NIC sends nothing at all (every channel of the host waits).
+ * Buffering moves from the output to the ingress: queue_bytes is then each
+ * ingress port's buffer (the switch's total stays ports x queue_bytes),
+ * output queues are not bounded by it and nothing is dropped; a packet
+ * arriving when its ingress already holds more than queue_bytes minus its
+ * length is still taken and counted in pfc_overflow (headroom too small
+ * for the link: a result that should not be trusted). */
+struct sim_pfc {
+	bool on;
+	uint64_t xoff_bytes, xon_bytes;   /* xon < xoff, xoff + mtu <= queue_bytes */
+};
+
 struct sim_net_params {
 	uint64_t seed;
 	uint32_t mtu;                  /* largest packet, headers included */
@@ -70,6 +91,7 @@ struct sim_net_params {
 	 * (tpchan_rx_ext, cc_ack.hint_ppm). Out of band of the wire bytes, as
 	 * a switch would put it in a header the transport does not own. */
 	bool inband;
+	struct sim_pfc pfc;
 };
 
 struct sim_flow_info {
@@ -89,6 +111,10 @@ struct sim_port_info {
 	uint64_t marks;                /* ECN CE set */
 	uint64_t lost;                 /* the link's loss model */
 	uint64_t max_queue;            /* bytes */
+	/* pfc: PAUSE frames this port's node sent over this port's link, the
+	 * time this port was held paused by its peer, and packets taken in
+	 * through this port past its buffer (sim_pfc) */
+	uint64_t pauses, paused_ns, pfc_overflow;
 };
 
 struct sim_net_stats {
@@ -100,6 +126,7 @@ struct sim_net_stats {
 	uint64_t bad_payload;          /* delivered bytes that did not match what was sent */
 	uint64_t stray;                /* packets that reached the wrong host */
 	uint32_t flows_done, flows_failed;
+	uint64_t pauses, paused_ns, pfc_overflow;   /* sums over ports */
 };
 
 struct sim_net;

@@ -7,7 +7,9 @@
 # 0.1% loss selective retransmission keeps more goodput than Go-Back-N; on
 # the leaf-spine, spraying over 64 paths beats one path per connection; in
 # the incast, receiver-driven eqds has a lower p99 FCT than the baseline
-# (Go-Back-N + dcqcn) and drops fewer packets than the window CC;
+# (Go-Back-N + dcqcn) and drops fewer packets than the window CC; with PFC
+# the incast drops nothing, pauses its senders, and a victim flow of a
+# paused sender to an idle host finishes later than without PFC;
 # scenario errors name FILE:LINE. Run by `make check` (top_builddir and
 # top_srcdir come from the environment) or by hand from the build tree.
 set -u
@@ -46,7 +48,7 @@ value() {
 }
 
 for name in loss-sack loss-gbn incast8 incast8-eqds incast8-baseline leafspine-1path \
-	leafspine-64path; do
+	leafspine-64path incast8-pfc; do
 	run "$name" || continue
 	[ "$(value "$name" unfinished)" = 0 ] || fail "$name: unfinished flows"
 	[ "$(value "$name" failed)" = 0 ] || fail "$name: failed flows"
@@ -62,12 +64,12 @@ for name in loss-sack loss-gbn incast8 incast8-eqds incast8-baseline leafspine-1
 done
 
 # the same seed: bit-identical summary and CSVs
-for name in incast8 leafspine-64path; do
+for name in incast8 leafspine-64path incast8-pfc; do
 	mv "$work/$name" "$work/$name.a"
 	mv "$work/$name.txt" "$work/$name.a.txt"
 	run "$name" || continue
 	same=yes
-	for f in fct.csv throughput.csv queue.csv; do
+	for f in fct.csv throughput.csv queue.csv ports.csv; do
 		if ! cmp -s "$work/$name/$f" "$work/$name.a/$f"; then
 			fail "$name: $f differs between runs with the same seed"
 			same=no
@@ -163,6 +165,41 @@ if variant chunk-on incast8 max_inflight=64KiB adaptive_chunk=on &&
 		echo "ok: incast8, 64 KiB window: $on small chunks with adaptive_chunk, 0 without"
 	else
 		fail "incast8 adaptive_chunk: small_chunks on=$on off=$off"
+	fi
+fi
+
+# PFC: lossless (no drop, no buffer overrun), the senders get paused, and
+# host 1's flow to the idle host 9 (fct.csv's last row) waits behind its
+# paused incast flow: later than with the same scenario lossy.
+pdrop=$(value incast8-pfc.a queue_drops)
+pover=$(value incast8-pfc.a pfc_overflow)
+pnum=$(value incast8-pfc.a pfc_pauses)
+if [ "$pdrop" = 0 ] && [ "$pover" = 0 ] && [ "${pnum:-0}" -gt 0 ]; then
+	echo "ok: incast8-pfc: $pnum pauses, 0 drops, 0 overflow," \
+		"$(value incast8-pfc.a pfc_paused_us) us paused in all"
+else
+	fail "incast8-pfc: drops=$pdrop overflow=$pover pauses=$pnum"
+fi
+if variant pfc-off incast8-pfc pfc=off; then
+	von=$(tail -n 1 "$work/incast8-pfc.a/fct.csv" | cut -d, -f7)
+	voff=$(tail -n 1 "$work/pfc-off/fct.csv" | cut -d, -f7)
+	if [ "$(value pfc-off queue_drops)" -gt 0 ] && gt "${von:-0}" "${voff:-1000000}" 1.5; then
+		echo "ok: incast8 victim flow 1->9: $von us with PFC, $voff us without"
+	else
+		fail "incast8 victim flow 1->9: $von us with PFC is not 1.5x $voff us without"
+	fi
+fi
+# pause spreads switch to switch: an incast on the leaf-spine with no CC
+# gets spine and leaf output ports paused, still without a drop
+if variant pfc-ls leafspine-1path cc=none "pfc=on 192KiB 160KiB" "incast=6 1MiB to 0"; then
+	sw=$(awk -F, '$1 ~ /^(leaf|spine)[0-9]*>(leaf|spine)/ && $9 > 0' \
+		"$work/pfc-ls/ports.csv" | wc -l)
+	if [ "$sw" -gt 0 ] && [ "$(value pfc-ls queue_drops)" = 0 ] &&
+	   [ "$(value pfc-ls pfc_overflow)" = 0 ]; then
+		echo "ok: leaf-spine incast with PFC: $sw switch-to-switch ports paused, 0 drops"
+	else
+		fail "leaf-spine incast with PFC: $sw switch ports paused," \
+			"drops $(value pfc-ls queue_drops), overflow $(value pfc-ls pfc_overflow)"
 	fi
 fi
 

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_conf: the scenario option "pfc" (docs/sim.md): off by default,
+ * "on XOFF XON" with size units, refused with FILE:LINE when xon is not
+ * below xoff, when xoff leaves less than one MTU of the queue as headroom,
+ * or when its words are wrong; sim_net_new refuses the same bad thresholds;
+ * and a parsed PFC incast runs lossless with pauses counted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/sim/sim_conf.h"
+#include "engine/sim/sim_net.h"
+
+static const char base[] = "topology = star\nhosts = 4\nqueue = 256KiB\n"
+			   "incast = 3 512KiB to 0\n";
+
+static struct sim_conf conf;
+static char err[256];
+
+/* base plus one line as line 5 */
+static int parse_with(const char *line)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s%s\n", base, line);
+	return sim_conf_parse(text, strlen(text), "t.scn", &conf, err, sizeof(err));
+}
+
+static void test_pfc_is_off_unless_asked(void **state)
+{
+	(void)state;
+	assert_int_equal(sim_conf_parse(base, strlen(base), "t.scn", &conf, err, sizeof(err)), 0);
+	assert_false(conf.net.pfc.on);
+	assert_int_equal(parse_with("pfc = off"), 0);
+	assert_false(conf.net.pfc.on);
+}
+
+static void test_pfc_on_takes_sizes_with_units(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_with("pfc = on 192KiB 160KiB"), 0);
+	assert_true(conf.net.pfc.on);
+	assert_int_equal(conf.net.pfc.xoff_bytes, 192 << 10);
+	assert_int_equal(conf.net.pfc.xon_bytes, 160 << 10);
+	assert_int_equal(parse_with("pfc = on 100000 0"), 0);
+	assert_int_equal(conf.net.pfc.xoff_bytes, 100000);
+	assert_int_equal(conf.net.pfc.xon_bytes, 0);
+}
+
+static void expect_error(const char *line, const char *msg)
+{
+	assert_int_equal(parse_with(line), -EINVAL);
+	if (!strstr(err, msg))
+		fail_msg("'%s': got '%s', want '%s'", line, err, msg);
+}
+
+static void test_pfc_refuses_bad_thresholds_and_words(void **state)
+{
+	(void)state;
+	expect_error("pfc = on 64KiB 64KiB", "t.scn:5: pfc: xon must be below xoff");
+	expect_error("pfc = on 64KiB 96KiB", "t.scn:5: pfc: xon must be below xoff");
+	/* 256 KiB queue, 4096 MTU: xoff above 252 KiB leaves no headroom */
+	expect_error("pfc = on 253KiB 128KiB", "t.scn:5: pfc: xoff must leave at least one mtu");
+	expect_error("pfc = on 1MiB 128KiB", "t.scn:5: pfc: xoff must leave at least one mtu");
+	expect_error("pfc = on 64KiB", "t.scn:5: pfc on: expected 3 to 3 words");
+	expect_error("pfc = off 64KiB", "t.scn:5: pfc: expected 1 to 1 words");
+	expect_error("pfc = lossless", "t.scn:5: pfc: 'lossless' is not on or off");
+	expect_error("pfc = on 64Kb 32KiB", "t.scn:5: pfc xoff: bad value '64Kb'");
+	expect_error("pfc = on 0 0", "t.scn:5: pfc xoff: '0' out of range");
+	expect_error("pfc = on 64KiB 32KiB\npfc = off", "t.scn:6: pfc given twice");
+}
+
+static void test_sim_net_refuses_bad_thresholds(void **state)
+{
+	struct sim_net_params p = {
+		.mtu = 4096, .queue_bytes = 256 << 10, .npaths = 1,
+		.pfc = { .on = true, .xoff_bytes = 128 << 10, .xon_bytes = 128 << 10 },
+	};
+	struct sim_net *n;
+
+	(void)state;
+	assert_null(sim_net_new(&p));
+	p.pfc.xoff_bytes = (256 << 10) - 4095;
+	p.pfc.xon_bytes = 0;
+	assert_null(sim_net_new(&p));
+	p.pfc.xoff_bytes = (256 << 10) - 4096;
+	n = sim_net_new(&p);
+	assert_non_null(n);
+	sim_net_free(n);
+}
+
+static void test_pfc_incast_is_lossless_and_pauses(void **state)
+{
+	struct sim_net_stats st;
+	struct sim_net *n;
+
+	(void)state;
+	/* no CC: the senders fill their ingress buffers */
+	assert_int_equal(parse_with("pfc = on 128KiB 96KiB\ncc = none"), 0);
+	n = sim_conf_build(&conf, 1, err, sizeof(err));
+	assert_non_null(n);
+	assert_int_equal(sim_net_run(n), 0);
+	sim_net_get_stats(n, &st);
+	assert_int_equal(st.drops, 0);
+	assert_int_equal(st.pfc_overflow, 0);
+	assert_true(st.pauses > 0);
+	assert_true(st.paused_ns > 0);
+	assert_int_equal(st.flows_done, 3);
+	assert_int_equal(st.flows_failed, 0);
+	sim_net_free(n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pfc_is_off_unless_asked),
+		cmocka_unit_test(test_pfc_on_takes_sizes_with_units),
+		cmocka_unit_test(test_pfc_refuses_bad_thresholds_and_words),
+		cmocka_unit_test(test_sim_net_refuses_bad_thresholds),
+		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),
+	};
+
+	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
+}
