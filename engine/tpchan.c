@@ -1076,7 +1076,10 @@ static void credit_timers(struct tpchan *c, uint64_t now)
 	if (credit_blocked(c) &&
 	    (!c->cr_told || now - c->cr_told_ns >= credit_backoff(c, c->cr_reqs)))
 		c->cr_req_owed = true;
-	if (grant_outstanding(c) && now - c->cr_grant_ns >= credit_backoff(c, c->cr_grant_resends)) {
+	/* counted once the resend is owed: until it goes (a full batch may
+	 * hold it back) later calls must not count it again */
+	if (!c->cr_grant_owed && grant_outstanding(c) &&
+	    now - c->cr_grant_ns >= credit_backoff(c, c->cr_grant_resends)) {
 		if (c->cr_grant_resends >= CREDIT_RESENDS_MAX) {
 			c->cr_more = false;
 		} else {
@@ -1358,6 +1361,9 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 		c->st.drop_crc++;
 		return -EILSEQ;
 	}
+	/* any intact DATA, a duplicate too, answers our GRANTs: the sender is
+	 * alive (credit_timers forgets only one that went silent) */
+	c->cr_grant_resends = 0;
 	/* any intact packet, even one dropped below, confirms refusals */
 	if (!ref_seen_ok(c, d->nacks_seen)) {
 		c->st.drop_malformed++;
@@ -1410,7 +1416,6 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 	 * stops it looking ahead again 2^31 packets later */
 	if (psn_lt(c->cr_grant, c->rx_high))
 		c->cr_grant = c->rx_high;
-	c->cr_grant_resends = 0;
 	/* a filler (no payload of a non-empty message) only takes its psn */
 	if (d->payload_len || !d->msg_len) {
 		r = c->cb.deliver(c->p.cb_arg, d);
@@ -1554,8 +1559,15 @@ static int rx_credit(struct tpchan *c, const struct wire_credit *w)
 		return -EACCES;
 	}
 	c->st.credits_rx++;
-	if (w->flags & WIRE_F_REQ)
+	if (w->flags & WIRE_F_REQ) {
+		/* the sender waits: it is alive, and the GRANT we have out may
+		 * be what it lost (the pacer grants nothing new while its grant
+		 * runs far enough ahead), so that goes again */
 		c->cr_more = true;
+		c->cr_grant_resends = 0;
+		if (psn_lt(c->rx_high, c->cr_grant))
+			c->cr_grant_owed = true;
+	}
 	/* grants are cumulative: the newest wins, an old reordered one is
 	 * nothing. One far ahead only lets out what flow control allows. */
 	if ((w->flags & WIRE_F_GRANT) && (!c->cr_have_limit || psn_lt(c->cr_limit, w->psn))) {

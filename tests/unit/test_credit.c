@@ -386,6 +386,63 @@ static void test_a_vanished_sender_costs_a_bounded_number_of_grants(void **state
 	world_free(&w);
 }
 
+/* A receiver whose GRANT resend is held back by a full batch (here: its own
+ * DATA to the peer takes the only slot of every call) counts that resend
+ * once, not once per call: the peer, still asking, is not forgotten. (It
+ * was: in the simulated 15-to-1 incast, host 0 sending its own flow gave
+ * 8 "resends" in as many calls and stalled senders until they failed.) */
+static int zero_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
+{
+	(void)arg; (void)cookie; (void)off;
+	memset(dst, 0, len);
+	return 0;
+}
+
+static void count_complete(void *arg, uint64_t cookie, int res)
+{
+	(void)arg; (void)cookie; (void)res;
+}
+
+static void test_a_held_back_grant_resend_is_counted_once(void **state)
+{
+	static const struct tpchan_cb cb = {
+		.read = zero_read, .deliver = b_deliver, .complete = count_complete,
+	};
+	struct tpchan_params p = params(&cc_none_ops);      /* DATA never waits */
+	struct wire_credit req = { .flags = WIRE_F_REQ, .token = 0x77 };
+	struct tpchan_msg m = { .cookie = 1, .opcode = 2, .len = 4 << 20 };
+	uint8_t buf[WIRE_CREDIT_LEN], pk[1500];
+	struct tpchan_txpkt out = { .buf = pk };
+	struct tpchan_stats st;
+	struct tpchan *c;
+	uint64_t now = 0;
+
+	(void)state;
+	p.tx_token = 0x76;
+	p.rx_token = 0x77;
+	p.cb = &cb;
+	c = tpchan_new(&p);
+	assert_non_null(c);
+	assert_int_equal(wire_write_credit(buf, sizeof(buf), &req), WIRE_CREDIT_LEN);
+	assert_int_equal(tpchan_rx(c, buf, sizeof(buf), now), 0);
+	tpchan_credit_grant(c, 64 * 1024);
+	assert_int_equal(tpchan_tx(c, now, &out, 1), 1);          /* the GRANT */
+	assert_int_equal(out.buf[2], WIRE_CREDIT);
+	/* now c has DATA of its own: every one-packet call sends DATA, and
+	 * the resends the GRANT earns wait behind it */
+	assert_int_equal(tpchan_submit(c, &m), 0);
+	now = 100 * MS;              /* past every backed-off resend time */
+	for (int i = 0; i < 40; i++) {
+		now += 50 * US;
+		assert_int_equal(tpchan_tx(c, now, &out, 1), 1);
+		assert_int_equal(out.buf[2], WIRE_DATA);
+	}
+	assert_true(tpchan_credit_wanted(c));
+	tpchan_get_stats(c, &st);
+	assert_int_equal(st.credits_tx, 1);
+	tpchan_free(c);
+}
+
 /* ---- the pacer ---- */
 
 /* Two receiving channels whose peers ask (a REQ injected into each). */
@@ -465,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_credit_survives_random_loss),
 		cmocka_unit_test(test_switching_to_and_from_eqds_mid_transfer),
 		cmocka_unit_test(test_a_vanished_sender_costs_a_bounded_number_of_grants),
+		cmocka_unit_test(test_a_held_back_grant_resend_is_counted_once),
 		cmocka_unit_test(test_pacer_takes_members_in_turn_at_its_rate),
 	};
 
