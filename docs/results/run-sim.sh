@@ -100,7 +100,7 @@ for rec in sack gbn; do
 done
 
 # ---- experiment 3: ECMP collisions on a leaf-spine ----
-e3() { # spines paths dupthresh cc
+e3() { # spines paths dupthresh cc [chunk]
 	cat <<EOT
 # Experiment 3 (issue #4): permutation traffic (8 MiB per host, always to
 # another leaf) on 8 leaves x 8 hosts, $1 spines, 100G everywhere
@@ -119,6 +119,7 @@ cc_delay_slack = 5us
 rto_min = 100us
 dupthresh = $3
 paths = $2
+chunk = ${5:-32KiB}
 sample = 0ns
 time_limit = 5s
 permutation = 8MiB
@@ -131,6 +132,8 @@ for sp in 8 4; do
 				e3 $sp $p $d $cc >"$scn/e3-ecmp-s$sp-p$p-d$d-$cc.scn"
 			done
 		done
+		# a path decision per packet: 4 KiB chunks are one packet at MTU 4096
+		e3 $sp $p 64 window 4KiB >"$scn/e3-ecmp-s$sp-p$p-d64-window-c4k.scn"
 	done
 done
 

@@ -213,12 +213,34 @@ with open(os.path.join(data, 'e3-ecmp.csv'), 'w') as f:
                         f"{m[0]:.1f},{m[1]:.1f},{m[2]:.1f},{m[3]:.1f},{m[4]:.0f},{m[5]:.0f},{fl}\n")
                 print(f"| {sp} ({8 / sp:.0f}:1) | {cc} | {p} | {d} | {m[0]:.0f} | {m[1]:.0f} | "
                       f"{m[2]:.0f} | {m[3]:.0f} | {m[4]:.0f} | {m[5]:.0f} |")
+    # spraying per packet (4 KiB chunks, one packet each), window, dupthresh 64
+    for sp in (8, 4):
+        for p in (1, 256):
+            name = f'e3-ecmp-s{sp}-p{p}-d64-window-c4k'
+            g, sf, p50, mx, fr, dr, fl = [], [], [], [], [], [], 0
+            for s, path in seeds(name):
+                sm = summary(path)
+                g.append(num(sm, 'goodput_gbps'))
+                sf.append(sum(float(r['gbps']) for r in fcts(path) if r['status'] == '0'))
+                p50.append(num(sm, 'fct_p50_us'))
+                mx.append(num(sm, 'fct_max_us'))
+                fr.append(num(sm, 'fast_retx'))
+                dr.append(num(sm, 'queue_drops'))
+                fl += int(num(sm, 'failed') + num(sm, 'unfinished'))
+            m = (med(g), med(sf), med(p50), med(mx), med(fr), med(dr))
+            res3[(sp, 'window-c4k', p, 64)] = m
+            f.write(f"{sp},{8 / sp:.0f}:1,window-c4k,{p},64,{' '.join(map(str, seedlist))},"
+                    f"{m[0]:.1f},{m[1]:.1f},{m[2]:.1f},{m[3]:.1f},{m[4]:.0f},{m[5]:.0f},{fl}\n")
+            print(f"| {sp} ({8 / sp:.0f}:1) | window, 4 KiB chunks | {p} | 64 | {m[0]:.0f} | {m[1]:.0f} | "
+                  f"{m[2]:.0f} | {m[3]:.0f} | {m[4]:.0f} | {m[5]:.0f} |")
 print('\nratios 256 paths / 1 path (goodput to last completion; sum of per-flow rates):')
 for sp in (8, 4):
     for cc in ('window', 'none'):
         for d in (3, 64):
             a, b = res3[(sp, cc, 256, d)], res3[(sp, cc, 1, d)]
             print(f'  spines {sp} cc {cc} dupthresh {d}: {a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
+    a, b = res3[(sp, 'window-c4k', 256, 64)], res3[(sp, 'window-c4k', 1, 64)]
+    print(f'  spines {sp} cc window, 4 KiB chunks, dupthresh 64: {a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
 
 # ---- experiment 4 ----
 print(f'\n## Experiment 4 (seeds {seedlist}, medians)\n')
