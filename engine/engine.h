@@ -112,6 +112,7 @@ struct engine_stats {
 	uint64_t rx_no_chan;           /* engine_rx for a channel that does not exist */
 	uint64_t unexpected_bytes;     /* buffered now */
 	uint64_t unexpected_msgs;      /* records now */
+	uint64_t rx_signals_held;      /* signals that arrived before their earlier puts settled */
 };
 
 struct engine *engine_new(const struct engine_params *p);

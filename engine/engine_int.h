@@ -34,6 +34,7 @@ enum conn_state {
 
 struct rchan;
 struct rrec;
+struct rputs;
 
 /* The remote half of a connection side whose peer is on another host. */
 struct rconn {
@@ -43,11 +44,14 @@ struct rconn {
 	uint32_t rep;              /* the peer's endpoint id; UINT32_MAX until known */
 	uint32_t rconn_wire;       /* the peer's wire id for its side */
 	uint64_t send_seq;         /* next SEND sequence number */
-	uint64_t put_seq;          /* next PUT number: a signal waits for those before it */
+	uint64_t put_seq;          /* next PUT number, carried by puts and signals (ord) */
 	uint64_t get_seq;          /* next get id */
 	struct opq_op *get_last;   /* the get the last response packet was for, or NULL */
-	struct opq_op *sig_head, *sig_tail; /* signals waiting for earlier puts */
-	struct opq_op *puts_head, *puts_tail; /* puts not acknowledged yet, in issue order */
+	struct opq_op *sig_head, *sig_tail; /* held: puts past PUT_WINDOW, ops behind them */
+	struct opq_op *sdone_head;  /* acknowledged signals waiting for earlier puts (rnext) */
+	struct opq_op *puts_head, *puts_tail; /* puts not settled yet, in issue order */
+	int put_reset_err;         /* a put failed for the connection's reset: later signals too */
+	struct rputs *rputs;       /* receive: the peer's puts settled, signals held */
 	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
 	struct rrec *recs;         /* every incoming-message record of this side */
 	uint32_t nrecs;

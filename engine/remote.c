@@ -7,9 +7,14 @@
  * Sending: a waiting op becomes a channel message whose cookie names a slot
  * pointing back at the op, so an op that goes away early (connection reset,
  * endpoint removed) is forgotten rather than dereferenced. A full channel
- * leaves ops in the channel's submit queue, in order. A signal goes out only
- * once every earlier put on its connection was acknowledged, i.e. written at
- * the receiver, whatever paths the puts were sprayed over.
+ * leaves ops in the channel's submit queue, in order. Puts and signals carry
+ * a per-connection put number (ord): a signal goes out at once, behind its
+ * earlier puts in issue order, and the receiver holds it until those puts
+ * have settled there (rrecv.c), whatever paths they were sprayed over. A put
+ * that fails here (its source went away, refused) is followed by a put
+ * void, so that the receiver never waits for it; a connection keeps at most
+ * PUT_WINDOW puts unsettled, later ones wait on its hold list. A signal
+ * completes once acknowledged and its earlier puts completed.
  *
  * What arrives is engine/rrecv.c's: puts written in place, signals,
  * sends matched to receives in the sender's issue order (buffered within
@@ -151,8 +156,9 @@ static void queue_del(struct rchan *ch, struct opq_op *op)
 
 /* ---- sending ---- */
 
-/* The side's puts not acknowledged yet, in issue order: a signal waits
- * for those before it. */
+/* The side's puts not settled at the receiver yet (acknowledged, or their
+ * void acknowledged), in issue order: they bound PUT_WINDOW, and a signal's
+ * completion waits for those before it. */
 static void puts_add(struct conn *c, struct opq_op *op)
 {
 	op->pnext = NULL;
@@ -256,8 +262,10 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		m.roff = op->rseq;
 	if (op->opcode == UCCL_OP_GET)
 		m.len = GET_REQ_LEN;   /* the request; the data comes back */
+	if (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_SIGNAL)
+		m.ord = op->rseq;
 	if (op->rflags & RFL_VOID) {
-		m.opcode = UCCL_OP_NOP;
+		m.opcode = op->opcode == UCCL_OP_PUT ? OP_PUT_VOID : UCCL_OP_NOP;
 		m.rkey = 0;
 		m.len = 0;
 	}
@@ -268,6 +276,15 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		if (r == -EAGAIN) {
 			ch->blocked = true;
 			return r;
+		}
+		if (op->opcode == UCCL_OP_PUT && !(op->rflags & RFL_VOID)) {
+			/* a signal may already count on its number: it goes
+			 * out as a void, at the next walk of the queue */
+			op->res = r;
+			eng_count_err(e, r);
+			op->rflags |= RFL_VOID;
+			ch->q_due = 0;
+			return -EAGAIN;
 		}
 		remote_op_finish(e, op, r);
 		return 0;
@@ -397,18 +414,49 @@ static uint64_t first_waiting_put(const struct conn *c)
 	return c->r.puts_head ? c->r.puts_head->rseq : UINT64_MAX;
 }
 
-/* Signals whose earlier puts are all written go out, in order. */
+/* Put or signal op waits on its side's hold list (a put ahead of it is
+ * past PUT_WINDOW, or it is). */
+static void hold_add(struct conn *c, struct opq_op *op)
+{
+	op->rflags |= RFL_SIGWAIT;
+	op->rnext = NULL;
+	if (c->r.sig_tail)
+		c->r.sig_tail->rnext = op;
+	else
+		c->r.sig_head = op;
+	c->r.sig_tail = op;
+}
+
+static bool put_in_window(const struct conn *c, const struct opq_op *op)
+{
+	return op->rseq - first_waiting_put(c) < PUT_WINDOW;
+}
+
+/* A put settled: held ops go out in order while the window allows, and
+ * acknowledged signals with no earlier put left complete. */
 static void release_signals(struct engine *e, struct conn *c)
 {
-	struct opq_op *op;
+	struct opq_op *op, **pp;
 
-	while ((op = c->r.sig_head) && first_waiting_put(c) >= op->rseq) {
+	while ((op = c->r.sig_head) && (op->opcode != UCCL_OP_PUT || put_in_window(c, op))) {
 		c->r.sig_head = op->rnext;
 		if (!c->r.sig_head)
 			c->r.sig_tail = NULL;
 		op->rflags &= (uint8_t)~RFL_SIGWAIT;
 		op->rnext = NULL;
 		start_send(e, c->r.ch, op);
+	}
+	for (pp = &c->r.sdone_head; (op = *pp);) {
+		if (first_waiting_put(c) < op->rseq) {
+			pp = &op->rnext;
+			continue;
+		}
+		*pp = op->rnext;
+		op->rnext = NULL;
+		op->rflags &= (uint8_t)~RFL_SIGDONE;
+		/* a put before it failed because the connection went: the
+		 * receiver may have dropped it unapplied */
+		remote_op_finish(e, op, c->r.put_reset_err);
 	}
 }
 
@@ -482,12 +530,39 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 			return;
 		}
 	}
+	if (op->opcode == UCCL_OP_PUT && res < 0 && !(op->rflags & RFL_VOID)) {
+		if (res == -ECONNRESET || res == -ETIMEDOUT) {
+			c->r.put_reset_err = res;  /* the side is going: no void */
+		} else {
+			/* refused, or its source went away: the receiver
+			 * learns that its number is settled from a void; the
+			 * put completes, with res, when that is acknowledged */
+			if (op->res == 0) {        /* a cancel counted its own */
+				op->res = res;
+				eng_count_err(e, res);
+			}
+			op->rflags |= RFL_VOID;
+			op->rbackoff_us = 0;
+			retry_later(e, op, false);
+			return;
+		}
+	}
+	if (op->opcode == UCCL_OP_SIGNAL && res == -ENOBUFS) {
+		retry_later(e, op, true);  /* the receiver holds too many */
+		return;
+	}
+	if (op->opcode == UCCL_OP_SIGNAL && res == 0 && first_waiting_put(c) < op->rseq) {
+		op->rflags |= RFL_SIGDONE;
+		op->rnext = c->r.sdone_head;
+		c->r.sdone_head = op;
+		return;
+	}
 	if (op->rflags & RFL_VOID)
 		res = -ECANCELED;
 	/* finish may post op and return it to the pool: look at it first */
 	put = op->opcode == UCCL_OP_PUT;
 	remote_op_finish(e, op, res);
-	if (put && c->r.sig_head)
+	if (put && (c->r.sig_head || c->r.sdone_head))
 		release_signals(e, c);
 }
 
@@ -561,18 +636,16 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	case UCCL_OP_PUT:
 		op->rseq = c->r.put_seq++;
 		puts_add(c, op);       /* before it can finish, on submission failure too */
+		if (c->r.sig_head || !put_in_window(c, op)) {
+			hold_add(c, op);
+			break;
+		}
 		start_send(e, c->r.ch, op);
 		break;
 	case UCCL_OP_SIGNAL:
 		op->rseq = c->r.put_seq;       /* puts before this one */
-		if (c->r.sig_head || first_waiting_put(c) < op->rseq) {
-			op->rflags |= RFL_SIGWAIT;
-			op->rnext = NULL;
-			if (c->r.sig_tail)
-				c->r.sig_tail->rnext = op;
-			else
-				c->r.sig_head = op;
-			c->r.sig_tail = op;
+		if (c->r.sig_head) {
+			hold_add(c, op);       /* behind a held put, in issue order */
 			break;
 		}
 		start_send(e, c->r.ch, op);
@@ -620,6 +693,17 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 			c->r.ch->q_due = 0;
 		}
 		break;
+	case UCCL_OP_PUT:
+		/* its number must still be settled at the receiver: queued or
+		 * held, it goes out as a void; in flight, its read fails and
+		 * then one does (cb_complete) */
+		if (op->rflags & (RFL_QUEUED | RFL_SIGWAIT))
+			op->rflags |= RFL_VOID;
+		if (op->rflags & RFL_QUEUED) {
+			op->rdue = 0;
+			c->r.ch->q_due = 0;
+		}
+		break;
 	case UCCL_OP_GET:
 		/* queued: never asked, done now; in flight: its response is
 		 * dropped on arrival (lmr is gone) and it completes with its
@@ -633,14 +717,8 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 		break;
 	default:
 		if (op->rflags & RFL_QUEUED) {
-			bool put = op->opcode == UCCL_OP_PUT;
-
 			queue_del(c->r.ch, op);
-			puts_del(c, op);
 			eng_op_finish_waiting(e, c, op);
-			/* a signal may have waited for this put alone */
-			if (put && c->r.sig_head)
-				release_signals(e, c);
 		}
 		/* in flight: the read fails, the message completes with it */
 		break;
@@ -665,6 +743,8 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		op->rrec = NULL;
 	}
 	c->r.sig_head = c->r.sig_tail = NULL;
+	c->r.sdone_head = NULL;
+	rrecv_puts_free(c);            /* signals held for its peer's puts go too */
 	e->rm->kick++;                 /* its bytes left the endpoint's count */
 	/* responses not sent yet answer for this side: drop them (those in
 	 * flight no longer refer to it) */

@@ -19,14 +19,26 @@
 
 #define RFL_QUEUED  0x01u             /* on its channel's submit queue */
 #define RFL_VOID    0x02u             /* abandoned send: a void goes out for its sequence */
-#define RFL_SIGWAIT 0x04u             /* signal waiting for earlier puts */
+#define RFL_SIGWAIT 0x04u             /* on its side's hold list (behind a put held by PUT_WINDOW) */
 #define RFL_GET_ACKED 0x08u           /* get: the request was acknowledged */
 #define RFL_GET_DATA  0x10u           /* get: every response byte arrived */
 #define RFL_EPWAIT    0x20u           /* queued: its endpoint has its bytes in flight */
 #define RFL_PUTLIST   0x40u           /* on its side's list of unacknowledged puts */
+#define RFL_SIGDONE   0x80u           /* signal acknowledged: completes after earlier puts */
+
+/* Puts of one connection that may be unsettled at once, counted from the
+ * oldest the sender has not seen settled (acknowledged, or its void
+ * acknowledged): the receiver tracks settled puts in a bitmap this wide. */
+#define PUT_WINDOW   1024u
+/* Signals a receiving side holds for earlier puts; one more is refused
+ * with -ENOBUFS and the sender sends it again later. */
+#define SIG_HOLD_MAX 64u
 
 /* Opcode of a get's response on the wire: not a client opcode. */
 #define OP_GET_RESP 0x81u
+/* A put void: the sender gave up on put number ord (it failed before all of
+ * it was written): the receiver counts it settled. Not a client opcode. */
+#define OP_PUT_VOID 0x82u
 #define GET_REQ_LEN 16u               /* u64 length, u64 get id, little endian */
 
 /* A get's response, snapshotted at the responder until acknowledged. */
@@ -121,6 +133,17 @@ struct remote {
 /* remote.c, for rrecv.c: op (WAITING on a remote side) is done with res. */
 void remote_op_finish(struct engine *e, struct opq_op *op, int res);
 
+/* A receiving side's state of the peer's puts and the signals waiting for
+ * them (allocated with the first put or signal that arrives). */
+struct rput;
+struct rputs {
+	uint64_t done;                 /* every put numbered below it has settled */
+	uint64_t map[PUT_WINDOW / 64]; /* settled puts in [done, done + PUT_WINDOW), bit n % W */
+	struct rput *partial;          /* puts of several packets, some arrived */
+	uint64_t held[SIG_HOLD_MAX];   /* signals waiting: the puts before each */
+	uint32_t nheld;
+};
+
 /* rrecv.c, for remote.c */
 /* tpchan's deliver callback (arg: the channel). */
 int rrecv_deliver(void *arg, const struct wire_data *d);
@@ -129,5 +152,8 @@ void rrecv_match(struct engine *e, struct conn *c, struct rrec *r, struct opq_op
 void rrecv_free(struct engine *e, struct rrec *r);
 /* Its receive went away: count the rest of its packets, keep nothing. */
 void rrecv_discard(struct engine *e, struct rrec *r);
+/* The side goes away: free its put state (held signals are dropped: the
+ * connection they were for is gone). */
+void rrecv_puts_free(struct conn *c);
 
 #endif

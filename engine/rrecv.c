@@ -2,8 +2,10 @@
 /*
  * rrecv: what arrives on a channel for this engine's connection sides
  * (tpchan's deliver callback), after the token and crc checks. Puts are
- * written at their final place after the key, owner and range checks;
- * signals bump the semaphore; sends are matched to receives in the sender's
+ * written at their final place after the key, owner and range checks, and
+ * counted per connection once settled (every byte written, or refused, or
+ * voided by the sender); a signal bumps the semaphore once the puts issued
+ * before it (its ord) have all settled, and is held until then; sends are matched to receives in the sender's
  * issue order (a per-connection sequence number), written straight into a
  * posted receive when their turn has come, else buffered within
  * max_unexpected_bytes, else refused with -ENOBUFS for the sender to resend;
@@ -518,25 +520,199 @@ static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data 
 	return 0;
 }
 
+/* ---- puts counted for the signals behind them ---- */
+
+/* A put of several packets, some of which arrived. */
+struct rput {
+	struct rput *next;
+	uint64_t n, got;
+};
+
+static struct rputs *rputs_of(struct conn *c)
+{
+	if (!c->r.rputs)
+		c->r.rputs = calloc(1, sizeof(*c->r.rputs));
+	return c->r.rputs;
+}
+
+void rrecv_puts_free(struct conn *c)
+{
+	struct rputs *p = c->r.rputs;
+
+	if (!p)
+		return;
+	while (p->partial) {
+		struct rput *x = p->partial;
+
+		p->partial = x->next;
+		free(x);
+	}
+	free(p);
+	c->r.rputs = NULL;
+}
+
+static bool put_settled(const struct rputs *p, uint64_t n)
+{
+	return n < p->done ||
+	       (n - p->done < PUT_WINDOW && (p->map[n % PUT_WINDOW / 64] >> (n % 64) & 1));
+}
+
+/* Past the window: an honest sender never goes there (PUT_WINDOW). */
+static bool put_beyond(const struct rputs *p, uint64_t n)
+{
+	return n >= p->done && n - p->done >= PUT_WINDOW;
+}
+
+/* The held signals whose earlier puts have all settled take effect. */
+static void signals_release(struct engine *e, struct conn *c, struct rputs *p)
+{
+	uint32_t j = 0;
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < p->nheld; k++) {
+		if (p->held[k] <= p->done)
+			n++;
+		else
+			p->held[j++] = p->held[k];
+	}
+	p->nheld = j;
+	if (!n)
+		return;
+	/* release: the puts' bytes are in memory before the count moves */
+	__atomic_fetch_add(&c->ep->sems[c->id], n, __ATOMIC_RELEASE);
+	eng_touch(e, c->ep);
+}
+
+/* Put n settled (all of it written, refused or voided): counted once,
+ * however many packets, duplicates or voids say so. */
+static void put_settle(struct engine *e, struct conn *c, struct rputs *p, uint64_t n)
+{
+	uint64_t old = p->done;
+
+	if (put_settled(p, n) || put_beyond(p, n))
+		return;
+	p->map[n % PUT_WINDOW / 64] |= 1ull << (n % 64);
+	for (struct rput **pp = &p->partial, *x; (x = *pp); pp = &x->next) {
+		if (x->n == n) {
+			*pp = x->next;
+			free(x);
+			break;
+		}
+	}
+	while (p->map[p->done % PUT_WINDOW / 64] >> (p->done % 64) & 1) {
+		p->map[p->done % PUT_WINDOW / 64] &= ~(1ull << (p->done % 64));
+		p->done++;
+	}
+	if (p->done != old && p->nheld)
+		signals_release(e, c, p);
+}
+
+/* The partial record of put n, made on its first packet; NULL: no memory. */
+static struct rput *partial_get(struct rputs *p, uint64_t n)
+{
+	struct rput **pp, *x;
+
+	for (pp = &p->partial; (x = *pp); pp = &x->next) {
+		if (x->n != n)
+			continue;
+		*pp = x->next;         /* to the front: its next packet comes soon */
+		break;
+	}
+	if (!x && !(x = calloc(1, sizeof(*x))))
+		return NULL;
+	x->n = n;
+	x->next = p->partial;
+	p->partial = x;
+	return x;
+}
+
 static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 {
 	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
 	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
 	uint64_t off = d->roff + d->msg_off;
+	struct rputs *p = rputs_of(c);
+	struct rput *x = NULL;
+	bool counted;
+	int r = 0;
 
+	if (!p) {
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;       /* the sender voids it */
+	}
+	if (put_beyond(p, d->ord))
+		return -EBADMSG;
+	counted = put_settled(p, d->ord);   /* a late packet of a settled put */
 	/* the key must belong to the client that owns this connection */
 	if (!m || m->client_id != c->ep->client_id) {
 		e->st.rx_refused_access++;
-		return -EACCES;
-	}
+		r = -EACCES;
 	/* the whole put must fit, as on one host: one that does not is
 	 * refused in every packet, so none of it is written (the wire
 	 * format keeps [msg_off, msg_off + payload_len) inside msg_len) */
-	if (!mr_range_ok(m, d->roff, d->msg_len)) {
+	} else if (!mr_range_ok(m, d->roff, d->msg_len)) {
 		e->st.rx_refused_range++;
-		return -ERANGE;
+		r = -ERANGE;
+	} else if (!counted && d->payload_len < d->msg_len && !(x = partial_get(p, d->ord))) {
+		e->st.rx_refused_nobuf++;
+		r = -ENOBUFS;
 	}
-	return eng_copy(e, m, off, &tmp, 0, d->payload_len);
+	if (r == 0)
+		r = eng_copy(e, m, off, &tmp, 0, d->payload_len);
+	if (counted)
+		return r;
+	/* a refused packet settles its put: the put fails at the sender, and
+	 * a signal behind it takes effect as it did when the sender sent the
+	 * signal only after the put's failure (docs/wire-protocol.md) */
+	if (x && r == 0) {
+		x->got += d->payload_len;
+		if (x->got < d->msg_len)
+			return 0;
+	}
+	put_settle(e, c, p, d->ord);
+	return r;
+}
+
+/* The sender gave up on put number ord. */
+static int rx_put_void(struct engine *e, struct conn *c, const struct wire_data *d)
+{
+	struct rputs *p;
+
+	if (d->msg_len)
+		return -EBADMSG;
+	if (!(p = rputs_of(c))) {
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;
+	}
+	if (put_beyond(p, d->ord))
+		return -EBADMSG;
+	put_settle(e, c, p, d->ord);
+	return 0;
+}
+
+/* A signal takes effect once the ord puts before it on the connection have
+ * settled; until then it is held (SIG_HOLD_MAX, then -ENOBUFS: the sender
+ * sends it again later). */
+static int rx_signal(struct engine *e, struct conn *c, const struct wire_data *d)
+{
+	struct rputs *p = c->r.rputs;
+
+	if (d->msg_len)
+		return -EBADMSG;
+	if (d->ord == 0 || (p && d->ord <= p->done)) {
+		__atomic_fetch_add(&c->ep->sems[c->id], 1, __ATOMIC_RELEASE);
+		eng_touch(e, c->ep);
+		return 0;
+	}
+	if (!(p = rputs_of(c)) || p->nheld == SIG_HOLD_MAX) {
+		e->st.rx_refused_nobuf++;
+		return -ENOBUFS;
+	}
+	if (d->ord - p->done > PUT_WINDOW)
+		return -EBADMSG;
+	p->held[p->nheld++] = d->ord;
+	e->st.rx_signals_held++;
+	return 0;
 }
 
 /* tpchan hands over a new DATA packet (right token, good crc). */
@@ -559,13 +735,10 @@ int rrecv_deliver(void *arg, const struct wire_data *d)
 		r = rx_put(e, c, d);
 		break;
 	case UCCL_OP_SIGNAL:
-		if (d->msg_len) {
-			r = -EBADMSG;
-			break;
-		}
-		__atomic_fetch_add(&ep->sems[id], 1, __ATOMIC_RELEASE);
-		eng_touch(e, ep);
-		r = 0;
+		r = rx_signal(e, c, d);
+		break;
+	case OP_PUT_VOID:
+		r = rx_put_void(e, c, d);
 		break;
 	case UCCL_OP_SEND:
 		r = rx_send(e, ch, c, d);

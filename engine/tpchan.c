@@ -148,7 +148,7 @@
 enum { M_FREE, M_LIVE, M_DEAD };  /* DEAD: completed with an error, packets still out */
 
 struct tmsg {
-	uint64_t cookie, rkey, roff, len, msg_id;
+	uint64_t cookie, rkey, roff, len, msg_id, ord;
 	uint64_t next_off;             /* first byte not yet put in a packet */
 	uint32_t dst_ep, dst_conn;
 	uint32_t outstanding;          /* packets on the scoreboard */
@@ -631,7 +631,7 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 	c->free_head = m->next;
 	*m = (struct tmsg){
 		.cookie = msg->cookie, .rkey = msg->rkey, .roff = msg->roff, .len = msg->len,
-		.msg_id = ++c->seq << SLOT_BITS | i,
+		.ord = msg->ord, .msg_id = ++c->seq << SLOT_BITS | i,
 		.dst_ep = msg->dst_ep, .dst_conn = msg->dst_conn,
 		.opcode = msg->opcode, .state = M_LIVE,
 	};
@@ -732,7 +732,7 @@ static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
 		.dst_ep = m->dst_ep, .dst_conn = m->dst_conn, .msg_id = m->msg_id,
 		.msg_len = m->len, .msg_off = off, .rkey = m->rkey, .roff = m->roff,
 		.tsval = now, .payload_len = m->state == M_LIVE ? len : 0,
-		.nacks_seen = c->ref_seen,
+		.nacks_seen = c->ref_seen, .ord = m->ord,
 	};
 	int r;
 

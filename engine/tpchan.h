@@ -106,6 +106,7 @@ struct tpchan_msg {
 	uint32_t dst_ep, dst_conn;
 	uint64_t rkey;                 /* PUT: remote key; SEND: tag */
 	uint64_t roff;                 /* PUT: remote offset */
+	uint64_t ord;                  /* carried in every packet (wire_data.ord) */
 	uint64_t len;                  /* 0 allowed (SIGNAL): one packet, no payload */
 };
 

@@ -97,6 +97,7 @@ static int parse_data(const uint8_t *p, size_t len, struct wire_pkt *out)
 	d->tsval = wire_get64(p + 72);
 	d->crc = crc;
 	d->nacks_seen = wire_get32(p + 84);
+	d->ord = wire_get64(p + 88);
 	d->payload = p + WIRE_DATA_HDR_LEN;   /* at the end of buf when empty */
 	return 0;
 }
@@ -244,6 +245,7 @@ int wire_write_data(void *buf, size_t cap, const struct wire_data *d)
 	wire_put64(p + 72, d->tsval);
 	wire_put32(p + 80, crc);
 	wire_put32(p + 84, d->nacks_seen);
+	wire_put64(p + 88, d->ord);
 	return (int)len;
 }
 

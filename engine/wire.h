@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: the host-to-host packet format (version 2), specified in
+ * wire: the host-to-host packet format (version 3), specified in
  * docs/wire-protocol.md. Pure functions: wire_parse() is the one decoder of
  * bytes that arrive from the network (it has a fuzz target); the writers
  * build packets into caller buffers. All integers are little endian on the
@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x55u
-#define WIRE_VERSION      2u
-#define WIRE_DATA_HDR_LEN 88u          /* bytes before the payload of a DATA packet */
+#define WIRE_VERSION      3u          /* 3: DATA carries ord (put numbers) */
+#define WIRE_DATA_HDR_LEN 96u          /* bytes before the payload of a DATA packet */
 #define WIRE_ACK_HDR_LEN  40u          /* bytes before the SACK words of an ACK */
 #define WIRE_NACK_LEN     32u
 #define WIRE_CREDIT_LEN   16u
@@ -64,6 +64,9 @@ struct wire_data {
 	uint64_t tsval;                /* sender clock, echoed by the ACK */
 	uint32_t crc;                  /* crc32c(payload) when WIRE_F_CRC */
 	uint32_t nacks_seen;           /* refusals of this direction's DATA the sender has seen */
+	/* PUT and put void: the put's number on its connection; SIGNAL: the
+	 * puts issued before it on its connection; else 0 */
+	uint64_t ord;
 	uint32_t payload_len;
 	const uint8_t *payload;        /* points into the parsed buffer */
 };

@@ -187,14 +187,14 @@ src, dst = int(sys.argv[1]) + 6, int(sys.argv[2])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", src))
 def data(token, payload=b"x" * 64, ep=0, conn=0):
-    h = struct.pack("<BBBBBBHIIQIIQQQQQQII", 0x55, 2, 1, 0, 2, 0, 0, 1, len(payload), token,
-                    ep, conn, 1, len(payload), 0, 0, 0, 0, 0, 0)
+    h = struct.pack("<BBBBBBHIIQIIQQQQQQIIQ", 0x55, 3, 1, 0, 2, 0, 0, 1, len(payload), token,
+                    ep, conn, 1, len(payload), 0, 0, 0, 0, 0, 0, 0)
     return h + payload
 deadline = time.time() + 1.0
 n = 0
 while time.time() < deadline:
     s.sendto(os.urandom(200), ("127.0.0.1", dst))          # random bytes
-    s.sendto(bytes([0x55, 2, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
+    s.sendto(bytes([0x55, 3, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
     s.sendto(data(int.from_bytes(os.urandom(8), "little")), ("127.0.0.1", dst))  # wrong token
     n += 3
     time.sleep(0.001)

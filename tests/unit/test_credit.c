@@ -30,6 +30,8 @@
 #define MS 1000000ull
 #define TOKEN_A 0x1111222233334444ull
 #define TOKEN_B 0x5555666677778888ull
+/* payload bytes of one packet at mtu 1500 */
+#define MSS1500 (1500u - WIRE_DATA_HDR_LEN)
 #define MSG     (256u * 1024)
 #define NMSG    32u
 
@@ -233,8 +235,8 @@ static void test_without_credit_a_sender_sends_one_speculative_burst(void **stat
 	assert_int_equal(wirelink_run(w.link, pump, &w, 50 * MS), -ETIME);
 	tpchan_get_stats(w.a, &sa);
 	tpchan_get_stats(w.b, &sb);
-	/* eqds speculates two chunks: 65536 bytes in 1412-byte payloads */
-	spec = (2 * 32768 + 1411) / 1412;
+	/* eqds speculates two chunks: 65536 bytes in MSS1500-byte payloads */
+	spec = (2 * 32768 + MSS1500 - 1) / MSS1500;
 	assert_int_equal(sa.data_pkts_tx, spec);
 	assert_int_equal(sb.data_pkts_rx, spec);
 	assert_int_equal(w.completed, 0);
@@ -261,7 +263,7 @@ static void test_unpaced_credit_carries_a_transfer(void **state)
 	tpchan_get_stats(w.b, &sb);
 	assert_true(sb.credits_tx > 0);
 	assert_true(sa.credits_rx > 0);
-	assert_true(sb.credit_granted_pkts >= sa.data_pkts_tx - (2 * 32768 + 1411) / 1412);
+	assert_true(sb.credit_granted_pkts >= sa.data_pkts_tx - (2 * 32768 + MSS1500 - 1) / MSS1500);
 	world_free(&w);
 }
 
@@ -476,7 +478,7 @@ static uint32_t granted(struct tpchan *c)
 static void test_pacer_takes_members_in_turn_at_its_rate(void **state)
 {
 	struct tpchan *x = asking_chan(0x10), *y = asking_chan(0x20);
-	struct pull *p = pull_new(1000000000ull, 14120);  /* 1 Gbit/s, 10 packets a turn */
+	struct pull *p = pull_new(1000000000ull, 10 * MSS1500);  /* 1 Gbit/s, 10 packets a turn */
 	struct pull_stats st;
 	uint64_t t, gap = 10 * 1500 * 8;                  /* ns per turn at 1G */
 

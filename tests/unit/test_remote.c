@@ -149,6 +149,7 @@ struct fx {
 	uint32_t forged_psn;
 	struct b_state saved;
 	uint64_t gathered;            /* packets sent as header + mapped payload */
+	uint64_t drop_puts_until;     /* A's PUT packets are lost until then */
 };
 
 /* ---- memory ---- */
@@ -519,6 +520,14 @@ static void wire_put(struct fx *f, int from, const uint8_t *pkt, uint32_t len, u
 	depart += (uint64_t)len * 8 / 100;
 	f->free_at[from] = depart;
 	f->ls.sent[from]++;
+	if (from == HA && f->now < f->drop_puts_until) {
+		struct wire_pkt w;
+
+		if (wire_parse(pkt, len, &w) == 0 && w.type == WIRE_DATA && w.data.opcode == UCCL_OP_PUT) {
+			f->ls.lost[from]++;
+			return;
+		}
+	}
 	if (chance(f, f->loss[from])) {
 		f->ls.lost[from]++;
 		return;
@@ -913,6 +922,154 @@ static void test_each_signal_waits_for_its_own_earlier_puts(void **state)
 	assert_int_equal(cqe(f, HA, 11).res, 0);
 	settle(f);
 	assert_int_equal(sem(f, HB, CONN_B), 2);
+}
+
+/* Batches of puts, each followed by a signal: the bytes of every put
+ * before signal k must be in B's region when the semaphore reaches k. */
+struct batchwatch {
+	const uint8_t *want;
+	size_t end[16];               /* batch k's puts cover [0, end[k]) */
+	int nbatch;
+	uint64_t seen;                /* semaphore values checked so far */
+	int early;                    /* signals seen before their puts' bytes */
+};
+
+static void watch_batches(struct fx *f, void *arg)
+{
+	struct batchwatch *w = arg;
+	uint64_t v = sem(f, HB, CONN_B);
+
+	for (; w->seen < v && w->seen < (uint64_t)w->nbatch; w->seen++)
+		if (memcmp(f->h[HB].mr1, w->want, w->end[w->seen]) != 0)
+			w->early++;
+}
+
+static bool batches_seen(struct fx *f, const void *arg)
+{
+	const struct batchwatch *w = arg;
+
+	(void)f;
+	return w->seen == (uint64_t)w->nbatch;
+}
+
+/* The signal goes right behind its puts, so under loss and reordering it
+ * often arrives first: B holds it until every earlier put is written, for
+ * single-packet (64 B) and many-packet puts alike, over several seeds. */
+static void test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver(void **state)
+{
+	static const uint64_t sizes[] = { 64, 64, 3000, 64, 40 * KiB, 64, 1, 9000 };
+	uint64_t held = 0;
+
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct fx *f = fx_open(state, PARAMS(.seed = 300 + seed, .npaths = 8, ROUGH(20000)));
+		struct batchwatch w = { .want = f->h[HA].mr1, .nbatch = 8 };
+		uint64_t off = 0;
+		int ud = 1;
+
+		f->watch = watch_batches;
+		f->watch_arg = &w;
+		for (int b = 0; b < w.nbatch; b++) {
+			for (int i = 0; i < 4; i++) {
+				uint64_t len = sizes[(b + i) % 8];
+
+				submit(f, HA, PUT(.loff = off, .roff = off, .len = len, .user_data = ud++));
+				off += len;
+			}
+			w.end[b] = off;
+			submit(f, HA, SIGNAL(.user_data = ud++));
+		}
+		assert_int_equal(run(f, batches_seen, &w, 2000 * MS), 0);
+		assert_int_equal(w.early, 0);
+		wait_cqes(f, HA, ud - 1);
+		for (int i = 1; i < ud; i++)
+			assert_int_equal(cqe(f, HA, (uint64_t)i).res, 0);
+		settle(f);
+		assert_int_equal(sem(f, HB, CONN_B), w.nbatch);
+		held += st(f, HB)->rx_signals_held;
+	}
+	/* the signals did overtake their puts: the hold was exercised */
+	assert_true(held > 0);
+}
+
+/* Every packet of the puts is lost for 5 ms while the signal behind them
+ * gets through: B holds it (the semaphore stays), the puts are resent, and
+ * the signal takes effect once they are written; A's signal completes only
+ * after its puts did. */
+static void test_signal_whose_puts_are_lost_is_held_then_applied(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 311, ROUGH(0)));
+	struct sigwatch w = { .target = 1, .want = f->h[HA].mr1, .len = 64 + 20000 };
+
+	f->drop_puts_until = f->now + 5 * MS;
+	f->watch = watch_signal;
+	f->watch_arg = &w;
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64, .user_data = 1));
+	submit(f, HA, PUT(.loff = 64, .roff = 64, .len = 20000, .user_data = 2));
+	submit(f, HA, SIGNAL(.user_data = 3));
+	while (f->now < f->drop_puts_until - 1 * MS)
+		run_steps(f, 1);
+	assert_int_equal(st(f, HB)->rx_signals_held, 1);
+	assert_int_equal(sem(f, HB, CONN_B), 0);
+	assert_false(has_cqe(f, HA, 3));
+	assert_int_equal(run(f, sem_seen, &w, 2000 * MS), 0);
+	assert_true(w.complete);
+	wait_cqes(f, HA, 3);
+	assert_int_equal(cqe(f, HA, 3).res, 0);
+	/* the signal's completion came after its puts' */
+	assert_int_equal(cli_of(f, HA)->log[2].user_data, 3);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+}
+
+/* B resets its side while it holds signals for lost puts: they are freed
+ * (ASan: no leak), never applied, and A's ops fail -ECONNRESET. */
+static void test_held_signals_are_dropped_on_reset(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 312, ROUGH(0)));
+
+	f->drop_puts_until = UINT64_MAX;
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 5000, .user_data = 1));
+	for (int i = 0; i < 3; i++)
+		submit(f, HA, SIGNAL(.user_data = 10 + (uint64_t)i));
+	while (st(f, HB)->rx_signals_held < 3)
+		run_steps(f, 1);
+	assert_int_equal(engine_conn_reset(f->h[HB].e, EP_B, CONN_B), 0);
+	f->drop_puts_until = 0;
+	wait_cqes(f, HA, 4);
+	assert_int_equal(cqe(f, HA, 1).res, -ECONNRESET);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(cqe(f, HA, 10 + (uint64_t)i).res, -ECONNRESET);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 0);
+}
+
+/* More signals than B may hold (SIG_HOLD_MAX, 64) behind a lost put: the
+ * excess is refused with -ENOBUFS and resent by A, none is lost or counted
+ * twice, and every one takes effect after the put is written. */
+static void test_signal_hold_bound_pushes_back_and_loses_nothing(void **state)
+{
+	const int nsig = 100;
+	struct fx *f = fx_open(state, PARAMS(.seed = 313, ROUGH(0)));
+	struct sigwatch w = { .target = 1, .want = f->h[HA].mr1, .len = 3000 };
+
+	f->drop_puts_until = f->now + 1 * MS;
+	f->watch = watch_signal;
+	f->watch_arg = &w;
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 3000, .user_data = 1));
+	for (int i = 0; i < nsig; i++)
+		submit(f, HA, SIGNAL(.user_data = 10 + (uint64_t)i));
+	while (f->now < f->drop_puts_until - 300 * US)
+		run_steps(f, 1);
+	assert_int_equal(sem(f, HB, CONN_B), 0);
+	assert_int_equal(st(f, HB)->rx_signals_held, 64);
+	assert_true(st(f, HB)->rx_refused_nobuf >= (uint64_t)(nsig - 64));
+	assert_int_equal(run(f, sem_seen, &w, 2000 * MS), 0);
+	assert_true(w.complete);
+	wait_cqes(f, HA, nsig + 1);
+	for (int i = 0; i < nsig; i++)
+		assert_int_equal(cqe(f, HA, 10 + (uint64_t)i).res, 0);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), nsig);
 }
 
 struct readywatch {
@@ -1950,11 +2107,12 @@ static void test_mr_remove_under_a_put_releases_the_signal_behind_it(void **stat
 	submit(f, HA, PUT(.lmr = 2, .loff = 0, .roff = 0, .len = 1000, .user_data = 2));
 	submit(f, HA, SIGNAL(.user_data = 3));
 	run_steps(f, 1);
-	assert_int_equal(chst(f, HA, 0).queued_ops, 1);
+	/* the signal queues behind the put, in issue order */
+	assert_int_equal(chst(f, HA, 0).queued_ops, 2);
 	/* the first one is done, the second not handed to the channel yet: it
-	 * is the last put the signal waits for */
+	 * is the last put the signal waits for; it goes out as a void */
 	wait_cqe(f, HA, 1);
-	assert_int_equal(chst(f, HA, 0).queued_ops, 1);
+	assert_true(chst(f, HA, 0).queued_ops >= 1);
 	assert_int_equal(engine_mr_remove(f->h[HA].e, CLIENT_A, 2), 0);
 	wait_cqes(f, HA, 3);
 	assert_int_equal(cqe(f, HA, 1).res, 0);
@@ -2282,6 +2440,10 @@ int main(void)
 		T(test_idle_channels_release_state_between_bursts),
 		T(test_signal_is_seen_after_every_earlier_put_is_written),
 		T(test_each_signal_waits_for_its_own_earlier_puts),
+		T(test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver),
+		T(test_signal_whose_puts_are_lost_is_held_then_applied),
+		T(test_held_signals_are_dropped_on_reset),
+		T(test_signal_hold_bound_pushes_back_and_loses_nothing),
 		T(test_signal_is_not_held_behind_a_pending_recv),
 		T(test_recv_posted_first_is_written_directly),
 		T(test_send_first_is_buffered_until_a_recv),

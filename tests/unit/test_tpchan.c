@@ -40,6 +40,8 @@
 
 #define TOKEN_A 0x1111222233334444ull  /* what a expects on packets to it */
 #define TOKEN_B 0x5555666677778888ull
+/* payload bytes of one packet at the tests' mtu of 1500 */
+#define MSS1500 (1500u - WIRE_DATA_HDR_LEN)
 
 /* ---- the application on each end ---- */
 
@@ -214,7 +216,7 @@ static void fill_random(uint8_t *p, uint64_t n, uint64_t seed)
 /* n32k messages of 32 KiB, then the odd sizes (some empty). */
 static void world_init(struct world *w, uint32_t n32k, bool odd)
 {
-	static const uint64_t odd_sizes[] = { 0, 1, 7, 1411, 1412, 1413, 32767, 32769,
+	static const uint64_t odd_sizes[] = { 0, 1, 7, MSS1500 - 1, MSS1500, MSS1500 + 1, 32767, 32769,
 					       65539, 100000, 0, 250001, 2824, 0 };
 	uint32_t nodd = odd ? sizeof(odd_sizes) / sizeof(odd_sizes[0]) : 0;
 	uint64_t off = 0;
@@ -564,8 +566,8 @@ static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 	 * ack_delay_ns, then goes (the message's second packet comes 50 us
 	 * late and is acknowledged at once) */
 	world_init(&w, 1, false);
-	w.msgs[0].len = 2 * 1412;
-	w.total = 2 * 1412;
+	w.msgs[0].len = 2 * MSS1500;
+	w.total = 2 * MSS1500;
 	world_chans(&w, &p, &p, &lp);
 	t.link = w.link;
 	wirelink_set_tap(w.link, hold_psn1, &t);
@@ -583,8 +585,8 @@ static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 
 	/* ack_every packets in a row: acknowledged as the last one lands */
 	world_init(&w, 1, false);
-	w.msgs[0].len = 8 * 1412;
-	w.total = 8 * 1412;
+	w.msgs[0].len = 8 * MSS1500;
+	w.total = 8 * MSS1500;
 	world_chans(&w, &p, &p, &lp);
 	m = msg_of(&w, 0);
 	assert_int_equal(tpchan_submit(w.a, &m), 0);
@@ -633,8 +635,8 @@ static void test_hole_is_acknowledged_at_once_and_fast_retransmitted(void **stat
 
 	p.npaths = 1;
 	world_init(&w, 1, false);
-	w.msgs[0].len = 12 * 1412;
-	w.total = 12 * 1412;
+	w.msgs[0].len = 12 * MSS1500;
+	w.total = 12 * MSS1500;
 	world_chans(&w, &p, &p, &lp);
 	wirelink_set_tap(w.link, drop_once, &d);
 	m = msg_of(&w, 0);
@@ -668,8 +670,8 @@ static void test_lost_tail_is_probed_before_the_rto(void **state)
 	world_init(&w, 2, false);
 	w.msgs[0].len = 100;
 	w.msgs[1].off = 100;
-	w.msgs[1].len = 12 * 1412;
-	w.total = 100 + 12 * 1412;
+	w.msgs[1].len = 12 * MSS1500;
+	w.total = 100 + 12 * MSS1500;
 	world_chans(&w, &p, &p, &lp);
 	m = msg_of(&w, 0);
 	assert_int_equal(tpchan_submit(w.a, &m), 0);
@@ -758,7 +760,7 @@ static void test_forged_and_damaged_packets_are_dropped_and_counted(void **state
 	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EILSEQ);
 	/* unknown version */
 	memcpy(buf, cap.data, cap.data_len);
-	buf[1] = 3;
+	buf[1] = WIRE_VERSION + 1;
 	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EPROTO);
 	/* an ACK for psns never sent, with the right token */
 	n = wire_write_ack(buf, sizeof(buf), &bogus);
@@ -1209,7 +1211,7 @@ static void test_failed_message_is_never_read_again_and_resent_as_filler(void **
 
 	p.npaths = 1;
 	world_init(&w, 1, false);
-	w.msgs[0].len = 20 * 1412;
+	w.msgs[0].len = 20 * MSS1500;
 	w.msgs[0].ep = 7;
 	w.total = w.msgs[0].len;
 	w.refuse = true;
@@ -1259,7 +1261,7 @@ static void test_read_error_fails_only_that_message(void **state)
 	tpchan_get_stats(w.a, &a);
 	assert_int_equal(a.msgs_failed, 1);
 	assert_int_equal(a.msgs_completed, 7);
-	assert_int_equal(w.delivered_bytes, 7 * 32768 + 1412);
+	assert_int_equal(w.delivered_bytes, 7 * 32768 + MSS1500);
 	world_fini(&w);
 }
 

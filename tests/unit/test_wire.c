@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: the version 2 packet format. Every type survives a round trip and
+ * wire: the version 3 packet format. Every type survives a round trip and
  * lands at the byte offsets docs/wire-protocol.md gives; the decoder refuses
  * every truncation, every length that disagrees with the header, foreign
  * magic, versions and types, unknown flags, non-zero reserved bytes and
@@ -54,6 +54,7 @@ static struct wire_data sample_data(void)
 		.roff = 0x5152535455565758ull,
 		.tsval = 0x6162636465666768ull,
 		.nacks_seen = 0x71727374u,
+		.ord = 0x9192939495969798ull,
 		.payload_len = 100,
 		.payload = payload,
 	};
@@ -163,6 +164,7 @@ static void test_data_round_trip_with_payload_and_crc(void **state)
 	assert_int_equal(pkt.data.roff, d.roff);
 	assert_int_equal(pkt.data.tsval, d.tsval);
 	assert_int_equal(pkt.data.nacks_seen, d.nacks_seen);
+	assert_int_equal(pkt.data.ord, d.ord);
 	assert_int_equal(pkt.data.payload_len, 100);
 	assert_int_equal(pkt.data.crc, crc32c(0, payload, 100));
 	assert_memory_equal(pkt.data.payload, payload, 100);
@@ -234,7 +236,7 @@ static void test_data_layout_matches_the_spec(void **state)
 	write_data(&d);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 2);
+	assert_int_equal(buf[1], 3);
 	assert_int_equal(buf[2], WIRE_DATA);
 	assert_int_equal(buf[3], WIRE_F_CRC | WIRE_F_RETX);
 	assert_int_equal(buf[4], 2);
@@ -253,7 +255,8 @@ static void test_data_layout_matches_the_spec(void **state)
 	assert_le(buf + 72, d.tsval, 8);
 	assert_le(buf + 80, crc, 4);
 	assert_le(buf + 84, d.nacks_seen, 4);
-	assert_memory_equal(buf + 88, payload, 100);
+	assert_le(buf + 88, d.ord, 8);
+	assert_memory_equal(buf + 96, payload, 100);
 }
 
 /* payload NULL: the writer builds the header only and takes the crc the
@@ -408,7 +411,7 @@ static void test_ack_layout_matches_the_spec(void **state)
 	write_ack(&a);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 2);
+	assert_int_equal(buf[1], 3);
 	assert_int_equal(buf[2], WIRE_ACK);
 	assert_int_equal(buf[3], WIRE_F_ECE);
 	assert_le(buf + 4, a.path, 2);
@@ -453,7 +456,7 @@ static void test_nack_layout_matches_the_spec(void **state)
 	write_nack(&nk);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 2);
+	assert_int_equal(buf[1], 3);
 	assert_int_equal(buf[2], WIRE_NACK);
 	assert_int_equal(buf[3], 0);
 	assert_le(buf + 4, nk.seq, 4);
@@ -569,7 +572,9 @@ static void test_bad_magic_version_or_type_is_a_protocol_error(void **state)
 	buf[0] = WIRE_MAGIC;
 	buf[1] = 0;
 	assert_int_equal(parse(len), -EPROTO);
-	buf[1] = 3;
+	buf[1] = 2;                          /* retired: DATA had no ord */
+	assert_int_equal(parse(len), -EPROTO);
+	buf[1] = 4;
 	assert_int_equal(parse(len), -EPROTO);
 	buf[1] = WIRE_VERSION;
 	for (size_t k = 0; k < sizeof(bad_types); k++) {

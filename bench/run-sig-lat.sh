@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run-sig-lat.sh: only the 64 B put+signal latency of run-remote-perf.sh,
+# for comparing two daemon binaries in one session. The same two network
+# namespaces joined by a veth pair (MTU 9000) stand for two hosts; for each
+# round and each daemon binary given, a fresh pair of daemons is started and
+# uccl_rperf runs its ping-pong (1000 warm-up + SAMPLES round trips; a 64 KiB
+# goodput pass comes first, as uccl_rperf always measures one size). The
+# binaries alternate round by round so that both see the same machine load.
+# Prints one line per run and the median of the runs' p50 per binary. Every
+# run is bounded with timeout(1); namespaces and daemons go on exit.
+#
+# Usage: bench/run-sig-lat.sh BUILDDIR RUNS DAEMON...     (as root)
+#   BUILDDIR  build tree with bench/uccl_rperf (its client library is used
+#             with every daemon: the client protocol is the same)
+#   DAEMON    ucclsvcd binaries to compare, e.g. an old copy and BUILDDIR's
+#   SAMPLES   ping-pong samples (default 10000)
+set -euo pipefail
+
+die() { echo "run-sig-lat.sh: $*" >&2; exit 1; }
+[ $# -ge 3 ] || die "usage: $0 BUILDDIR RUNS DAEMON..."
+builddir=$1 runs=$2
+shift 2
+daemons=("$@")
+samples=${SAMPLES:-10000}
+[ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces, veth)"
+rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
+[ -x "$rperf" ] || die "$rperf not found"
+for d in "${daemons[@]}"; do [ -x "$d" ] || die "$d not found"; done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-siglat.XXXXXX")
+NS1=usl$$a NS2=usl$$b
+IP1=10.78.0.1 IP2=10.78.0.2
+pids=''
+cleanup() {
+	local p
+	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	ip netns del "$NS1" 2>/dev/null || true
+	ip netns del "$NS2" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$NS1" && ip netns add "$NS2" || die "cannot create network namespaces"
+ip link add veth1 netns "$NS1" type veth peer name veth2 netns "$NS2" || die "no veth pair"
+for x in "$NS1 veth1 $IP1" "$NS2 veth2 $IP2"; do
+	# shellcheck disable=SC2086 # three words
+	set -- $x
+	ip -n "$1" link set lo up
+	ip -n "$1" link set "$2" mtu 9000
+	ip -n "$1" addr add "$3/24" dev "$2"
+	ip -n "$1" link set "$2" up
+done
+
+# one_run DAEMON TAG: a fresh daemon pair, one uccl_rperf client; prints p50 p99
+one_run() {
+	local daemon=$1 tag=$2 pa pb ps
+	for h in a b; do
+		ip=$IP1; [ $h = b ] && ip=$IP2
+		printf 'peer_listen = %s:747%s\npeers = node-a=%s:7471, node-b=%s:7472\nhost_name = node-%s\ndata_port = 0\nmtu = 9000\n' \
+			"$ip" "$([ $h = a ] && echo 1 || echo 2)" "$IP1" "$IP2" $h >"$tmp/$h.conf"
+		rm -rf "$tmp/r$h"
+	done
+	timeout 120 ip netns exec "$NS1" "$daemon" --config "$tmp/a.conf" --runtime-dir "$tmp/ra" \
+		>"$tmp/a.log" 2>&1 & pa=$!
+	timeout 120 ip netns exec "$NS2" "$daemon" --config "$tmp/b.conf" --runtime-dir "$tmp/rb" \
+		>"$tmp/b.log" 2>&1 & pb=$!
+	pids="$pa $pb"
+	for _ in $(seq 100); do
+		grep -q 'data channel .* up' "$tmp/a.log" 2>/dev/null &&
+			grep -q 'data channel .* up' "$tmp/b.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q 'data channel .* up' "$tmp/a.log" || { cat "$tmp/a.log" >&2; die "no channel"; }
+	timeout 60 ip netns exec "$NS2" "$rperf" --socket "$tmp/rb/ucclsvcd.sock" --timeout 50 \
+		server rperf >"$tmp/srv.log" 2>&1 & ps=$!
+	for _ in $(seq 100); do grep -q listening "$tmp/srv.log" && break; sleep 0.05; done
+	timeout 60 ip netns exec "$NS1" "$rperf" --socket "$tmp/ra/ucclsvcd.sock" --json \
+		--sizes 64K --seconds 1 --lat-samples "$samples" client node-b/rperf >"$tmp/$tag.json" \
+		2>"$tmp/cli.err" || { tail -n 5 "$tmp/cli.err" >&2; die "$tag: uccl_rperf failed"; }
+	wait "$ps" 2>/dev/null || true
+	kill -TERM "$pa" "$pb" 2>/dev/null || true
+	wait "$pa" "$pb" 2>/dev/null || true
+	pids=''
+	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency"]; print(l["one_way_p50_us"], l["one_way_p99_us"])' \
+		"$tmp/$tag.json"
+}
+
+declare -A p50s
+for i in $(seq "$runs"); do
+	k=0
+	for d in "${daemons[@]}"; do
+		k=$((k + 1))
+		read -r p50 p99 < <(one_run "$d" "r$i-d$k")
+		echo "round $i daemon $k ($d): one-way p50 $p50 us, p99 $p99 us"
+		p50s[$k]="${p50s[$k]:-} $p50"
+	done
+done
+k=0
+for d in "${daemons[@]}"; do
+	k=$((k + 1))
+	# shellcheck disable=SC2086 # a list of numbers
+	echo "daemon $k ($d): median of $runs runs' p50: $(printf '%s\n' ${p50s[$k]} | sort -g |
+		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }') us"
+done
