@@ -31,7 +31,10 @@
 #include "daemon/log.h"
 #include "daemon/peer.h"
 #include "daemon/peer_int.h"
+#include "engine/wire.h"
 #include "proto/peerframe.h"
+
+_Static_assert(PEER_WIRE_VERSION == WIRE_VERSION, "hello's wire_version must be the data plane's");
 
 #define BACKOFF_MIN_MS     200u
 #define BACKOFF_MAX_MS     5000u
@@ -259,6 +262,8 @@ static int send_hello(struct pconn *c)
 	h.token = c->local_token;
 	h.timeout_ms = pm->timeout_ms;
 	h.daemon_version = (char *)PACKAGE_VERSION;
+	h.has_wire_version = 1;
+	h.wire_version = PEER_WIRE_VERSION;
 	/* always once set, one thread too: its presence tells the peer we
 	 * understand the thread fields of lookups and connects */
 	if (pm->n_threads >= 1) {

@@ -118,6 +118,16 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 			 h->proto_version, PEER_PROTO_VERSION);
 		return -EPROTONOSUPPORT;
 	}
+	/* data packets of another layout would all be dropped: say so now */
+	if (!h->has_wire_version || h->wire_version != PEER_WIRE_VERSION) {
+		if (h->has_wire_version)
+			snprintf(why, whylen, "peer's data packets are wire version %u, this daemon's are %u",
+				 h->wire_version, PEER_WIRE_VERSION);
+		else
+			snprintf(why, whylen, "peer's data packets are wire version 2 or older "
+				 "(no wire_version in its hello), this daemon's are %u", PEER_WIRE_VERSION);
+		return -EPROTONOSUPPORT;
+	}
 	if (!peerframe_name_valid(h->host_name)) {
 		snprintf(why, whylen, "hello: %s host_name (1..%u of A-Za-z0-9._-)",
 			 h->host_name ? "bad" : "no", PEER_NAME_MAX);

@@ -152,6 +152,8 @@ static void hello_of(UcclPeer__Hello *h, const char *name, uint32_t version)
 	h->host_name = (char *)name;
 	h->data_address = (char *)"127.0.0.1";
 	h->has_data_port = h->has_data_paths = h->has_mtu = h->has_token = h->has_timeout_ms = 1;
+	h->has_wire_version = 1;
+	h->wire_version = PEER_WIRE_VERSION;
 	h->data_port = 50000;
 	h->data_paths = 4;
 	h->mtu = 1500;

@@ -733,6 +733,8 @@ static int fake_peer_a(void)
 	h.host_name = "a";
 	h.data_address = "127.0.0.1";
 	h.has_data_port = h.has_data_paths = h.has_mtu = h.has_token = h.has_timeout_ms = 1;
+	h.has_wire_version = 1;
+	h.wire_version = PEER_WIRE_VERSION;
 	h.data_paths = 1;
 	h.mtu = 1500;
 	h.token = 1;

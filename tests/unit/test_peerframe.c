@@ -32,6 +32,8 @@ static UcclPeer__Hello good_hello(void)
 	h.mtu = 1500;
 	h.token = 0x1122334455667788ULL;
 	h.timeout_ms = 3000;
+	h.has_wire_version = 1;
+	h.wire_version = PEER_WIRE_VERSION;
 	return h;
 }
 
@@ -216,6 +218,16 @@ static void test_hello_checks(void **state)
 	h.data_paths = 256;
 	h.mtu = 9000;
 	assert_int_equal(check_hello(&h, why), 0);
+
+	/* another data-plane layout: every data packet would be dropped */
+	h = good_hello();
+	h.wire_version = 2;
+	assert_int_equal(check_hello(&h, why), -EPROTONOSUPPORT);
+	assert_string_equal(why, "peer's data packets are wire version 2, this daemon's are 3");
+	h.has_wire_version = 0;
+	assert_int_equal(check_hello(&h, why), -EPROTONOSUPPORT);
+	assert_string_equal(why, "peer's data packets are wire version 2 or older "
+			    "(no wire_version in its hello), this daemon's are 3");
 
 	h = good_hello();
 	h.host_name = NULL;
