@@ -1005,7 +1005,7 @@ static const struct {
 	STAT(notifies), STAT(remote_msgs), STAT(remote_queued), STAT(send_retries),
 	STAT(rx_delivered), STAT(rx_refused_conn), STAT(rx_refused_access), STAT(rx_refused_range),
 	STAT(rx_refused_nobuf), STAT(rx_refused_other), STAT(rx_no_chan), STAT(unexpected_bytes),
-	STAT(unexpected_msgs), STAT(rx_signals_held),
+	STAT(unexpected_msgs), STAT(rx_signals_held), STAT(put_records),
 };
 
 void engine_stats_foreach(const struct engine *e, void (*fn)(void *arg, const char *name, uint64_t v),

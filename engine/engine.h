@@ -113,6 +113,8 @@ struct engine_stats {
 	uint64_t unexpected_bytes;     /* buffered now */
 	uint64_t unexpected_msgs;      /* records now */
 	uint64_t rx_signals_held;      /* signals that arrived before their earlier puts settled */
+	uint64_t put_records;          /* now: connection sides keeping a record of their
+					* peer's puts (partial, out of order, signals held) */
 };
 
 struct engine *engine_new(const struct engine_params *p);

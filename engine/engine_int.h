@@ -52,6 +52,7 @@ struct rconn {
 	struct opq_op *puts_head, *puts_tail; /* puts not settled yet, in issue order */
 	int put_reset_err;         /* a put failed for the connection's reset: later signals too */
 	struct rputs *rputs;       /* receive: the peer's puts settled, signals held */
+	uint64_t put_done;         /* receive: puts below it settled, while rputs is released */
 	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
 	struct rrec *recs;         /* every incoming-message record of this side */
 	uint32_t nrecs;

@@ -744,7 +744,7 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 	}
 	c->r.sig_head = c->r.sig_tail = NULL;
 	c->r.sdone_head = NULL;
-	rrecv_puts_free(c);            /* signals held for its peer's puts go too */
+	rrecv_puts_free(e, c);            /* signals held for its peer's puts go too */
 	e->rm->kick++;                 /* its bytes left the endpoint's count */
 	/* responses not sent yet answer for this side: drop them (those in
 	 * flight no longer refer to it) */

@@ -154,6 +154,6 @@ void rrecv_free(struct engine *e, struct rrec *r);
 void rrecv_discard(struct engine *e, struct rrec *r);
 /* The side goes away: free its put state (held signals are dropped: the
  * connection they were for is gone). */
-void rrecv_puts_free(struct conn *c);
+void rrecv_puts_free(struct engine *e, struct conn *c);
 
 #endif

@@ -528,19 +528,39 @@ struct rput {
 	uint64_t n, got;
 };
 
-static struct rputs *rputs_of(struct conn *c)
+static struct rputs *rputs_of(struct engine *e, struct conn *c)
 {
-	if (!c->r.rputs)
-		c->r.rputs = calloc(1, sizeof(*c->r.rputs));
+	if (!c->r.rputs && (c->r.rputs = calloc(1, sizeof(*c->r.rputs)))) {
+		c->r.rputs->done = c->r.put_done;
+		e->st.put_records++;
+	}
 	return c->r.rputs;
 }
 
-void rrecv_puts_free(struct conn *c)
+/* Nothing partial, held or settled out of order: the record is only its
+ * count, which the connection keeps (an idle connection holds 8 bytes for
+ * its peer's puts, not the ~660 of the record). */
+static void rputs_trim(struct engine *e, struct conn *c, struct rputs *p)
+{
+	if (p->partial || p->nheld)
+		return;
+	for (uint32_t i = 0; i < PUT_WINDOW / 64; i++)
+		if (p->map[i])
+			return;
+	c->r.put_done = p->done;
+	free(p);
+	c->r.rputs = NULL;
+	e->st.put_records--;
+}
+
+void rrecv_puts_free(struct engine *e, struct conn *c)
 {
 	struct rputs *p = c->r.rputs;
 
+	c->r.put_done = 0;
 	if (!p)
 		return;
+	e->st.put_records--;
 	while (p->partial) {
 		struct rput *x = p->partial;
 
@@ -605,6 +625,7 @@ static void put_settle(struct engine *e, struct conn *c, struct rputs *p, uint64
 	}
 	if (p->done != old && p->nheld)
 		signals_release(e, c, p);
+	rputs_trim(e, c, p);              /* p may be gone now */
 }
 
 /* The partial record of put n, made on its first packet; NULL: no memory. */
@@ -631,18 +652,24 @@ static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 	const struct mr *m = mr_table_by_rkey(e->mrs, d->rkey);
 	struct mr tmp = { .kind = MR_MAPPED, .base = (void *)d->payload, .len = d->payload_len };
 	uint64_t off = d->roff + d->msg_off;
-	struct rputs *p = rputs_of(c);
+	struct rputs *p = c->r.rputs;
 	struct rput *x = NULL;
-	bool counted;
+	/* the common case needs no record: a one-packet put, next in order,
+	 * no signal held */
+	bool fast = !p && d->payload_len == d->msg_len && d->ord == c->r.put_done;
+	bool counted = false;
 	int r = 0;
 
-	if (!p) {
+	if (!fast && !(p = rputs_of(e, c))) {
 		e->st.rx_refused_nobuf++;
 		return -ENOBUFS;       /* the sender voids it */
 	}
-	if (put_beyond(p, d->ord))
+	if (p && put_beyond(p, d->ord)) {
+		rputs_trim(e, c, p);
 		return -EBADMSG;
-	counted = put_settled(p, d->ord);   /* a late packet of a settled put */
+	}
+	if (p)
+		counted = put_settled(p, d->ord);   /* a late packet of a settled put */
 	/* the key must belong to the client that owns this connection */
 	if (!m || m->client_id != c->ep->client_id) {
 		e->st.rx_refused_access++;
@@ -659,8 +686,14 @@ static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 	}
 	if (r == 0)
 		r = eng_copy(e, m, off, &tmp, 0, d->payload_len);
-	if (counted)
+	if (fast) {
+		c->r.put_done++;       /* settled, written or refused */
 		return r;
+	}
+	if (counted) {
+		rputs_trim(e, c, p);
+		return r;
+	}
 	/* a refused packet settles its put: the put fails at the sender, and
 	 * a signal behind it takes effect as it did when the sender sent the
 	 * signal only after the put's failure (docs/wire-protocol.md) */
@@ -680,12 +713,14 @@ static int rx_put_void(struct engine *e, struct conn *c, const struct wire_data 
 
 	if (d->msg_len)
 		return -EBADMSG;
-	if (!(p = rputs_of(c))) {
+	if (!(p = rputs_of(e, c))) {
 		e->st.rx_refused_nobuf++;
 		return -ENOBUFS;
 	}
-	if (put_beyond(p, d->ord))
+	if (put_beyond(p, d->ord)) {
+		rputs_trim(e, c, p);
 		return -EBADMSG;
+	}
 	put_settle(e, c, p, d->ord);
 	return 0;
 }
@@ -699,17 +734,19 @@ static int rx_signal(struct engine *e, struct conn *c, const struct wire_data *d
 
 	if (d->msg_len)
 		return -EBADMSG;
-	if (d->ord == 0 || (p && d->ord <= p->done)) {
+	if (d->ord <= (p ? p->done : c->r.put_done)) {
 		__atomic_fetch_add(&c->ep->sems[c->id], 1, __ATOMIC_RELEASE);
 		eng_touch(e, c->ep);
 		return 0;
 	}
-	if (!(p = rputs_of(c)) || p->nheld == SIG_HOLD_MAX) {
+	if (!(p = rputs_of(e, c)) || p->nheld == SIG_HOLD_MAX) {
 		e->st.rx_refused_nobuf++;
 		return -ENOBUFS;
 	}
-	if (d->ord - p->done > PUT_WINDOW)
+	if (d->ord - p->done > PUT_WINDOW) {
+		rputs_trim(e, c, p);
 		return -EBADMSG;
+	}
 	p->held[p->nheld++] = d->ord;
 	e->st.rx_signals_held++;
 	return 0;

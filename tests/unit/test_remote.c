@@ -986,6 +986,8 @@ static void test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver(v
 		settle(f);
 		assert_int_equal(sem(f, HB, CONN_B), w.nbatch);
 		held += st(f, HB)->rx_signals_held;
+		/* all settled: B keeps a count of the puts, no record */
+		assert_int_equal(st(f, HB)->put_records, 0);
 	}
 	/* the signals did overtake their puts: the hold was exercised */
 	assert_true(held > 0);
