@@ -59,7 +59,7 @@ static void nop_complete(void *arg, uint64_t cookie, int res)
 	(void)arg; (void)cookie; (void)res;
 }
 
-static const struct tpchan_cb cb = { nop_read, nop_deliver, nop_complete };
+static const struct tpchan_cb cb = { .read = nop_read, .deliver = nop_deliver, .complete = nop_complete };
 
 /* daemon/rconn.c chan_up() with the daemon/conf.c defaults */
 static struct tpchan_params daemon_chan(uint32_t i)
