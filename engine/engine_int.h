@@ -49,6 +49,9 @@ struct rconn {
 	struct opq_op *get_last;   /* the get the last response packet was for, or NULL */
 	struct opq_op *sig_head, *sig_tail; /* held: puts past PUT_WINDOW, ops behind them */
 	struct opq_op *sdone_head;  /* acknowledged signals waiting for earlier puts (rnext) */
+	uint32_t sigs_out;         /* signals started, not finished: at most SIG_HOLD_MAX,
+				    * all the peer may hold for us */
+	bool releasing;            /* in release_signals: finishing ops must not re-enter */
 	struct opq_op *puts_head, *puts_tail; /* puts not settled yet, in issue order */
 	int put_reset_err;         /* a put failed for the connection's reset: later signals too */
 	struct rputs *rputs;       /* receive: the peer's puts settled, signals held */

@@ -47,6 +47,7 @@ struct opq_op {
 	uint8_t in_mq;                  /* on its match queue */
 	/* remote operations (engine/remote.c); rmsg is OPQ_NO_RMSG otherwise */
 	uint8_t rflags;
+	uint8_t rsig;                   /* SIGNAL: counted in its side's sigs_out */
 	uint32_t rmsg;                  /* in-flight message slot */
 	uint32_t rbackoff_us;           /* SEND refused for lack of buffer: next retry delay */
 	uint64_t rseq;                  /* SEND: sequence number on its connection */

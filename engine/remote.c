@@ -187,11 +187,18 @@ static void puts_del(struct conn *c, struct opq_op *op)
 	op->rflags &= (uint8_t)~RFL_PUTLIST;
 }
 
+static void release_signals(struct engine *e, struct conn *c);
+
 void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 {
 	struct conn *c = op->rside;
+	bool sig = op->rsig;
 
 	puts_del(c, op);
+	if (sig) {
+		op->rsig = 0;
+		c->r.sigs_out--;
+	}
 	if (c->r.get_last == op)
 		c->r.get_last = NULL;  /* op may go back to the pool below */
 	if (op->res == 0) {
@@ -206,6 +213,9 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 		c->ep->st.bytes += op->len;
 	}
 	eng_op_finish_waiting(e, c, op);
+	/* a signal's slot at the peer is free: held ones may go */
+	if (sig && c->r.sig_head && !c->r.releasing)
+		release_signals(e, c);
 }
 
 /* Bytes an op puts on the wire or asks back (a void carries none). */
@@ -432,32 +442,60 @@ static bool put_in_window(const struct conn *c, const struct opq_op *op)
 	return op->rseq - first_waiting_put(c) < PUT_WINDOW;
 }
 
-/* A put settled: held ops go out in order while the window allows, and
- * acknowledged signals with no earlier put left complete. */
+/* A signal may go while fewer than SIG_HOLD_MAX of the side's signals are
+ * out: the peer holds at most that many for the puts before them, so it
+ * never has to turn one away (and its resends, DATA above a lost put's
+ * hole, never pile up). */
+static bool sig_room(const struct conn *c)
+{
+	return c->r.sigs_out < SIG_HOLD_MAX;
+}
+
+static void sig_start(struct engine *e, struct conn *c, struct opq_op *op)
+{
+	op->rsig = 1;
+	c->r.sigs_out++;
+	start_send(e, c->r.ch, op);
+}
+
+/* A put settled or a signal finished: held ops go out in order while the
+ * put window and the signal bound allow, and acknowledged signals with no
+ * earlier put left complete (which frees signal slots: again). */
 static void release_signals(struct engine *e, struct conn *c)
 {
 	struct opq_op *op, **pp;
+	bool again;
 
-	while ((op = c->r.sig_head) && (op->opcode != UCCL_OP_PUT || put_in_window(c, op))) {
-		c->r.sig_head = op->rnext;
-		if (!c->r.sig_head)
-			c->r.sig_tail = NULL;
-		op->rflags &= (uint8_t)~RFL_SIGWAIT;
-		op->rnext = NULL;
-		start_send(e, c->r.ch, op);
-	}
-	for (pp = &c->r.sdone_head; (op = *pp);) {
-		if (first_waiting_put(c) < op->rseq) {
-			pp = &op->rnext;
-			continue;
+	c->r.releasing = true;
+	do {
+		again = false;
+		while ((op = c->r.sig_head) &&
+		       (op->opcode == UCCL_OP_PUT ? put_in_window(c, op) : sig_room(c))) {
+			c->r.sig_head = op->rnext;
+			if (!c->r.sig_head)
+				c->r.sig_tail = NULL;
+			op->rflags &= (uint8_t)~RFL_SIGWAIT;
+			op->rnext = NULL;
+			if (op->opcode == UCCL_OP_PUT)
+				start_send(e, c->r.ch, op);
+			else
+				sig_start(e, c, op);
 		}
-		*pp = op->rnext;
-		op->rnext = NULL;
-		op->rflags &= (uint8_t)~RFL_SIGDONE;
-		/* a put before it failed because the connection went: the
-		 * receiver may have dropped it unapplied */
-		remote_op_finish(e, op, c->r.put_reset_err);
-	}
+		for (pp = &c->r.sdone_head; (op = *pp);) {
+			if (first_waiting_put(c) < op->rseq) {
+				pp = &op->rnext;
+				continue;
+			}
+			*pp = op->rnext;
+			op->rnext = NULL;
+			op->rflags &= (uint8_t)~RFL_SIGDONE;
+			/* a put before it failed because the connection went:
+			 * the receiver may have dropped it unapplied */
+			remote_op_finish(e, op, c->r.put_reset_err);
+			again = c->r.sig_head != NULL;
+		}
+	} while (again);
+	c->r.releasing = false;
 }
 
 /* Queue op to go out again: after a growing backoff when the receiver had
@@ -628,6 +666,7 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 
 	op->rside = c;
 	op->rmsg = OPQ_NO_RMSG;
+	op->rsig = 0;
 	if (c->r.rep == UINT32_MAX) {
 		remote_op_finish(e, op, -ENOTCONN);
 		return;
@@ -644,11 +683,11 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 		break;
 	case UCCL_OP_SIGNAL:
 		op->rseq = c->r.put_seq;       /* puts before this one */
-		if (c->r.sig_head) {
-			hold_add(c, op);       /* behind a held put, in issue order */
+		if (c->r.sig_head || !sig_room(c)) {
+			hold_add(c, op);       /* behind a held op, in issue order */
 			break;
 		}
-		start_send(e, c->r.ch, op);
+		sig_start(e, c, op);
 		break;
 	case UCCL_OP_SEND:
 		op->rseq = c->r.send_seq++;
@@ -740,10 +779,12 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		if (op->rflags & RFL_QUEUED)
 			queue_del(ch, op);
 		op->rflags = 0;
+		op->rsig = 0;
 		op->rrec = NULL;
 	}
 	c->r.sig_head = c->r.sig_tail = NULL;
 	c->r.sdone_head = NULL;
+	c->r.sigs_out = 0;
 	rrecv_puts_free(e, c);            /* signals held for its peer's puts go too */
 	e->rm->kick++;                 /* its bytes left the endpoint's count */
 	/* responses not sent yet answer for this side: drop them (those in
