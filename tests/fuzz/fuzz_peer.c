@@ -41,9 +41,13 @@ static void walk(const UcclPeer__PeerMsg *m, int checked)
 		    (h->proto_version != PEER_PROTO_VERSION || !peerframe_name_valid(h->host_name) ||
 		     !h->data_address || h->data_paths < PEER_PATHS_MIN || h->data_paths > PEER_PATHS_MAX ||
 		     h->mtu < PEER_MTU_MIN || h->mtu > PEER_MTU_MAX || h->token == 0 ||
-		     h->data_port > 65535 || strlen(h->host_name) > PEER_NAME_MAX))
+		     h->data_port > 65535 || strlen(h->host_name) > PEER_NAME_MAX ||
+		     !h->has_wire_version || h->wire_version != PEER_WIRE_VERSION))
 			abort();
-		if (checked == -EPROTONOSUPPORT && h->proto_version == PEER_PROTO_VERSION)
+		/* refused as another version only for the peer protocol's or
+		 * the data plane's */
+		if (checked == -EPROTONOSUPPORT && h->proto_version == PEER_PROTO_VERSION &&
+		    h->has_wire_version && h->wire_version == PEER_WIRE_VERSION)
 			abort();
 		break;
 	}
