@@ -959,6 +959,8 @@ static int send_refusals(struct tpchan *c, uint64_t now, struct tpchan_txpkt *ou
 					.msg_id = e->msg_id, .err = e->err };
 		r = wire_write_nack(out[n].buf, c->p.mtu, &w);
 		out[n].len = r > 0 ? (uint32_t)r : 0;
+		out[n].payload = NULL;         /* all of it is in buf */
+		out[n].hdr_len = 0;
 		out[n].path = 0;
 		if (e->sent) {
 			resent = true;
@@ -1014,6 +1016,8 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		a.sack_words = c->p.go_back_n ? 0 : sb_rx_sack(c->rx, a.sack, c->sack_words);
 		r = wire_write_ack(out[n].buf, c->p.mtu, &a);
 		out[n].len = r > 0 ? (uint32_t)r : 0;
+		out[n].payload = NULL;         /* all of it is in buf */
+		out[n].hdr_len = 0;
 		out[n].path = c->ack_path;
 		c->sync_owed = false;
 		c->st.acks_tx++;
@@ -1042,6 +1046,8 @@ static int send_sync(struct tpchan *c, struct tpchan_txpkt *out, int n, int max)
 			       .nacks_issued = c->ref_issued, .nacks_seen = c->ref_seen };
 	r = wire_write_ack(out[n].buf, c->p.mtu, &a);
 	out[n].len = r > 0 ? (uint32_t)r : 0;
+	out[n].payload = NULL;                 /* all of it is in buf */
+	out[n].hdr_len = 0;
 	out[n].path = 0;
 	c->sync_owed = false;
 	c->st.acks_tx++;
@@ -1113,6 +1119,8 @@ static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out,
 	}
 	r = wire_write_credit(out[n].buf, c->p.mtu, &w);
 	out[n].len = r > 0 ? (uint32_t)r : 0;
+	out[n].payload = NULL;                 /* all of it is in buf */
+	out[n].hdr_len = 0;
 	out[n].path = 0;
 	c->cr_req_owed = c->cr_grant_owed = false;
 	c->st.credits_tx++;
@@ -1251,11 +1259,6 @@ int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int m
 {
 	if (!out || max <= 0 || c->deadline > now_ns)
 		return 0;
-	/* only DATA with a mapped payload sets these: not ACKs, credit, fillers */
-	for (int i = 0; i < max; i++) {
-		out[i].payload = NULL;
-		out[i].hdr_len = 0;
-	}
 	return tx_due(c, now_ns, out, max);
 }
 
