@@ -43,7 +43,7 @@ struct sb_tx {
 	uint32_t gbn_dups;             /* duplicate cumulative ACKs in a row */
 	uint32_t gbn_una;              /* una when Go-Back-N last went back */
 	bool gbn_went_back;
-	bool rack, in_recovery, spur_round;
+	bool rack, in_recovery;
 	uint8_t reo_persist;           /* recoveries before reo_steps falls back to 1 */
 	uint16_t reo_steps;            /* reo_wnd in min_rtt/4 steps */
 	uint64_t tseq;                 /* transmissions so far */
@@ -57,7 +57,6 @@ struct sb_tx {
 	uint32_t rack_rtt_ns;          /* that packet's round trip (saturated) */
 	uint32_t reo_wnd_ns;           /* <= srtt */
 	uint32_t recovery_end;         /* recovery ends when una passes this */
-	uint32_t spur_round_end;       /* reo_wnd grows once until una passes this */
 	uint32_t spurious;
 	uint64_t *sackmap, *lostmap;
 	struct sb_ent *e;
@@ -379,20 +378,22 @@ static void top_add(struct sb_tx *s, uint64_t t)
 	s->top[i] = t;
 }
 
-/* Reordering window bookkeeping for a delivered entry. The ACK echoes the
- * send time of the copy that triggered it: a resend acknowledged by an ACK
- * that a copy sent before the resend triggered was not needed (Eifel-like;
- * the wire has no DSACK). Its send time says nothing about what arrived. */
+/* Reordering window bookkeeping for a delivered entry. A resend
+ * acknowledged sooner than a round trip after it went, by an ACK echoing
+ * a copy sent before it, was not needed (Eifel-like; the wire has no
+ * DSACK). The time bound matters: a coalesced ACK echoes the first packet
+ * since the previous ACK, often older than the resend it acknowledges.
+ * A spurious resend's send time says nothing about what arrived. */
 static void rack_delivered(struct sb_tx *s, const struct sb_ent *x, const struct sb_ack_time *t)
 {
-	if (x->p.retx && t->tsecr_ns < x->p.sent_ns) {
+	if (x->p.retx && t->tsecr_ns < x->p.sent_ns &&
+	    t->now_ns - x->p.sent_ns < t->min_rtt_ns) {
 		s->spurious++;
-		if (s->rack && !s->spur_round) {
-			if (s->reo_steps < 1024)
-				s->reo_steps++;
-			s->spur_round = true;
-			s->spur_round_end = s->k.nxt;
-		}
+		/* every spurious resend, not once a round trip as RFC 8985
+		 * has it: a sprayed chunk late on a slow path makes a burst of
+		 * them, and srtt bounds the window anyway */
+		if (s->rack && s->reo_steps < 1024)
+			s->reo_steps++;
 		s->reo_persist = 16;
 		return;
 	}
@@ -562,8 +563,8 @@ static int rack_detect(struct sb_tx *s, uint64_t now)
 	return n;
 }
 
-/* reo_wnd from the owner's RTT estimates; recoveries and rounds end as
- * una passes their marks. */
+/* reo_wnd from the owner's RTT estimates; a recovery ends as una passes
+ * its mark. */
 static void rack_update(struct sb_tx *s, const struct sb_ack_time *t)
 {
 	uint64_t w = t->min_rtt_ns / 4 * s->reo_steps;
@@ -573,8 +574,6 @@ static void rack_update(struct sb_tx *s, const struct sb_ack_time *t)
 		if (s->reo_persist && --s->reo_persist == 0)
 			s->reo_steps = 1;
 	}
-	if (s->spur_round && (int32_t)(s->k.una - s->spur_round_end) >= 0)
-		s->spur_round = false;
 	if (t->srtt_ns && w > t->srtt_ns)
 		w = t->srtt_ns;
 	s->reo_wnd_ns = (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w);
@@ -843,7 +842,7 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 	s->k.oldest_sent_ns = UINT64_MAX;
 	s->gbn_dups = 0;
 	s->gbn_went_back = false;
-	s->in_recovery = s->spur_round = false;
+	s->in_recovery = false;
 	for (uint32_t psn = una; psn != nxt; psn++) {
 		struct sb_ent *x = &s->e[psn & s->mask];
 		uint8_t st = x->st;

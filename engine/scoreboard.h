@@ -15,8 +15,8 @@
  * SACK rules above only make a packet a candidate: it is lost once, in
  * addition, its reorder timer has run out (sent + rtt of the newest-sent
  * delivered packet + reo_wnd <= now). reo_wnd starts at min_rtt/4, grows by
- * min_rtt/4 (at most once a round trip, up to srtt) when a resend turns out
- * spurious and falls back after 16 recoveries without one. Spraying over
+ * min_rtt/4 (up to srtt) with every resend that turns out spurious and
+ * falls back after 16 recoveries without one. Spraying over
  * paths of different queueing delay reorders by up to a queue; dupthresh
  * alone reads that as loss.
  *
@@ -91,9 +91,9 @@ struct sb_ack_time {
 };
 
 /* sb_tx_ack with the ACK's time: with the reordering window on, a hole the
- * SACK rules find is lost only if its reorder timer has run out, and an
- * acknowledged resend whose ACK was triggered by a copy sent before the
- * resend counts as spurious (widening the window). t == NULL (what sb_tx_ack
+ * SACK rules find is lost only if its reorder timer has run out, and a
+ * resend acknowledged less than min_rtt after it went, by an ACK echoing a
+ * copy sent before it, counts as spurious (widening the window). t == NULL (what sb_tx_ack
  * passes): the SACK rules alone. */
 int sb_tx_ack_at(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
 		 const struct sb_ack_time *t,

@@ -80,7 +80,8 @@
  *    the window, and those turned away while NACK_RING is full; fast_retx
  *    packets declared lost from ACKs (SACK holes, Go-Back-N duplicates)
  *    and by the reorder timer; spurious_retx resends the peer turned out
- *    not to need (the ACK that covered them echoes an older copy's tsval);
+ *    not to need (acknowledged within min_rtt by an ACK echoing an older
+ *    packet's tsval);
  *    retx_timeouts RTO expiries; retx_pkts resends for any reason; acks_rx
  *    ACKs applied, SYNC ones included (bogus ones, and packets with refusal
  *    counters no honest peer sends, count in drop_malformed); nacks_tx

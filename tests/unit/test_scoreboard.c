@@ -966,9 +966,11 @@ static void test_rack_lost_packet_is_lost_when_its_timer_expires(void **state)
 	sb_tx_free(s);
 }
 
-/* A resend whose ACK was triggered by a copy sent before it (tsecr older
- * than the resend) was spurious: the window grows by min_rtt/4, up to
- * srtt, once a round trip. A resend acknowledged by its own copy is not. */
+/* A resend acknowledged within a round trip by an ACK echoing a copy sent
+ * before it (tsecr older than the resend) was spurious: the window grows by
+ * min_rtt/4, up to srtt. A resend acknowledged by its own copy is not, nor
+ * one acknowledged a round trip later by a coalesced ACK echoing an older
+ * packet. */
 static void test_rack_window_grows_after_spurious_retransmission(void **state)
 {
 	struct rec r = { 0 };
@@ -999,6 +1001,20 @@ static void test_rack_window_grows_after_spurious_retransmission(void **state)
 	assert_int_equal(psn, 10);
 	sb_tx_retransmitted(s, psn, 2, 200 * US);
 	assert_int_equal(sack_at(s, 20, NULL, 0, 240 * US, 200 * US, &r), 1);
+	assert_int_equal(sb_tx_spurious(s), 1);
+	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
+
+	for (int i = 0; i < 10; i++)
+		push(s, (uint64_t)i, 1000, (uint64_t)(300 + i) * US);
+	{
+		const uint32_t above[] = { 21, 22, 23, 24, 25, 26, 27, 28, 29 };
+
+		assert_int_equal(sack_at(s, 20, above, 9, 350 * US, 309 * US, &r), 9);
+	}
+	assert_int_equal(sb_tx_rack_expire(s, 400 * US), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	sb_tx_retransmitted(s, psn, 2, 400 * US);
+	assert_int_equal(sack_at(s, 30, NULL, 0, 445 * US, 390 * US, &r), 1);
 	assert_int_equal(sb_tx_spurious(s), 1);
 	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
 	sb_tx_free(s);
