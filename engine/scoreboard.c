@@ -43,12 +43,21 @@ struct sb_tx {
 	uint32_t gbn_dups;             /* duplicate cumulative ACKs in a row */
 	uint32_t gbn_una;              /* una when Go-Back-N last went back */
 	bool gbn_went_back;
+	bool rack, in_recovery;
+	uint8_t reo_persist;           /* recoveries before reo_steps falls back to 1 */
+	uint16_t reo_steps;            /* reo_wnd in min_rtt/4 steps */
 	uint64_t tseq;                 /* transmissions so far */
 	/* the dupthresh highest tseqs of acknowledged packets sent once: the
 	 * lowest, top[top_head], is the newest transmission with dupthresh
 	 * delivered packets sent at or after it */
 	uint64_t *top;
 	uint32_t ntop, top_head;
+	/* reordering window (RACK), packed: every idle channel carries it */
+	uint64_t rack_xmit_ns;         /* newest send time among delivered packets */
+	uint32_t rack_rtt_ns;          /* that packet's round trip (saturated) */
+	uint32_t reo_wnd_ns;           /* <= srtt */
+	uint32_t recovery_end;         /* recovery ends when una passes this */
+	uint32_t spurious;
 	uint64_t *sackmap, *lostmap;
 	struct sb_ent *e;
 };
@@ -168,6 +177,7 @@ struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
 	s->k.oldest_sent_ns = UINT64_MAX;
 	s->dupthresh = dupthresh;
 	s->head = s->tail = NIL;
+	s->reo_steps = 1;
 	if (sb_tx_reserve(s) < 0)
 		goto out_top;
 	return s;
@@ -368,11 +378,38 @@ static void top_add(struct sb_tx *s, uint64_t t)
 	s->top[i] = t;
 }
 
+/* Reordering window bookkeeping for a delivered entry. A resend
+ * acknowledged sooner than a round trip after it went, by an ACK echoing
+ * a copy sent before it, was not needed (Eifel-like; the wire has no
+ * DSACK). The time bound matters: a coalesced ACK echoes the first packet
+ * since the previous ACK, often older than the resend it acknowledges.
+ * A spurious resend's send time says nothing about what arrived. */
+static void rack_delivered(struct sb_tx *s, const struct sb_ent *x, const struct sb_ack_time *t)
+{
+	if (x->p.retx && t->tsecr_ns < x->p.sent_ns &&
+	    t->now_ns - x->p.sent_ns < t->min_rtt_ns) {
+		s->spurious++;
+		/* every spurious resend, not once a round trip as RFC 8985
+		 * has it: a sprayed chunk late on a slow path makes a burst of
+		 * them, and srtt bounds the window anyway */
+		if (s->rack && s->reo_steps < 1024)
+			s->reo_steps++;
+		s->reo_persist = 16;
+		return;
+	}
+	if (x->p.sent_ns >= s->rack_xmit_ns && t->now_ns >= x->p.sent_ns) {
+		s->rack_xmit_ns = x->p.sent_ns;
+		s->rack_rtt_ns = (uint32_t)(t->now_ns - x->p.sent_ns > UINT32_MAX ?
+					    UINT32_MAX : t->now_ns - x->p.sent_ns);
+	}
+}
+
 /* An entry becomes acknowledged. The counters are settled before acked() runs,
  * so that a callback reading sb_tx_lost_pending() sees this packet gone. */
 typedef void (*sb_cb)(void *arg, uint32_t psn, const struct sb_pkt *p);
 
-static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, sb_cb acked, void *arg)
+static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, const struct sb_ack_time *t,
+		    sb_cb acked, void *arg)
 {
 	uint32_t slot = psn & s->mask;
 	struct sb_ent *x = &s->e[slot];
@@ -384,6 +421,8 @@ static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, sb_cb acked, void 
 		tl_remove(s, slot);
 	}
 	s->k.bytes -= x->p.bytes;
+	if (t)
+		rack_delivered(s, x, t);
 	/* which copy of a resent packet arrived is unknown: only packets sent
 	 * once say when something was delivered */
 	if (x->p.retx == 0)
@@ -398,7 +437,8 @@ static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, sb_cb acked, void 
 }
 
 /* Retire [una, cum): each entry not SACKed before is reported. */
-static int ack_cumulative(struct sb_tx *s, uint32_t cum, sb_cb acked, void *arg)
+static int ack_cumulative(struct sb_tx *s, uint32_t cum, const struct sb_ack_time *t,
+			  sb_cb acked, void *arg)
 {
 	int n = 0;
 
@@ -411,7 +451,7 @@ static int ack_cumulative(struct sb_tx *s, uint32_t cum, sb_cb acked, void *arg)
 			s->sacked--;
 			continue;
 		}
-		ack_one(s, psn, false, acked, arg);
+		ack_one(s, psn, false, t, acked, arg);
 		n++;
 	}
 	if ((int32_t)(s->high_sack - s->k.una) < 0)
@@ -490,6 +530,55 @@ static void mark_overtaken(struct sb_tx *s)
 	}
 }
 
+/* The reordering window: candidates are what mark_overtaken() would mark
+ * (dupthresh delivered packets sent after them), a prefix of the time
+ * list; each is lost once its reorder timer, sent + rack_rtt + reo_wnd,
+ * has run out. Send times grow along the list, so the walk stops at the
+ * first candidate still waiting. */
+static bool rack_candidate(const struct sb_tx *s)
+{
+	return s->head != NIL && s->ntop >= s->dupthresh &&
+	       s->e[s->head].tseq < s->top[s->top_head];
+}
+
+static uint64_t rack_expiry(const struct sb_tx *s)
+{
+	uint64_t t = s->e[s->head].p.sent_ns + s->rack_rtt_ns + (uint64_t)s->reo_wnd_ns;
+
+	return t < s->e[s->head].p.sent_ns ? UINT64_MAX : t;
+}
+
+static int rack_detect(struct sb_tx *s, uint64_t now)
+{
+	int n = 0;
+
+	while (rack_candidate(s) && rack_expiry(s) <= now) {
+		mark_lost(s, s->k.una + ((s->head - s->k.una) & s->mask));
+		n++;
+	}
+	if (n && !s->in_recovery) {
+		s->in_recovery = true;
+		s->recovery_end = s->k.nxt;
+	}
+	return n;
+}
+
+/* reo_wnd from the owner's RTT estimates; a recovery ends as una passes
+ * its mark. */
+static void rack_update(struct sb_tx *s, const struct sb_ack_time *t)
+{
+	uint64_t w = t->min_rtt_ns / 4 * s->reo_steps;
+
+	if (s->in_recovery && (int32_t)(s->k.una - s->recovery_end) >= 0) {
+		s->in_recovery = false;
+		if (s->reo_persist && --s->reo_persist == 0)
+			s->reo_steps = 1;
+	}
+	if (t->srtt_ns && w > t->srtt_ns)
+		w = t->srtt_ns;
+	s->reo_wnd_ns = (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w);
+}
+
 /* Reject SACK bits for psns that were never sent. Bit i of word w stands for
  * psn cum + 1 + 64 w + i; psns >= nxt are bogus. */
 static bool sack_bogus(const struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint32_t words)
@@ -508,7 +597,7 @@ static bool sack_bogus(const struct sb_tx *s, uint32_t cum, const uint64_t *sack
 }
 
 static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint32_t words,
-		      sb_cb acked, void *arg)
+		      const struct sb_ack_time *t, sb_cb acked, void *arg)
 {
 	int n = 0;
 
@@ -540,7 +629,7 @@ static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint3
 			x &= x - 1;
 			if ((int32_t)(psn + 1 - s->high_sack) > 0)
 				s->high_sack = psn + 1;
-			ack_one(s, psn, true, acked, arg);
+			ack_one(s, psn, true, t, acked, arg);
 			n++;
 		}
 	}
@@ -549,6 +638,13 @@ static int apply_sack(struct sb_tx *s, uint32_t cum, const uint64_t *sack, uint3
 
 int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
 	      void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
+{
+	return sb_tx_ack_at(s, cum_psn, sack, words, NULL, acked, arg);
+}
+
+int sb_tx_ack_at(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
+		 const struct sb_ack_time *t,
+		 void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
 {
 	uint32_t adv = cum_psn - s->k.una;
 	bool stale = (int32_t)adv < 0;
@@ -561,8 +657,13 @@ int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t 
 	if (words && sack_bogus(s, cum_psn, sack, words))
 		return -EINVAL;
 	if (!stale)
-		n += ack_cumulative(s, cum_psn, acked, arg);
-	n += apply_sack(s, cum_psn, sack, words, acked, arg);
+		n += ack_cumulative(s, cum_psn, t, acked, arg);
+	n += apply_sack(s, cum_psn, sack, words, t, acked, arg);
+	if (s->rack && t) {
+		rack_update(s, t);
+		rack_detect(s, t->now_ns);
+		return n;
+	}
 	mark_holes(s);
 	mark_overtaken(s);
 	return n;
@@ -579,7 +680,7 @@ int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 		return -EINVAL;
 	if (adv > 0) {
 		s->gbn_dups = 0;
-		return ack_cumulative(s, cum_psn, acked, arg);
+		return ack_cumulative(s, cum_psn, NULL, acked, arg);
 	}
 	if (s->k.una == s->k.nxt)
 		return 0;
@@ -671,6 +772,31 @@ void sb_tx_retransmitted(struct sb_tx *s, uint32_t psn, uint16_t path, uint64_t 
 	tl_append(s, slot);
 }
 
+void sb_tx_set_rack(struct sb_tx *s, bool on)
+{
+	s->rack = on;
+}
+
+int sb_tx_rack_expire(struct sb_tx *s, uint64_t now_ns)
+{
+	return s->rack ? rack_detect(s, now_ns) : 0;
+}
+
+uint64_t sb_tx_rack_deadline(const struct sb_tx *s)
+{
+	return s->rack && rack_candidate(s) ? rack_expiry(s) : UINT64_MAX;
+}
+
+uint64_t sb_tx_reo_wnd(const struct sb_tx *s)
+{
+	return s->reo_wnd_ns;
+}
+
+uint64_t sb_tx_spurious(const struct sb_tx *s)
+{
+	return s->spurious;
+}
+
 uint32_t sb_tx_inflight(const struct sb_tx *s)
 {
 	return s->k.nxt - s->k.una - s->sacked;
@@ -716,6 +842,7 @@ void sb_tx_clear(struct sb_tx *s, void (*dropped)(void *arg, uint32_t psn, const
 	s->k.oldest_sent_ns = UINT64_MAX;
 	s->gbn_dups = 0;
 	s->gbn_went_back = false;
+	s->in_recovery = false;
 	for (uint32_t psn = una; psn != nxt; psn++) {
 		struct sb_ent *x = &s->e[psn & s->mask];
 		uint8_t st = x->st;

@@ -11,6 +11,15 @@
  * declares every outstanding packet sent before a cut-off lost. Retransmits
  * keep their psn.
  *
+ * With the reordering window on (sb_tx_set_rack, RFC 8985 in spirit), the
+ * SACK rules above only make a packet a candidate: it is lost once, in
+ * addition, its reorder timer has run out (sent + rtt of the newest-sent
+ * delivered packet + reo_wnd <= now). reo_wnd starts at min_rtt/4, grows by
+ * min_rtt/4 (up to srtt) with every resend that turns out spurious and
+ * falls back after 16 recoveries without one. Spraying over
+ * paths of different queueing delay reorders by up to a queue; dupthresh
+ * alone reads that as loss.
+ *
  * PSNs are u32 and wrap: every comparison is serial-number arithmetic.
  *
  * sb_rx (receiver): which psns arrived in a window of `window` packets after
@@ -74,6 +83,30 @@ int sb_tx_start_at(struct sb_tx *s, uint32_t psn);
  * is beyond what was sent (a bogus ACK: ignored). */
 int sb_tx_ack(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
 	      void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg);
+/* What an ACK says about time, for the reordering window. */
+struct sb_ack_time {
+	uint64_t now_ns;
+	uint64_t tsecr_ns;             /* send time of the copy that triggered the ACK */
+	uint64_t min_rtt_ns, srtt_ns;  /* the owner's estimates; 0: no sample yet */
+};
+
+/* sb_tx_ack with the ACK's time: with the reordering window on, a hole the
+ * SACK rules find is lost only if its reorder timer has run out, and a
+ * resend acknowledged less than min_rtt after it went, by an ACK echoing a
+ * copy sent before it, counts as spurious (widening the window). t == NULL (what sb_tx_ack
+ * passes): the SACK rules alone. */
+int sb_tx_ack_at(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32_t words,
+		 const struct sb_ack_time *t,
+		 void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg);
+/* Reordering window on or off (off when created). */
+void sb_tx_set_rack(struct sb_tx *s, bool on);
+/* Candidates whose reorder timer ran out by now become lost; returns how
+ * many. sb_tx_rack_deadline: when the next one runs out, or UINT64_MAX. */
+int sb_tx_rack_expire(struct sb_tx *s, uint64_t now_ns);
+uint64_t sb_tx_rack_deadline(const struct sb_tx *s);
+uint64_t sb_tx_reo_wnd(const struct sb_tx *s);         /* the window now (ns) */
+uint64_t sb_tx_spurious(const struct sb_tx *s);        /* resends found spurious */
+
 /* Go-Back-N: acknowledge cumulatively only and mark everything after a
  * detected hole lost. (SACK words ignored.) */
 int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,

@@ -56,6 +56,12 @@
  *    so a refused message always meets its record before it could succeed.
  *  - Retransmissions replace bytes already counted in flight and are not
  *    held back by the window; new chunks start only when they fit.
+ *  - SACK mode loses a hole by dupthresh and, unless rack_off, the
+ *    scoreboard's reordering window (RACK): spraying chunks over paths of
+ *    different queueing delay reorders by up to a queue, which dupthresh
+ *    alone reads as loss. The window's timer is part of the deadline, so a
+ *    real loss goes when the timer runs out, not at the RTO. Every ACK hands
+ *    the scoreboard the RTT estimates from before it.
  *  - Go-Back-N: the receiver's window is one packet; every packet it drops
  *    out of order earns the sender a duplicate ACK (up to dupthresh at a
  *    time), and max_retx counts resends of the packet at the cumulative
@@ -72,7 +78,10 @@
  *  - Stats: data_pkts_rx/data_bytes_rx count new packets (delivered,
  *    refused or fillers); dup_pkts_rx duplicates; drop_window packets past
  *    the window, and those turned away while NACK_RING is full; fast_retx
- *    packets declared lost from ACKs (SACK holes, Go-Back-N duplicates);
+ *    packets declared lost from ACKs (SACK holes, Go-Back-N duplicates)
+ *    and by the reorder timer; spurious_retx resends the peer turned out
+ *    not to need (acknowledged within min_rtt by an ACK echoing an older
+ *    packet's tsval);
  *    retx_timeouts RTO expiries; retx_pkts resends for any reason; acks_rx
  *    ACKs applied, SYNC ones included (bogus ones, and packets with refusal
  *    counters no honest peer sends, count in drop_malformed); nacks_tx
@@ -374,6 +383,7 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 	if (!c->tx)
 		goto out_free;
 	c->txk = sb_tx_counts(c->tx);
+	sb_tx_set_rack(c->tx, !c->p.go_back_n && !c->p.rack_off);
 	/* Go-Back-N receives in order only: a window of one packet */
 	c->rx = sb_rx_new(c->p.go_back_n ? 1 : c->p.rx_window_pkts);
 	if (!c->rx)
@@ -1173,6 +1183,19 @@ static void check_tlp(struct tpchan *c, uint64_t now)
 		c->st.tlp_probes++;
 }
 
+/* Holes whose reorder timer ran out: lost as if by fast retransmit. */
+static void check_rack(struct tpchan *c, uint64_t now)
+{
+	int n = sb_tx_rack_expire(c->tx, now);
+
+	if (n <= 0)
+		return;
+	c->st.fast_retx += (uint64_t)n;
+	loss_note(c, (uint32_t)n);
+	c->cc->on_loss(c->cc_st, now, false);
+	cc_refresh(c);
+}
+
 static void check_timer(struct tpchan *c, uint64_t now)
 {
 	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
@@ -1216,6 +1239,7 @@ static uint64_t deadline_of(const struct tpchan *c)
 	if (oldest != UINT64_MAX)
 		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
 	t = min_u64(t, tlp_due_at(c));
+	t = min_u64(t, sb_tx_rack_deadline(c->tx));
 	return min_u64(t, c->release_at);
 }
 
@@ -1238,6 +1262,7 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 
 	if (now_ns >= c->release_at)
 		state_release(c);
+	check_rack(c, now_ns);
 	check_timer(c, now_ns);
 	check_tlp(c, now_ns);
 	n = send_refusals(c, now_ns, out, n, max);
@@ -1517,7 +1542,12 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 	if (c->p.go_back_n)
 		r = sb_tx_ack_gbn(c->tx, a->cum_psn, on_acked, c);
 	else
-		r = sb_tx_ack(c->tx, a->cum_psn, a->sack, a->sack_words, on_acked, c);
+		r = sb_tx_ack_at(c->tx, a->cum_psn, a->sack, a->sack_words,
+				 &(struct sb_ack_time){
+					 .now_ns = now, .tsecr_ns = a->tsecr,
+					 .min_rtt_ns = c->rtt.min_rtt_ns, .srtt_ns = c->rtt.srtt_ns,
+				 },
+				 on_acked, c);
 	if (r < 0) {
 		c->ref_issued_hi = issued_hi0;
 		c->st.drop_malformed++;        /* acknowledges psns never sent */
@@ -1745,6 +1775,7 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 	out->cwnd_bytes = c->cc->window(c->cc_st);
 	out->loss_ppm = c->loss_ppm;
 	out->sack_holes = sb_tx_holes(c->tx);
+	out->spurious_retx = sb_tx_spurious(c->tx);
 	out->state_bytes = state_bytes(c);
 }
 

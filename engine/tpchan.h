@@ -86,6 +86,9 @@ struct tpchan_params {
 	uint64_t ack_delay_ns;         /* longest an ACK waits to be coalesced */
 	uint32_t ack_every;            /* ACK at least every this many DATA packets */
 	uint32_t dupthresh;            /* SACKed packets above a hole that make it lost */
+	/* SACK mode: true turns the reordering window (RACK) off, so that
+	 * dupthresh alone declares a hole lost; default (false) on */
+	bool rack_off;
 	uint64_t path_loss_hold_ns;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
@@ -135,6 +138,7 @@ struct tpchan_stats {
 	uint64_t credit_reqs_tx;       /* of those sent, ones asking for credit */
 	uint64_t credit_granted_pkts;  /* packets' worth of credit granted to the peer */
 	uint64_t tlp_probes;           /* tail loss probes: the newest packet resent early */
+	uint64_t spurious_retx;        /* resends acknowledged by an ACK an older copy triggered */
 	uint64_t srtt_ns, rto_ns, cwnd_bytes;
 	uint64_t small_chunks;         /* adaptive_chunk: chunks cut below chunk_bytes */
 	uint32_t loss_ppm;             /* recent loss estimate (about the last 256 packets) */

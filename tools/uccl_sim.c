@@ -275,9 +275,10 @@ static int summary(const struct sim_net *n, const struct sim_conf *c, const char
 		       (double)c->hosts_per_leaf * (double)c->host_rate_mbps /
 		       ((double)c->spines * (double)c->uplink_rate_mbps));
 	printf("\n");
-	printf("transport      cc %s, %s, %u paths%s%s\n", c->cc_name,
+	printf("transport      cc %s, %s, %u paths%s%s%s\n", c->cc_name,
 	       c->net.go_back_n ? "gbn" : "sack", c->net.npaths,
-	       c->net.adaptive_chunk ? ", adaptive chunk" : "", c->net.inband ? ", inband" : "");
+	       c->net.adaptive_chunk ? ", adaptive chunk" : "", c->net.inband ? ", inband" : "",
+	       c->net.rack_off && !c->net.go_back_n ? ", rack off" : "");
 	printf("result         %s\n", run == 0 ? "all flows done" : run == -ETIME ?
 	       "time limit reached" : strerror(-run));
 	printf("flows          %zu\n", nf);
@@ -299,6 +300,7 @@ static int summary(const struct sim_net *n, const struct sim_conf *c, const char
 	printf("data_pkts      %llu\n", (unsigned long long)st.data_pkts);
 	printf("retx_pkts      %llu\n", (unsigned long long)st.retx_pkts);
 	printf("fast_retx      %llu\n", (unsigned long long)st.fast_retx);
+	printf("spurious_retx  %llu\n", (unsigned long long)st.spurious_retx);
 	printf("timeouts       %llu\n", (unsigned long long)st.timeouts);
 	printf("small_chunks   %llu\n", (unsigned long long)st.small_chunks);
 	printf("queue_drops    %llu\n", (unsigned long long)st.drops);

@@ -757,6 +757,7 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 		.mtu = n->p.mtu, .chunk_bytes = n->p.chunk_bytes, .npaths = n->p.npaths,
 		.max_inflight_bytes = n->p.max_inflight_bytes, .go_back_n = n->p.go_back_n,
 		.rto_min_ns = n->p.rto_min_ns, .dupthresh = n->p.dupthresh, .cc = n->p.cc,
+		.rack_off = n->p.rack_off,
 		.adaptive_chunk = n->p.adaptive_chunk,
 		.cc_delay_slack_ns = n->p.cc_delay_slack_ns,
 		.seed = sim_mix(n->p.seed ^ ((uint64_t)host << 32 | remote)),
@@ -1068,6 +1069,7 @@ void sim_net_get_stats(const struct sim_net *n, struct sim_net_stats *out)
 			out->data_pkts += s.data_pkts_tx;
 			out->retx_pkts += s.retx_pkts;
 			out->fast_retx += s.fast_retx;
+			out->spurious_retx += s.spurious_retx;
 			out->timeouts += s.retx_timeouts;
 			out->acks += s.acks_tx;
 			out->small_chunks += s.small_chunks;

@@ -82,6 +82,7 @@ struct sim_net_params {
 	uint64_t cc_delay_slack_ns;    /* 0: the CC module's default */
 	uint64_t rto_min_ns;           /* 0: the transport's default */
 	uint32_t dupthresh;            /* 0: the transport's default */
+	bool rack_off;                 /* tpchan_params.rack_off (scenario `rack = off`) */
 	bool adaptive_chunk;           /* tpchan_params.adaptive_chunk */
 	/* in-band queue reports: each switch stamps on a DATA packet the queue
 	 * it finds at its output port, in ppm of the depth at which ECN marks
@@ -121,6 +122,7 @@ struct sim_net_stats {
 	uint64_t now_ns, events;
 	uint64_t drops, marks, lost;   /* sums over ports */
 	uint64_t data_pkts, retx_pkts, fast_retx, timeouts, acks;  /* sums over channels */
+	uint64_t spurious_retx;        /* tpchan_stats.spurious_retx, summed */
 	uint64_t small_chunks;         /* chunks adaptive_chunk cut small, summed */
 	uint64_t rx_refused;           /* packets tpchan_rx refused */
 	uint64_t bad_payload;          /* delivered bytes that did not match what was sent */

@@ -2412,7 +2412,7 @@ static void test_idle_channels_release_state_between_bursts(void **state)
 	struct engine_chan_stats a, b;
 	uint64_t idle_bytes = chst(f, HA, 0).tp.state_bytes;
 
-	assert_true(idle_bytes < 1344);
+	assert_true(idle_bytes < 1408);
 	for (int k = 0; k < 3; k++) {
 		submit(f, HA, PUT(.loff = k * 64 * KiB, .roff = k * 64 * KiB, .len = 64 * KiB,
 				  .user_data = 1 + k));

@@ -888,6 +888,138 @@ static void test_rx_bitmap_only_while_out_of_order(void **state)
 	sb_rx_free(s);
 }
 
+/* ---- reordering window (RACK) ---- */
+
+#define US 1000ull
+
+/* An ACK at `now` with the given SACKed psns, tsecr and RTT estimates of
+ * 40 us (reo_wnd min_rtt/4 = 10 us at first). */
+static int sack_at(struct sb_tx *s, uint32_t cum, const uint32_t *psns, int n, uint64_t now,
+		   uint64_t tsecr, struct rec *r)
+{
+	uint64_t w[16];
+	uint32_t words = sack_of(cum, psns, n, w);
+	struct sb_ack_time t = { .now_ns = now, .tsecr_ns = tsecr,
+				 .min_rtt_ns = 40 * US, .srtt_ns = 40 * US };
+
+	return sb_tx_ack_at(s, cum, w, words, &t, record, r);
+}
+
+/* psns 0..9 sent 1 us apart; 1..9 SACKed at 50 us: psn 0 has a reorder
+ * timer of sent 0 + rack_rtt (50 - 9 = 41 us) + reo_wnd 10 us = 51 us. */
+static struct sb_tx *rack_setup(bool rack, struct rec *r)
+{
+	struct sb_tx *s = sb_tx_new(1024, 3);
+	const uint32_t above[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+
+	sb_tx_set_rack(s, rack);
+	for (int i = 0; i < 10; i++)
+		push(s, (uint64_t)i, 1000, (uint64_t)i * US);
+	assert_int_equal(sack_at(s, 0, above, 9, 50 * US, 9 * US, r), 9);
+	return s;
+}
+
+/* Reordered by less than reo_wnd: not lost, and the late original closes
+ * the hole without a resend. The same ACKs without the window make it a
+ * fast retransmit (9 SACKed > dupthresh 3). */
+static void test_rack_reordered_within_window_is_not_retransmitted(void **state)
+{
+	struct rec r = { 0 };
+	struct sb_tx *s = rack_setup(true, &r), *off;
+	uint32_t psn;
+	struct sb_pkt p;
+
+	(void)state;
+	assert_int_equal(sb_tx_reo_wnd(s), 10 * US);
+	assert_int_equal(sb_tx_lost_pending(s), 0);
+	assert_int_equal(sb_tx_rack_deadline(s), 51 * US);
+	assert_int_equal(sack_at(s, 10, NULL, 0, 50500, 0, &r), 1);  /* the original */
+	assert_int_equal(sb_tx_lost_pending(s), 0);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 0);
+	assert_int_equal(sb_tx_rack_deadline(s), UINT64_MAX);
+	assert_int_equal(sb_tx_rack_expire(s, 100 * US), 0);
+	sb_tx_free(s);
+
+	memset(&r, 0, sizeof(r));
+	off = rack_setup(false, &r);
+	assert_int_equal(sb_tx_lost_pending(off), 1);
+	sb_tx_free(off);
+}
+
+/* A real loss is declared when its reorder timer runs out, not earlier,
+ * and without waiting for another ACK. */
+static void test_rack_lost_packet_is_lost_when_its_timer_expires(void **state)
+{
+	struct rec r = { 0 };
+	struct sb_tx *s = rack_setup(true, &r);
+	uint32_t psn;
+	struct sb_pkt p;
+
+	(void)state;
+	assert_int_equal(sb_tx_rack_expire(s, 51 * US - 1), 0);
+	assert_int_equal(sb_tx_lost_pending(s), 0);
+	assert_int_equal(sb_tx_rack_expire(s, 51 * US), 1);
+	assert_int_equal(sb_tx_lost_pending(s), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	assert_int_equal(psn, 0);
+	assert_int_equal(sb_tx_rack_deadline(s), UINT64_MAX);
+	sb_tx_free(s);
+}
+
+/* A resend acknowledged within a round trip by an ACK echoing a copy sent
+ * before it (tsecr older than the resend) was spurious: the window grows by
+ * min_rtt/4, up to srtt. A resend acknowledged by its own copy is not, nor
+ * one acknowledged a round trip later by a coalesced ACK echoing an older
+ * packet. */
+static void test_rack_window_grows_after_spurious_retransmission(void **state)
+{
+	struct rec r = { 0 };
+	struct sb_tx *s = rack_setup(true, &r);
+	uint32_t psn;
+	struct sb_pkt p;
+
+	(void)state;
+	assert_int_equal(sb_tx_rack_expire(s, 51 * US), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	sb_tx_retransmitted(s, psn, 2, 52 * US);
+	/* the original arrives after all: the ACK echoes its send time, 0 */
+	assert_int_equal(sack_at(s, 10, NULL, 0, 60 * US, 0, &r), 1);
+	assert_int_equal(sb_tx_spurious(s), 1);
+	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
+
+	/* a needed resend (acknowledged by an ACK its own copy triggered)
+	 * leaves the window as it is */
+	for (int i = 0; i < 10; i++)
+		push(s, (uint64_t)i, 1000, (uint64_t)(100 + i) * US);
+	{
+		const uint32_t above[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19 };
+
+		assert_int_equal(sack_at(s, 10, above, 9, 150 * US, 109 * US, &r), 9);
+	}
+	assert_int_equal(sb_tx_rack_expire(s, 200 * US), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	assert_int_equal(psn, 10);
+	sb_tx_retransmitted(s, psn, 2, 200 * US);
+	assert_int_equal(sack_at(s, 20, NULL, 0, 240 * US, 200 * US, &r), 1);
+	assert_int_equal(sb_tx_spurious(s), 1);
+	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
+
+	for (int i = 0; i < 10; i++)
+		push(s, (uint64_t)i, 1000, (uint64_t)(300 + i) * US);
+	{
+		const uint32_t above[] = { 21, 22, 23, 24, 25, 26, 27, 28, 29 };
+
+		assert_int_equal(sack_at(s, 20, above, 9, 350 * US, 309 * US, &r), 9);
+	}
+	assert_int_equal(sb_tx_rack_expire(s, 400 * US), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	sb_tx_retransmitted(s, psn, 2, 400 * US);
+	assert_int_equal(sack_at(s, 30, NULL, 0, 445 * US, 390 * US, &r), 1);
+	assert_int_equal(sb_tx_spurious(s), 1);
+	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
+	sb_tx_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -917,6 +1049,9 @@ int main(void)
 		cmocka_unit_test(test_tx_release_only_when_empty_and_psns_carry_on),
 		cmocka_unit_test(test_ring_grows_keeping_every_entry),
 		cmocka_unit_test(test_rx_bitmap_only_while_out_of_order),
+		cmocka_unit_test(test_rack_reordered_within_window_is_not_retransmitted),
+		cmocka_unit_test(test_rack_lost_packet_is_lost_when_its_timer_expires),
+		cmocka_unit_test(test_rack_window_grows_after_spurious_retransmission),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * "on XOFF XON" with size units, refused with FILE:LINE when xon is not
  * below xoff, when xoff leaves less than one MTU of the queue as headroom,
  * or when its words are wrong; sim_net_new refuses the same bad thresholds;
- * and a parsed PFC incast runs lossless with pauses counted.
+ * and a parsed PFC incast runs lossless with pauses counted. The option
+ * "rack": on (the reordering window) unless "rack = off".
  */
 #include "config.h"
 
@@ -63,6 +64,18 @@ static void expect_error(const char *line, const char *msg)
 	assert_int_equal(parse_with(line), -EINVAL);
 	if (!strstr(err, msg))
 		fail_msg("'%s': got '%s', want '%s'", line, err, msg);
+}
+
+static void test_rack_is_on_unless_turned_off(void **state)
+{
+	(void)state;
+	assert_int_equal(sim_conf_parse(base, strlen(base), "t.scn", &conf, err, sizeof(err)), 0);
+	assert_false(conf.net.rack_off);
+	assert_int_equal(parse_with("rack = off"), 0);
+	assert_true(conf.net.rack_off);
+	assert_int_equal(parse_with("rack = on"), 0);
+	assert_false(conf.net.rack_off);
+	expect_error("rack = maybe", "t.scn:5");
 }
 
 static void test_pfc_refuses_bad_thresholds_and_words(void **state)
@@ -127,6 +140,7 @@ int main(void)
 		cmocka_unit_test(test_pfc_is_off_unless_asked),
 		cmocka_unit_test(test_pfc_on_takes_sizes_with_units),
 		cmocka_unit_test(test_pfc_refuses_bad_thresholds_and_words),
+		cmocka_unit_test(test_rack_is_on_unless_turned_off),
 		cmocka_unit_test(test_sim_net_refuses_bad_thresholds),
 		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),
 	};

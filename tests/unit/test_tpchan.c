@@ -693,6 +693,83 @@ static void test_lost_tail_is_probed_before_the_rto(void **state)
 	world_fini(&w);
 }
 
+/* Drops the first copy of one psn and notes when each copy of it left. */
+struct drop_timer {
+	struct dropper d;
+	struct wirelink *link;
+	uint64_t sent_ns, resent_ns;
+};
+
+static int64_t drop_once_timed(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct drop_timer *t = arg;
+	struct wire_pkt w;
+
+	if (from == 0 && wire_parse(pkt, len, &w) == 0 && w.type == WIRE_DATA &&
+	    w.data.psn == t->d.psn) {
+		if (w.data.flags & WIRE_F_RETX)
+			t->resent_ns = wirelink_now(t->link);
+		else
+			t->sent_ns = wirelink_now(t->link);
+	}
+	return drop_once(&t->d, from, pkt, len);
+}
+
+/* One message for an RTT sample (20 us), then 12 packets with the third
+ * lost: the SACKs of the other nine all land within a few us and then stop,
+ * so the resend is the reorder timer's doing (sent + rtt + reo_wnd, with
+ * reo_wnd = min_rtt/4 = 5 us), long before the 200 us RTO. Without the
+ * window, dupthresh makes it go as the third SACK lands, ~20 us. */
+static uint64_t lost_resent_after(bool rack_off, struct tpchan_stats *a)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct drop_timer t = { .d = { .psn = 3 } };
+	struct tpchan_msg m;
+
+	p.npaths = 1;
+	p.rack_off = rack_off;
+	world_init(&w, 2, false);
+	w.msgs[0].len = 100;
+	w.msgs[1].off = 100;
+	w.msgs[1].len = 12 * MSS1500;
+	w.total = 100 + 12 * MSS1500;
+	world_chans(&w, &p, &p, &lp);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done_1, &w, 100 * MS), 0);
+	t.link = w.link;
+	wirelink_set_tap(w.link, drop_once_timed, &t);
+	m = msg_of(&w, 1);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, a);
+	assert_int_equal(t.d.dropped, 1);
+	assert_int_equal(t.d.retx_seen, 1);
+	world_fini(&w);
+	return t.resent_ns - t.sent_ns;
+}
+
+static void test_lost_packet_is_resent_when_its_reorder_timer_runs_out(void **state)
+{
+	struct tpchan_stats a;
+	uint64_t on = lost_resent_after(false, &a), off;
+
+	(void)state;
+	print_message("resent %llu ns after the original (rack on)\n", (unsigned long long)on);
+	assert_int_equal(a.fast_retx, 1);
+	assert_int_equal(a.retx_timeouts, 0);
+	assert_int_equal(a.spurious_retx, 0);
+	assert_true(on >= 25 * US);
+	assert_true(on < 35 * US);
+	off = lost_resent_after(true, &a);
+	print_message("resent %llu ns after the original (rack off)\n", (unsigned long long)off);
+	assert_int_equal(a.fast_retx, 1);
+	assert_true(off < 25 * US);
+}
+
 /* ---- the hostile wire ---- */
 
 struct capture {
@@ -1056,7 +1133,10 @@ static void refusals_at(uint32_t loss_ppm, bool gbn)
 {
 	struct refusal_totals t = { 0 };
 
-	for (uint64_t seed = 1; seed <= 6; seed++)
+	/* 12 seeds: whether a lost record needs a resend at 1% is luck of
+	 * timing; 6 runs had none once the reordering window changed when
+	 * packets go */
+	for (uint64_t seed = 1; seed <= 12; seed++)
 		refusals_on(rough_link(loss_ppm, 100 + seed), gbn, &t);
 	print_message("%5.1f%% loss%s: %llu runs, %llu refused, %llu completions held, "
 		      "%llu NACKs sent (%llu again)\n", loss_ppm / 1e4, gbn ? " (GBN)" : "",
@@ -1828,7 +1908,7 @@ static void test_idle_channel_releases_state_and_comes_back(void **state)
 	print_message("idle channel: %llu bytes\n", (unsigned long long)a0.state_bytes);
 	/* the fixed part: parameters, counters, CC, sequence state (no
 	 * per-packet or per-path state) */
-	assert_true(a0.state_bytes < 1344);
+	assert_true(a0.state_bytes < 1408);
 	assert_int_equal(a0.state_bytes, b0.state_bytes);
 	assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
 	assert_int_equal(tpchan_next_deadline(w.b), UINT64_MAX);
@@ -2048,6 +2128,7 @@ int main(void)
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
+		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
 		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
 		cmocka_unit_test(test_forged_refusal_counters_are_dropped),
