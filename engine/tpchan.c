@@ -421,6 +421,7 @@ struct tpchan *tpchan_new(const struct tpchan_params *params)
 		.max_window = c->p.max_inflight_bytes,
 		.delay_slack_ns = c->p.cc_delay_slack_ns,
 		.line_rate_bps = c->p.cc_line_rate_bps,
+		.base_rtt_ns = c->p.cc_base_rtt_ns,
 	};
 	c->cc->init(c->cc_st, &ccp);
 	cc_refresh(c);
@@ -1805,6 +1806,7 @@ int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops)
 		.max_window = c->p.max_inflight_bytes,
 		.delay_slack_ns = c->p.cc_delay_slack_ns,
 		.line_rate_bps = c->p.cc_line_rate_bps,
+		.base_rtt_ns = c->p.cc_base_rtt_ns,
 	});
 	free(c->cc_st);
 	c->cc_st = st;

@@ -93,6 +93,8 @@ struct tpchan_params {
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
 	uint64_t cc_line_rate_bps;     /* cc_params.line_rate_bps (0: unknown) */
+	uint64_t cc_base_rtt_ns;       /* cc_params.base_rtt_ns: the fabric's unloaded RTT
+					* (0: each controller learns the lowest it sees) */
 	uint64_t seed;                 /* path choice randomness */
 	/* The per-packet state (scoreboards, message table, refusal records,
 	 * per-path table) is allocated on first use and released after the

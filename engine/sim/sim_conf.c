@@ -49,7 +49,7 @@ static const struct unit count_units[] = { { "", 1 }, { NULL, 0 } };
 enum key {
 	K_TOPOLOGY, K_HOSTS, K_LEAVES, K_SPINES, K_HOSTS_PER_LEAF, K_HOST_RATE, K_UPLINK_RATE,
 	K_DELAY, K_QUEUE, K_ECN, K_LOSS, K_MTU, K_CHUNK, K_CC, K_RECOVERY, K_PATHS,
-	K_MAX_INFLIGHT, K_CC_DELAY_SLACK, K_RTO_MIN, K_DUPTHRESH, K_RACK, K_ADAPTIVE_CHUNK, K_INBAND,
+	K_MAX_INFLIGHT, K_CC_DELAY_SLACK, K_CC_BASE_RTT, K_RTO_MIN, K_DUPTHRESH, K_RACK, K_ADAPTIVE_CHUNK, K_INBAND,
 	K_SAMPLE, K_TIME_LIMIT, K_SEED, K_PFC,
 	K_FLOW, K_INCAST, K_PERMUTATION, K_STAGGER, K_COUNT
 };
@@ -57,7 +57,7 @@ enum key {
 static const char *const key_names[K_COUNT] = {
 	"topology", "hosts", "leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate",
 	"delay", "queue", "ecn", "loss", "mtu", "chunk", "cc", "recovery", "paths",
-	"max_inflight", "cc_delay_slack", "rto_min", "dupthresh", "rack", "adaptive_chunk", "inband",
+	"max_inflight", "cc_delay_slack", "cc_base_rtt", "rto_min", "dupthresh", "rack", "adaptive_chunk", "inband",
 	"sample", "time_limit", "seed", "pfc",
 	"flow", "incast", "permutation", "stagger",
 };
@@ -418,6 +418,10 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 			return r;
 		return num(ps, "cc_delay_slack", w[0], time_units, 1, NS_PER_S,
 			   &np->cc_delay_slack_ns);
+	case K_CC_BASE_RTT:
+		if ((r = words_expect(ps, "cc_base_rtt", nw, 1, 1)) < 0)
+			return r;
+		return num(ps, "cc_base_rtt", w[0], time_units, 1, NS_PER_S, &np->cc_base_rtt_ns);
 	case K_RTO_MIN:
 		if ((r = words_expect(ps, "rto_min", nw, 1, 1)) < 0)
 			return r;

@@ -80,6 +80,7 @@ struct sim_net_params {
 	uint32_t chunk_bytes;          /* 0: the transport's default */
 	uint64_t max_inflight_bytes;   /* 0: the transport's default */
 	uint64_t cc_delay_slack_ns;    /* 0: the CC module's default */
+	uint64_t cc_base_rtt_ns;       /* tpchan_params.cc_base_rtt_ns; 0: learned */
 	uint64_t rto_min_ns;           /* 0: the transport's default */
 	uint32_t dupthresh;            /* 0: the transport's default */
 	bool rack_off;                 /* tpchan_params.rack_off (scenario `rack = off`) */

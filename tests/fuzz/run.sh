@@ -65,7 +65,7 @@ write_conf_dict() {
 write_simconf_dict() {
 	for k in topology hosts leaves spines hosts_per_leaf host_rate uplink_rate delay \
 		queue ecn loss mtu chunk cc recovery paths max_inflight cc_delay_slack rto_min \
-		dupthresh rack sample time_limit seed flow incast permutation stagger inband adaptive_chunk \
+		dupthresh rack cc_base_rtt sample time_limit seed flow incast permutation stagger inband adaptive_chunk \
 		pfc; do
 		printf '"%s = "\n' "$k"
 	done

@@ -78,6 +78,19 @@ static void test_rack_is_on_unless_turned_off(void **state)
 	expect_error("rack = maybe", "t.scn:5");
 }
 
+static void test_cc_base_rtt_is_learned_unless_given(void **state)
+{
+	(void)state;
+	assert_int_equal(sim_conf_parse(base, strlen(base), "t.scn", &conf, err, sizeof(err)), 0);
+	assert_int_equal(conf.net.cc_base_rtt_ns, 0);
+	assert_int_equal(parse_with("cc_base_rtt = 4700ns"), 0);
+	assert_int_equal(conf.net.cc_base_rtt_ns, 4700);
+	assert_int_equal(parse_with("cc_base_rtt = 5us"), 0);
+	assert_int_equal(conf.net.cc_base_rtt_ns, 5000);
+	expect_error("cc_base_rtt = 0us", "t.scn:5");
+	expect_error("cc_base_rtt = soon", "t.scn:5");
+}
+
 static void test_pfc_refuses_bad_thresholds_and_words(void **state)
 {
 	(void)state;
@@ -141,6 +154,7 @@ int main(void)
 		cmocka_unit_test(test_pfc_on_takes_sizes_with_units),
 		cmocka_unit_test(test_pfc_refuses_bad_thresholds_and_words),
 		cmocka_unit_test(test_rack_is_on_unless_turned_off),
+		cmocka_unit_test(test_cc_base_rtt_is_learned_unless_given),
 		cmocka_unit_test(test_sim_net_refuses_bad_thresholds),
 		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),
 	};
