@@ -243,13 +243,13 @@ for sp in (8, 4):
     print(f'  spines {sp} cc window, 4 KiB chunks, dupthresh 64: {a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
 
 # ---- experiment 4 ----
-print(f'\n## Experiment 4 (seeds {seedlist}, medians)\n')
-print('| cc | jain_steady | jain (per-flow bytes/FCT) | goodput (Gbit/s) | timeouts | drops | per-seed jain_steady |')
-print('|---|---|---|---|---|---|---|')
-with open(os.path.join(data, 'e4-fair.csv'), 'w') as f:
-    f.write('cc,seeds,jain_steady,jain_flows,goodput_gbps,timeouts,queue_drops\n')
-    for cc in ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none', 'hint+inband'):
-        name = f'e4-fair-{cc}'
+E4_CCS = ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none', 'hint+inband')
+
+
+def e4_rows(suffix):
+    rows = []
+    for cc in E4_CCS:
+        name = f'e4-fair-{cc}{suffix}'
         js, jf, g, to, dr = [], [], [], [], []
         for s, path in seeds(name):
             sm = summary(path)
@@ -258,12 +258,28 @@ with open(os.path.join(data, 'e4-fair.csv'), 'w') as f:
             g.append(num(sm, 'goodput_gbps'))
             to.append(num(sm, 'timeouts'))
             dr.append(num(sm, 'queue_drops'))
-        f.write(f"{cc},{' '.join(map(str, seedlist))},{med(js):.4f},{med(jf):.4f},{med(g):.2f},"
-                f"{med(to):.0f},{med(dr):.0f}\n")
+        rows.append((cc, name, js, jf, g, to, dr))
         print(f"| {cc} | {med(js):.3f} | {med(jf):.3f} | {med(g):.1f} | {med(to):.0f} | {med(dr):.0f} | "
               + ', '.join(f'{x:.3f}' for x in js) + ' |')
+    return rows
+
+
+print(f'\n## Experiment 4 (seeds {seedlist}, medians; base RTT 5 us given)\n')
+print('| cc | jain_steady | jain (per-flow bytes/FCT) | goodput (Gbit/s) | timeouts | drops | per-seed jain_steady |')
+print('|---|---|---|---|---|---|---|')
+with open(os.path.join(data, 'e4-fair.csv'), 'w') as f:
+    f.write('cc,base_rtt,seeds,jain_steady,jain_flows,goodput_gbps,timeouts,queue_drops\n')
+    for cc, name, js, jf, g, to, dr in e4_rows(''):
+        f.write(f"{cc},5us,{' '.join(map(str, seedlist))},{med(js):.4f},{med(jf):.4f},{med(g):.2f},"
+                f"{med(to):.0f},{med(dr):.0f}\n")
         # seed 1 throughput over time, for the plot
         src = os.path.join(run, name, 's1', 'throughput.csv')
         if os.path.exists(src):
             with open(src) as i, open(os.path.join(data, f'e4-tput-{cc}.csv'), 'w') as o:
                 o.write(i.read())
+    print('\nthe same with each flow learning its base RTT (its lowest sample):\n')
+    print('| cc | jain_steady | jain (per-flow bytes/FCT) | goodput (Gbit/s) | timeouts | drops | per-seed jain_steady |')
+    print('|---|---|---|---|---|---|---|')
+    for cc, name, js, jf, g, to, dr in e4_rows('-learned'):
+        f.write(f"{cc},learned,{' '.join(map(str, seedlist))},{med(js):.4f},{med(jf):.4f},{med(g):.2f},"
+                f"{med(to):.0f},{med(dr):.0f}\n")
