@@ -296,6 +296,12 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 			ch->q_due = 0;
 			return -EAGAIN;
 		}
+		if ((op->rflags & RFL_VOID) && r == -ENOMEM) {
+			/* a void must get there (the peer's later sends, or
+			 * signals, wait for its number): again after a while */
+			op->rdue = e->now + RETRY_MIN_NS;
+			return -ENOMEM;
+		}
 		remote_op_finish(e, op, r);
 		return 0;
 	}
@@ -336,6 +342,11 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 			r = submit_one(e, ch, op);
 			if (r == -EAGAIN)
 				return;
+			if (r == -ENOMEM) {            /* a void, for later */
+				skip = true;
+				if (op->rdue < ch->q_due)
+					ch->q_due = op->rdue;
+			}
 			if (r == -EBUSY) {
 				if (nheld == sizeof(held) / sizeof(held[0])) {
 					ch->q_due = 0;     /* the rest unseen: walk again */

@@ -154,6 +154,21 @@ struct fx {
 
 /* ---- memory ---- */
 
+/* Allocation failure on demand: calloc of at least g_fail_min bytes fails
+ * while g_fail_min is set (as in test_tpchan). Not under ASan, which owns
+ * calloc. */
+#ifndef __SANITIZE_ADDRESS__
+extern void *__libc_calloc(size_t n, size_t size);
+static size_t g_fail_min;
+
+void *calloc(size_t n, size_t size)
+{
+	if (g_fail_min && n && size && n * size >= g_fail_min)
+		return NULL;
+	return __libc_calloc(n, size);
+}
+#endif
+
 static int fx_copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
 		   uint64_t src_off, uint64_t len)
 {
@@ -2104,6 +2119,40 @@ static void test_mr_remove_under_a_send_keeps_the_connection_going(void **state)
 
 /* A put waiting for the channel when its source goes away fails
  * -ECANCELED; the signal behind it still goes out. */
+/* A put meets a channel that cannot take it (its state was released while
+ * idle and cannot be allocated again): the put fails with -ENOMEM, and its
+ * void, refused the same way, is kept and sent once memory is back, never
+ * dropped, or B would hold the signal behind it forever. */
+static void test_a_void_refused_for_memory_goes_later(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	struct fx *f = fx_open(state, PARAMS(.seed = 94));
+	uint64_t rel;
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64 * KiB, .user_data = 1));
+	wait_cqe(f, HA, 1);
+	/* A's channel goes idle and lets its per-packet state go */
+	rel = chst(f, HA, 0).tp.state_releases;
+	run_for(f, 1 * MS);
+	assert_true(chst(f, HA, 0).tp.state_releases > rel);
+	g_fail_min = 256;
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1000, .user_data = 2));
+	run_for(f, 2 * MS);
+	g_fail_min = 0;
+	/* the signal counts on put 2 being settled at B: only its void can */
+	submit(f, HA, SIGNAL(.user_data = 3));
+	wait_cqes(f, HA, 3);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_int_equal(cqe(f, HA, 2).res, -ENOMEM);
+	assert_int_equal(cqe(f, HA, 3).res, 0);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+#endif
+}
+
 static void test_mr_remove_under_a_put_releases_the_signal_behind_it(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 93, .max_msgs = 1));
@@ -2469,6 +2518,7 @@ int main(void)
 		T(test_chan_remove_returns_message_slots),
 		T(test_conn_reset_fails_the_pending_recv),
 		T(test_mr_remove_under_a_send_keeps_the_connection_going),
+		T(test_a_void_refused_for_memory_goes_later),
 		T(test_mr_remove_under_a_put_releases_the_signal_behind_it),
 		T(test_mr_remove_under_a_recv_drops_the_rest_of_its_message),
 		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
