@@ -579,22 +579,28 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 			return;
 		}
 	}
-	if (op->opcode == UCCL_OP_PUT && res < 0 && !(op->rflags & RFL_VOID)) {
-		if (res == -ECONNRESET || res == -ETIMEDOUT) {
-			c->r.put_reset_err = res;  /* the side is going: no void */
-		} else {
-			/* refused, or its source went away: the receiver
-			 * learns that its number is settled from a void; the
-			 * put completes, with res, when that is acknowledged */
-			if (op->res == 0) {        /* a cancel counted its own */
-				op->res = res;
-				eng_count_err(e, res);
-			}
-			op->rflags |= RFL_VOID;
-			op->rbackoff_us = 0;
-			retry_later(e, op, false);
-			return;
+	if (op->opcode == UCCL_OP_PUT && (op->rflags & RFL_VOID) && res == -ENOBUFS) {
+		/* the receiver had no memory to settle its number: the void
+		 * must get there, or it and we disagree on settled puts */
+		retry_later(e, op, true);
+		return;
+	}
+	if (op->opcode == UCCL_OP_PUT && (res == -ECONNRESET || res == -ETIMEDOUT)) {
+		/* the side is going: no void; a signal behind it may have
+		 * been dropped unapplied, void or not */
+		c->r.put_reset_err = res;
+	} else if (op->opcode == UCCL_OP_PUT && res < 0 && !(op->rflags & RFL_VOID)) {
+		/* refused, or its source went away: the receiver learns that
+		 * its number is settled from a void; the put completes, with
+		 * res, when that is acknowledged */
+		if (op->res == 0) {        /* a cancel counted its own */
+			op->res = res;
+			eng_count_err(e, res);
 		}
+		op->rflags |= RFL_VOID;
+		op->rbackoff_us = 0;
+		retry_later(e, op, false);
+		return;
 	}
 	if (op->opcode == UCCL_OP_SIGNAL && res == -ENOBUFS) {
 		retry_later(e, op, true);  /* the receiver holds too many */
@@ -608,6 +614,10 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	}
 	if (op->rflags & RFL_VOID)
 		res = -ECANCELED;
+	/* acknowledged, but an earlier put went with the connection: the
+	 * receiver may hold it unapplied and drop it (as release_signals) */
+	if (op->opcode == UCCL_OP_SIGNAL && res == 0)
+		res = c->r.put_reset_err;
 	/* finish may post op and return it to the pool: look at it first */
 	put = op->opcode == UCCL_OP_PUT;
 	remote_op_finish(e, op, res);

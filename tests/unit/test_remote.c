@@ -2153,6 +2153,34 @@ static void test_a_void_refused_for_memory_goes_later(void **state)
 #endif
 }
 
+/* B has no memory for the record of a multi-packet put: the put is
+ * refused (-ENOBUFS) and its void, refused the same way, is sent again
+ * until B can settle the number; a signal after it then takes effect
+ * (it stayed held for ever when the refused void was taken as final). */
+static void test_a_void_the_receiver_had_no_memory_for_goes_again(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	struct fx *f = fx_open(state, PARAMS(.seed = 95));
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64 * KiB, .user_data = 1));
+	wait_cqe(f, HA, 1);
+	g_fail_min = 600;              /* B's put record; not A's channel state */
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 20000, .user_data = 2));
+	run_for(f, 2 * MS);
+	assert_true(st(f, HB)->rx_refused_nobuf > 0);
+	g_fail_min = 0;
+	submit(f, HA, SIGNAL(.user_data = 3));
+	wait_cqes(f, HA, 3);
+	assert_int_equal(cqe(f, HA, 2).res, -ENOBUFS);
+	assert_int_equal(cqe(f, HA, 3).res, 0);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+#endif
+}
+
 static void test_mr_remove_under_a_put_releases_the_signal_behind_it(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 93, .max_msgs = 1));
@@ -2519,6 +2547,7 @@ int main(void)
 		T(test_conn_reset_fails_the_pending_recv),
 		T(test_mr_remove_under_a_send_keeps_the_connection_going),
 		T(test_a_void_refused_for_memory_goes_later),
+		T(test_a_void_the_receiver_had_no_memory_for_goes_again),
 		T(test_mr_remove_under_a_put_releases_the_signal_behind_it),
 		T(test_mr_remove_under_a_recv_drops_the_rest_of_its_message),
 		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
