@@ -20,6 +20,8 @@ rounds=${2:-6}
 secs=${SECONDS_PER_RUN:-3}
 
 die() { echo "run-gather.sh: $*" >&2; exit 1; }
+# shellcheck source=bench/netpair.sh
+. "$(dirname "$0")/netpair.sh"
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
 case $secs in ''|*[!0-9]*|0) die "SECONDS_PER_RUN must be a positive integer, not '$secs'" ;; esac
 [ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces, veth)"
@@ -45,17 +47,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ip netns add "$NS1"
-ip netns add "$NS2"
-ip link add veth1 netns "$NS1" type veth peer name veth2 netns "$NS2"
-for x in "$NS1 veth1 10.80.0.1" "$NS2 veth2 10.80.0.2"; do
-	# shellcheck disable=SC2086 # three words
-	set -- $x
-	ip -n "$1" link set lo up
-	ip -n "$1" link set "$2" mtu 9000
-	ip -n "$1" addr add "$3/24" dev "$2"
-	ip -n "$1" link set "$2" up
-done
+netpair_up "$NS1" "$NS2" 10.80.0.1 10.80.0.2 || die "no namespaces to run in"
 
 # rperf_run on|off: one uccl_rperf run between fresh daemons; prints Gbit/s
 rperf_run() {

@@ -38,6 +38,8 @@ iperf_secs=${IPERF_SECONDS:-5}
 daemon_mtu=${DAEMON_MTU:-9000}
 
 die() { echo "run-remote-perf.sh: $*" >&2; exit 1; }
+# shellcheck source=bench/netpair.sh
+. "$(dirname "$0")/netpair.sh"
 say() { echo "run-remote-perf.sh: $*" >&2; }
 
 case $runs in
@@ -104,19 +106,8 @@ loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # --- two hosts: ns1 (A, clients) and ns2 (B, servers), veth MTU 9000 ---
 in1() { ip netns exec "$NS1" "$@"; }
 in2() { ip netns exec "$NS2" "$@"; }
-ip netns add "$NS1" || die "cannot create network namespace $NS1"
 ns_made=1
-ip netns add "$NS2" || die "cannot create network namespace $NS2"
-ip link add veth1 netns "$NS1" type veth peer name veth2 netns "$NS2" ||
-	die "cannot create the veth pair"
-for x in "$NS1 veth1 $IP1" "$NS2 veth2 $IP2"; do
-	# shellcheck disable=SC2086 # three words
-	set -- $x
-	ip -n "$1" link set lo up
-	ip -n "$1" link set "$2" mtu 9000
-	ip -n "$1" addr add "$3/24" dev "$2"
-	ip -n "$1" link set "$2" up
-done
+netpair_up "$NS1" "$NS2" "$IP1" "$IP2" || die "no namespaces to run in"
 default_cc=$(in1 sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown)
 
 # wait_port NS tcp|udp PORT: until something listens there (10 s)

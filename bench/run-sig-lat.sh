@@ -19,6 +19,8 @@
 set -euo pipefail
 
 die() { echo "run-sig-lat.sh: $*" >&2; exit 1; }
+# shellcheck source=bench/netpair.sh
+. "$(dirname "$0")/netpair.sh"
 [ $# -ge 3 ] || die "usage: $0 BUILDDIR RUNS DAEMON..."
 builddir=$1 runs=$2
 shift 2
@@ -44,16 +46,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ip netns add "$NS1" && ip netns add "$NS2" || die "cannot create network namespaces"
-ip link add veth1 netns "$NS1" type veth peer name veth2 netns "$NS2" || die "no veth pair"
-for x in "$NS1 veth1 $IP1" "$NS2 veth2 $IP2"; do
-	# shellcheck disable=SC2086 # three words
-	set -- $x
-	ip -n "$1" link set lo up
-	ip -n "$1" link set "$2" mtu 9000
-	ip -n "$1" addr add "$3/24" dev "$2"
-	ip -n "$1" link set "$2" up
-done
+netpair_up "$NS1" "$NS2" "$IP1" "$IP2" || die "no namespaces to run in"
 
 # one_run DAEMON TAG: a fresh daemon pair, one uccl_rperf client; prints p50 p99
 one_run() {

@@ -190,49 +190,40 @@ print('| spines (oversub) | cc | paths | dupthresh | goodput to last completion 
       '| sum of per-flow rates (Gbit/s) | FCT p50 (us) | FCT max (us) | fast retx | drops |')
 print('|---|---|---|---|---|---|---|---|---|---|')
 res3 = {}
+
+
+def e3_row(f, name, sp, cc, label, p, d):
+    """One experiment-3 row: medians over seeds into res3, the CSV and the table."""
+    g, sf, p50, mx, fr, dr, fl = [], [], [], [], [], [], 0
+    for s, path in seeds(name):
+        sm = summary(path)
+        g.append(num(sm, 'goodput_gbps'))
+        sf.append(sum(float(r['gbps']) for r in fcts(path) if r['status'] == '0'))
+        p50.append(num(sm, 'fct_p50_us'))
+        mx.append(num(sm, 'fct_max_us'))
+        fr.append(num(sm, 'fast_retx'))
+        dr.append(num(sm, 'queue_drops'))
+        fl += int(num(sm, 'failed') + num(sm, 'unfinished'))
+    m = (med(g), med(sf), med(p50), med(mx), med(fr), med(dr))
+    res3[(sp, cc, p, d)] = m
+    f.write(f"{sp},{8 / sp:.0f}:1,{cc},{p},{d},{' '.join(map(str, seedlist))},"
+            f"{m[0]:.1f},{m[1]:.1f},{m[2]:.1f},{m[3]:.1f},{m[4]:.0f},{m[5]:.0f},{fl}\n")
+    print(f"| {sp} ({8 / sp:.0f}:1) | {label} | {p} | {d} | {m[0]:.0f} | {m[1]:.0f} | "
+          f"{m[2]:.0f} | {m[3]:.0f} | {m[4]:.0f} | {m[5]:.0f} |")
+
+
 with open(os.path.join(data, 'e3-ecmp.csv'), 'w') as f:
     f.write('spines,oversub,cc,paths,dupthresh,seeds,goodput_gbps,sum_flow_gbps,fct_p50_us,'
             'fct_max_us,fast_retx,queue_drops,failed_flows\n')
     for sp in (8, 4):
         for cc in ('window', 'none'):
             for p, d in ((1, 3), (1, 64), (256, 3), (256, 64)):
-                name = f'e3-ecmp-s{sp}-p{p}-d{d}-{cc}'
-                g, sf, p50, mx, fr, dr, fl = [], [], [], [], [], [], 0
-                for s, path in seeds(name):
-                    sm = summary(path)
-                    g.append(num(sm, 'goodput_gbps'))
-                    sf.append(sum(float(r['gbps']) for r in fcts(path) if r['status'] == '0'))
-                    p50.append(num(sm, 'fct_p50_us'))
-                    mx.append(num(sm, 'fct_max_us'))
-                    fr.append(num(sm, 'fast_retx'))
-                    dr.append(num(sm, 'queue_drops'))
-                    fl += int(num(sm, 'failed') + num(sm, 'unfinished'))
-                m = (med(g), med(sf), med(p50), med(mx), med(fr), med(dr))
-                res3[(sp, cc, p, d)] = m
-                f.write(f"{sp},{8 / sp:.0f}:1,{cc},{p},{d},{' '.join(map(str, seedlist))},"
-                        f"{m[0]:.1f},{m[1]:.1f},{m[2]:.1f},{m[3]:.1f},{m[4]:.0f},{m[5]:.0f},{fl}\n")
-                print(f"| {sp} ({8 / sp:.0f}:1) | {cc} | {p} | {d} | {m[0]:.0f} | {m[1]:.0f} | "
-                      f"{m[2]:.0f} | {m[3]:.0f} | {m[4]:.0f} | {m[5]:.0f} |")
+                e3_row(f, f'e3-ecmp-s{sp}-p{p}-d{d}-{cc}', sp, cc, cc, p, d)
     # spraying per packet (4 KiB chunks, one packet each), window, dupthresh 64
     for sp in (8, 4):
         for p in (1, 256):
-            name = f'e3-ecmp-s{sp}-p{p}-d64-window-c4k'
-            g, sf, p50, mx, fr, dr, fl = [], [], [], [], [], [], 0
-            for s, path in seeds(name):
-                sm = summary(path)
-                g.append(num(sm, 'goodput_gbps'))
-                sf.append(sum(float(r['gbps']) for r in fcts(path) if r['status'] == '0'))
-                p50.append(num(sm, 'fct_p50_us'))
-                mx.append(num(sm, 'fct_max_us'))
-                fr.append(num(sm, 'fast_retx'))
-                dr.append(num(sm, 'queue_drops'))
-                fl += int(num(sm, 'failed') + num(sm, 'unfinished'))
-            m = (med(g), med(sf), med(p50), med(mx), med(fr), med(dr))
-            res3[(sp, 'window-c4k', p, 64)] = m
-            f.write(f"{sp},{8 / sp:.0f}:1,window-c4k,{p},64,{' '.join(map(str, seedlist))},"
-                    f"{m[0]:.1f},{m[1]:.1f},{m[2]:.1f},{m[3]:.1f},{m[4]:.0f},{m[5]:.0f},{fl}\n")
-            print(f"| {sp} ({8 / sp:.0f}:1) | window, 4 KiB chunks | {p} | 64 | {m[0]:.0f} | {m[1]:.0f} | "
-                  f"{m[2]:.0f} | {m[3]:.0f} | {m[4]:.0f} | {m[5]:.0f} |")
+            e3_row(f, f'e3-ecmp-s{sp}-p{p}-d64-window-c4k', sp, 'window-c4k',
+                   'window, 4 KiB chunks', p, 64)
 print('\nratios 256 paths / 1 path (goodput to last completion; sum of per-flow rates):')
 for sp in (8, 4):
     for cc in ('window', 'none'):

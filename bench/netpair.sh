@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: MIT
+#
+# netpair.sh: sourced by the host-to-host benchmark scripts (run-remote-perf.sh,
+# run-gather.sh, run-sig-lat.sh). netpair_up NS1 NS2 IP1 IP2: two network
+# namespaces joined by a veth pair (veth1 in NS1 with IP1/24, veth2 in NS2
+# with IP2/24, MTU 9000, loopback up), standing for two hosts. Prints what
+# failed and returns 1 on the first error; the caller removes the
+# namespaces (ip netns del) on exit, made or not.
+
+netpair_up() {
+	local ns ifc ip x
+	ip netns add "$1" || { echo "cannot create network namespace $1" >&2; return 1; }
+	ip netns add "$2" || { echo "cannot create network namespace $2" >&2; return 1; }
+	ip link add veth1 netns "$1" type veth peer name veth2 netns "$2" ||
+		{ echo "cannot create the veth pair" >&2; return 1; }
+	for x in "$1 veth1 $3" "$2 veth2 $4"; do
+		read -r ns ifc ip <<EOT
+$x
+EOT
+		ip -n "$ns" link set lo up &&
+			ip -n "$ns" link set "$ifc" mtu 9000 &&
+			ip -n "$ns" addr add "$ip/24" dev "$ifc" &&
+			ip -n "$ns" link set "$ifc" up ||
+			{ echo "cannot set up $ifc in $ns" >&2; return 1; }
+	done
+}
