@@ -97,6 +97,8 @@ struct conf {
 	uint64_t udp_buffer_bytes;        /* UDP socket send and receive buffers */
 	uint32_t rto_min_us;
 	uint32_t dupthresh;
+	bool reorder_window;              /* tpchan: !rack_off */
+	uint32_t cc_base_rtt_us;          /* tpchan_params.cc_base_rtt_ns / 1000; 0: learned */
 	uint32_t cc_delay_slack_us;
 	char cc[CONF_CC_NAME_MAX + 1];    /* congestion controller of every channel */
 	uint64_t pull_rate_mbps;          /* credit pacing for eqds senders (0: unpaced) */

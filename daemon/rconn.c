@@ -210,6 +210,8 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.adaptive_chunk = cf->adaptive_chunk,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
 		.dupthresh = cf->dupthresh,
+		.rack_off = !cf->reorder_window,
+		.cc_base_rtt_ns = (uint64_t)cf->cc_base_rtt_us * 1000,
 		.cc = cc,
 		.cc_delay_slack_ns = (uint64_t)cf->cc_delay_slack_us * 1000,
 		.rto_init_ns = (uint64_t)cf->rto_min_us * 4000,
