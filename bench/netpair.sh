@@ -24,3 +24,14 @@ EOT
 			{ echo "cannot set up $ifc in $ns" >&2; return 1; }
 	done
 }
+
+# netpair_down NS1 NS2 [PID...]: for an EXIT trap: stops the processes
+# (TERM, then waits for them) and removes both namespaces, made or not.
+netpair_down() {
+	local ns1=$1 ns2=$2 p
+	shift 2
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "$@"; do wait "$p" 2>/dev/null || true; done
+	ip netns del "$ns1" 2>/dev/null || true
+	ip netns del "$ns2" 2>/dev/null || true
+}

@@ -33,15 +33,12 @@ for t in iperf3 python3 ip timeout; do
 	command -v "$t" >/dev/null || die "$t is needed (apt-get install iperf3 python3 iproute2)"
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-gather.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-gather.XXXXXX") || die "cannot make a temporary directory"
 NS1=ugt$$a NS2=ugt$$b
 pids=''
 cleanup() {
-	local p
-	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	ip netns del "$NS1" 2>/dev/null || true
-	ip netns del "$NS2" 2>/dev/null || true
+	# shellcheck disable=SC2086 # one word per pid
+	netpair_down "$NS1" "$NS2" $pids
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

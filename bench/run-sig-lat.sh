@@ -31,16 +31,13 @@ rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
 [ -x "$rperf" ] || die "$rperf not found"
 for d in "${daemons[@]}"; do [ -x "$d" ] || die "$d not found"; done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-siglat.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-siglat.XXXXXX") || die "cannot make a temporary directory"
 NS1=usl$$a NS2=usl$$b
 IP1=10.78.0.1 IP2=10.78.0.2
 pids=''
 cleanup() {
-	local p
-	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	ip netns del "$NS1" 2>/dev/null || true
-	ip netns del "$NS2" 2>/dev/null || true
+	# shellcheck disable=SC2086 # one word per pid
+	netpair_down "$NS1" "$NS2" $pids
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
