@@ -154,20 +154,9 @@ struct fx {
 
 /* ---- memory ---- */
 
-/* Allocation failure on demand: calloc of at least g_fail_min bytes fails
- * while g_fail_min is set (as in test_tpchan). Not under ASan, which owns
- * calloc. */
-#ifndef __SANITIZE_ADDRESS__
-extern void *__libc_calloc(size_t n, size_t size);
-static size_t g_fail_min;
-
-void *calloc(size_t n, size_t size)
-{
-	if (g_fail_min && n && size && n * size >= g_fail_min)
-		return NULL;
-	return __libc_calloc(n, size);
-}
-#endif
+/* Allocation failure on demand; the tests using it set g_calloc_only, as
+ * only the engine's callocs are meant to fail. */
+#include "tests/unit/failalloc.h"
 
 static int fx_copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
 		   uint64_t src_off, uint64_t len)
@@ -2138,6 +2127,7 @@ static void test_a_void_refused_for_memory_goes_later(void **state)
 	rel = chst(f, HA, 0).tp.state_releases;
 	run_for(f, 1 * MS);
 	assert_true(chst(f, HA, 0).tp.state_releases > rel);
+	g_calloc_only = true;
 	g_fail_min = 256;
 	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1000, .user_data = 2));
 	run_for(f, 2 * MS);
@@ -2167,6 +2157,7 @@ static void test_a_void_the_receiver_had_no_memory_for_goes_again(void **state)
 
 	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64 * KiB, .user_data = 1));
 	wait_cqe(f, HA, 1);
+	g_calloc_only = true;
 	g_fail_min = 600;              /* B's put record; not A's channel state */
 	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 20000, .user_data = 2));
 	run_for(f, 2 * MS);

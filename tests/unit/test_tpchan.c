@@ -1862,30 +1862,9 @@ static void test_same_seed_same_run(void **state)
 
 /* ---- state at scale: allocated on use, released when idle ---- */
 
-/* Allocation failure on demand: calloc (and realloc unless
- * g_calloc_only) of at least g_fail_min bytes fails while g_fail_min is
- * set. wirelink grows its queues with realloc only. Not under ASan, which
- * owns these functions. */
-#ifndef __SANITIZE_ADDRESS__
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-static size_t g_fail_min;
-static bool g_calloc_only;
-
-void *calloc(size_t n, size_t size)
-{
-	if (g_fail_min && n && size && n * size >= g_fail_min)
-		return NULL;
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	if (g_fail_min && !g_calloc_only && size >= g_fail_min)
-		return NULL;
-	return __libc_realloc(p, size);
-}
-#endif
+/* Allocation failure on demand (wirelink grows its queues with realloc
+ * only, so g_calloc_only spares it). */
+#include "tests/unit/failalloc.h"
 
 /* Phase 1 sends the first half of the messages, the link goes idle until
  * both channels release their state at the hold's deadline, phase 2 sends
