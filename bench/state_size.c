@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "engine/engine_int.h"
@@ -61,15 +62,25 @@ static void nop_complete(void *arg, uint64_t cookie, int res)
 
 static const struct tpchan_cb cb = { .read = nop_read, .deliver = nop_deliver, .complete = nop_complete };
 
+/* 64 random-looking bits (splitmix64): the daemon draws tokens and path
+ * seeds from getrandom, and small ones would pack shorter when frozen */
+static uint64_t rnd64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 /* daemon/rconn.c chan_up() with the daemon/conf.c defaults */
 static struct tpchan_params daemon_chan(uint32_t i)
 {
 	return (struct tpchan_params){
-		.tx_token = 0x1000 + i, .rx_token = 0x2000 + i, .mtu = 1500, .chunk_bytes = 32768,
+		.tx_token = rnd64(3 * i), .rx_token = rnd64(3 * i + 1), .mtu = 1500, .chunk_bytes = 32768,
 		.npaths = 64, .max_inflight_pkts = 4096, .rx_window_pkts = 4096,
 		.max_inflight_bytes = 16u << 20, .max_msgs = 1024, .go_back_n = false,
 		.rto_min_ns = 1000000, .dupthresh = 3, .cc = cc_find("window"),
-		.cc_delay_slack_ns = 500000, .rto_init_ns = 4000000, .crc = false, .seed = i,
+		.cc_delay_slack_ns = 500000, .rto_init_ns = 4000000, .crc = false, .seed = rnd64(3 * i + 2),
 		.idle_release_ns = 100000000, .cb = &cb,
 	};
 }
@@ -113,7 +124,7 @@ static int chan_life(struct chan_life *o)
 	struct tpchan *ch[2];
 	struct tpchan_stats sa, sb;
 	struct tpchan_msg m = { .cookie = 1, .opcode = 2, .len = 4u << 20 };
-	uint64_t now = 1000000, done_at = 0;
+	uint64_t now = 30ull * 86400 * 1000000000, done_at = 0;   /* a month of uptime: timestamps pack as they would in a daemon */
 	size_t base;
 	int r;
 
@@ -180,9 +191,10 @@ static int chan_life(struct chan_life *o)
 #define NCH 64
 #define NEP 16
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct tpchan *tc[NCH];
+	size_t live_base;
 	struct engine_mem_ops mem = { .copy = nop_copy };
 	struct engine_params ep = {
 		.max_endpoints = 1024, .max_mrs = 1024, .poll_batch = 64, .mem = &mem,
@@ -196,11 +208,30 @@ int main(void)
 	struct engine *e;
 	double E = 1024, H = 1024, per_conn, first_conn;
 
+	/* glibc's per-thread cache keeps freed blocks counted as in use, and
+	 * a frozen channel frees most of what it had: measure without it */
+	if (!getenv("GLIBC_TUNABLES")) {
+		setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", 1);
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, "state_size: re-exec without the malloc cache failed; "
+			"figures below count freed blocks\n");
+	}
+	(void)argc;
 	/* a bare tpchan, once the allocator's own first-use setup is done */
 	{
 		struct tpchan_params p = daemon_chan(0);
+		struct tpchan_stats st;
+		struct tpchan *t;
 
 		tpchan_free(tpchan_new(&p));
+		/* the fixed part unpacked, as a live channel holds it */
+		p.freeze_off = true;
+		t = tpchan_new(&p);
+		if (!t)
+			return 1;
+		tpchan_get_stats(t, &st);
+		live_base = st.state_bytes;
+		tpchan_free(t);
 	}
 	a = used();
 	for (uint32_t i = 0; i < NCH; i++) {
@@ -278,14 +309,15 @@ int main(void)
 	printf("tpchan_new                 %zu bytes per channel (daemon defaults), idle\n", per_tp);
 	printf("engine_chan_add            %zu bytes per channel (rchan + tpchan), idle\n", per_ch);
 	printf("channel life (heap bytes; state_bytes stat in brackets):\n");
-	printf("  idle after creation      %lld [%llu]\n", L.idle, (unsigned long long)L.st_idle);
+	printf("  idle after creation      %lld [%llu] (frozen; unpacked it is [%zu])\n", L.idle,
+	       (unsigned long long)L.st_idle, live_base);
 	printf("  sender, %s in flight    %lld [%llu]\n", "a batch", L.busy_tx,
 	       (unsigned long long)L.st_busy_tx);
 	printf("  receiver behind a hole   %lld [%llu]\n", L.busy_rx, (unsigned long long)L.st_busy_rx);
 	printf("  most during the 4 MiB    [%llu / %llu] (sender / receiver)\n",
 	       (unsigned long long)L.st_peak_tx, (unsigned long long)L.st_peak_rx);
 	printf("  full window, computed    [%zu] (4096-entry ring, 1024 messages, 64 paths)\n",
-	       (size_t)L.st_idle + 4096 * 48 + 2 * 512 + 1024 * 88 + 64 * 40);
+	       live_base + 4096 * 48 + 2 * 512 + 1024 * 88 + 64 * 40);
 	printf("  after 4 MiB and the hold %lld / %lld [%llu / %llu] (sender / receiver; "
 	       "releases %llu / %llu, %.1f ms after completion)\n", L.after_tx, L.after_rx,
 	       (unsigned long long)L.st_after_tx, (unsigned long long)L.st_after_rx,
@@ -301,6 +333,10 @@ int main(void)
 	 * connection to one endpoint on each of H hosts (E x H sides) */
 	{
 		double chans_host = H * per_ch, chans_pair = E * H * per_ch;
+		/* a channel frozen again after carrying data: its counters and
+		 * RTT pack longer than zeros */
+		double after = (double)(L.after_tx > L.after_rx ? L.after_tx : L.after_rx) - L.idle;
+		double chans_used = H * (per_ch + after);
 		double eps = E * per_ep[1], eps_conn = E * first_conn;
 		double conn_all = E * (H - 1) * per_conn;
 
@@ -311,13 +347,16 @@ int main(void)
 		printf("  engine tables                           %.2f MB\n", eng / 1e6);
 		printf("  transport state, idle, per host pair    %.2f MB\n",
 		       (chans_host + eps + eng) / 1e6);
+		printf("  channels idle after traffic (+%.0f B)    %.2f MB\n", after, chans_used / 1e6);
+		printf("  transport state, idle after traffic     %.2f MB\n",
+		       (chans_used + eps + eng) / 1e6);
 		printf("  + each endpoint's first connection      %.1f MB (first chunk of sides)\n",
 		       eps_conn / 1e6);
 		printf("  + E x H connections                     %.1f MB (%.0f B each, multiplicative)\n",
 		       conn_all / 1e6, per_conn);
 		printf("  + per busy sender                       %.1f KB (measured peak, one 4 MiB "
 		       "message) .. %.0f KB (full window, computed)\n", L.st_peak_tx / 1e3,
-		       (L.st_idle + 4096 * 48 + 2 * 512 + 1024 * 88 + 64 * 40) / 1e3);
+		       (live_base + 4096 * 48 + 2 * 512 + 1024 * 88 + 64 * 40) / 1e3);
 	}
 	engine_free(e);
 	free(region[0]);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "engine/paths.h"
+#include "engine/vpack.h"
 
 struct path {
 	struct paths_stat st;
@@ -99,6 +100,25 @@ void paths_release(struct paths *p)
 	free(p->p);
 	p->p = NULL;
 	p->all_lost = false;           /* no path remembers a loss now */
+}
+
+int paths_pack(const struct paths *p, struct vpack *v)
+{
+	if (p->p)
+		return -EBUSY;
+	vpack_words(v, p, sizeof(*p));
+	return v->err ? -ENOMEM : 0;
+}
+
+struct paths *paths_unpack(struct vunpack *r)
+{
+	struct paths *p = calloc(1, sizeof(*p));
+
+	if (p && (!vunpack_words(r, p, sizeof(*p)) || p->p || p->n < 1 || p->n > PATHS_MAX)) {
+		free(p);
+		return NULL;
+	}
+	return p;
 }
 
 size_t paths_bytes(const struct paths *p)

@@ -13,6 +13,9 @@
 
 #define PATHS_MAX 256u
 
+struct vpack;
+struct vunpack;
+
 struct paths;
 
 struct paths_stat {
@@ -33,6 +36,11 @@ struct paths *paths_free(struct paths *p);     /* accepts NULL */
  * it again. Without a table (allocation failed) picks are uniform. */
 void paths_release(struct paths *p);
 size_t paths_bytes(const struct paths *p);     /* heap bytes now held */
+/* A released table (random state, settings) as words appended to v, and
+ * back (engine/vpack.h): 0, -EBUSY while the table is held, -ENOMEM;
+ * unpack: NULL without memory or on bad input. */
+int paths_pack(const struct paths *p, struct vpack *v);
+struct paths *paths_unpack(struct vunpack *r);
 
 uint16_t paths_pick(struct paths *p, uint64_t now_ns);
 void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns);

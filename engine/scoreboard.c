@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "engine/scoreboard.h"
+#include "engine/vpack.h"
 
 #define NIL UINT32_MAX
 
@@ -276,6 +277,41 @@ bool sb_tx_release(struct sb_tx *s)
 	s->e = NULL;
 	s->sackmap = s->lostmap = NULL;
 	return true;
+}
+
+/* The fixed part with the pointers cleared, then the delivery history:
+ * everything sb_tx_unpack needs to rebuild a released scoreboard. */
+int sb_tx_pack(const struct sb_tx *s, struct vpack *v)
+{
+	struct sb_tx t = *s;
+
+	if (s->e)
+		return -EBUSY;
+	t.top = NULL;
+	t.sackmap = t.lostmap = NULL;
+	vpack_words(v, &t, sizeof(t));
+	vpack_words(v, s->top, s->dupthresh * sizeof(uint64_t));
+	return v->err ? -ENOMEM : 0;
+}
+
+struct sb_tx *sb_tx_unpack(struct vunpack *r)
+{
+	struct sb_tx *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (!vunpack_words(r, s, sizeof(*s)) || s->e || s->dupthresh < 1 ||
+	    s->dupthresh > s->max_cap) {
+		free(s);
+		return NULL;
+	}
+	s->top = calloc(s->dupthresh, sizeof(uint64_t));
+	if (!s->top || !vunpack_words(r, s->top, s->dupthresh * sizeof(uint64_t))) {
+		free(s->top);
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 struct sb_tx *sb_tx_free(struct sb_tx *s)
@@ -905,6 +941,27 @@ bool sb_rx_release(struct sb_rx *s)
 size_t sb_rx_bytes(const struct sb_rx *s)
 {
 	return sizeof(*s) + (s->map ? (s->wmask + 1) * sizeof(uint64_t) : 0);
+}
+
+int sb_rx_pack(const struct sb_rx *s, struct vpack *v)
+{
+	struct sb_rx t = *s;
+
+	if (s->map)
+		return -EBUSY;
+	vpack_words(v, &t, sizeof(t));
+	return v->err ? -ENOMEM : 0;
+}
+
+struct sb_rx *sb_rx_unpack(struct vunpack *r)
+{
+	struct sb_rx *s = calloc(1, sizeof(*s));
+
+	if (s && (!vunpack_words(r, s, sizeof(*s)) || s->map)) {
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 int sb_rx_start_at(struct sb_rx *s, uint32_t psn)

@@ -32,6 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct vpack;
+struct vunpack;
+
 struct sb_tx;
 struct sb_rx;
 
@@ -65,6 +68,11 @@ struct sb_tx *sb_tx_free(struct sb_tx *s);              /* accepts NULL */
 bool sb_tx_release(struct sb_tx *s);
 int sb_tx_reserve(struct sb_tx *s);
 size_t sb_tx_bytes(const struct sb_tx *s);             /* heap bytes now held */
+/* A released scoreboard (no ring) as words appended to v, and back: an
+ * idle owner keeps only that (engine/vpack.h). pack: 0, -EBUSY while the
+ * ring is held, -ENOMEM; unpack: NULL without memory or on bad input. */
+int sb_tx_pack(const struct sb_tx *s, struct vpack *v);
+struct sb_tx *sb_tx_unpack(struct vunpack *r);
 /* true when `capacity` packets are unacknowledged: send nothing new. */
 bool sb_tx_full(const struct sb_tx *s);
 /* Record a new packet; returns its psn. Caller checked !sb_tx_full. */
@@ -143,6 +151,9 @@ struct sb_rx *sb_rx_free(struct sb_rx *s);
  * sb_rx_accept allocates it again for the next out-of-order packet. */
 bool sb_rx_release(struct sb_rx *s);
 size_t sb_rx_bytes(const struct sb_rx *s);             /* heap bytes now held */
+/* The same for a receive window without its bitmap (released). */
+int sb_rx_pack(const struct sb_rx *s, struct vpack *v);
+struct sb_rx *sb_rx_unpack(struct vunpack *r);
 /* 1: new, deliver it; 0: duplicate; -ERANGE: beyond the window (drop,
  * the sender will retransmit); -ENOMEM: out of order and the bitmap could
  * not be allocated (drop likewise; nothing recorded). */

@@ -23,6 +23,7 @@
 #include "engine/rtt.h"
 #include "engine/scoreboard.h"
 #include "engine/tpchan.h"
+#include "engine/vpack.h"
 
 /*
  * What tpchan.h leaves open, as decided here:
@@ -35,7 +36,7 @@
  *    acknowledged, and counts against max_msgs meanwhile.
  *  - A packet lost again after max_retx resends means the peer is out of
  *    reach: its psn can never be filled, so the whole channel fails as
- *    tpchan_reset(c, -ETIMEDOUT) would.
+ *    ch_reset(c, -ETIMEDOUT) would.
  *  - tpchan_free() completes every outstanding message with -ECANCELED;
  *    tpchan_reset() with its err (a non-negative err becomes -ECONNRESET).
  *    Neither rewinds psns: after a reset the peer's receiver will not
@@ -101,7 +102,9 @@
  *    idleness it is all freed; psns, the cumulative point, RTT, CC state
  *    and tokens live in the fixed part, so the wire sees no difference.
  *    The hold starts at the tpchan_tx or tpchan_rx that finds the channel
- *    idle, restarts with every packet, and is part of the deadline.
+ *    idle, restarts with every packet, and is part of the deadline. When it
+ *    runs out and nothing is owed or timed, the fixed part is packed too
+ *    (freezing, at the end of this file).
  */
 
 /* A packet's scoreboard cookie: message table slot << 40 | offset. */
@@ -178,7 +181,7 @@ struct nack_ent {
 	bool sent;
 };
 
-struct tpchan {
+struct tchan {
 	struct tpchan_params p;        /* defaults applied */
 	struct tpchan_cb cb;
 	uint32_t mss, sack_words;
@@ -280,10 +283,11 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-static void deadline_update(struct tpchan *c);
-static size_t state_bytes(const struct tpchan *c);
+static void deadline_update(struct tchan *c);
+static size_t state_bytes(const struct tchan *c);
+static void ch_reset(struct tchan *c, int err);
 
-static bool credit_mode(const struct tpchan *c)
+static bool credit_mode(const struct tchan *c)
 {
 	return (c->cc->flags & CC_F_CREDIT) != 0;
 }
@@ -297,7 +301,7 @@ static bool psn_lt(uint32_t a, uint32_t b)
 /* The CC window changes only when the CC is told something: read it then.
  * In credit mode the window is the speculative burst, not an in-flight
  * cap: flow control alone bounds what credit lets out. */
-static void cc_refresh(struct tpchan *c)
+static void cc_refresh(struct tchan *c)
 {
 	uint64_t w = c->cc->window(c->cc_st);
 
@@ -362,9 +366,9 @@ static bool apply_defaults(struct tpchan_params *p)
 	return p->max_inflight_bytes >= p->chunk_bytes;
 }
 
-struct tpchan *tpchan_new(const struct tpchan_params *params)
+static struct tchan *ch_new(const struct tpchan_params *params)
 {
-	struct tpchan *c;
+	struct tchan *c;
 	struct cc_params ccp;
 
 	if (!params)
@@ -440,12 +444,8 @@ out_free:
 	return NULL;
 }
 
-struct tpchan *tpchan_free(struct tpchan *c)
+static void tchan_destroy(struct tchan *c)
 {
-	if (!c)
-		return NULL;
-	c->closing = true;
-	tpchan_reset(c, -ECANCELED);
 	free(c->nacks);
 	free(c->cookies);
 	free(c->m);
@@ -454,12 +454,21 @@ struct tpchan *tpchan_free(struct tpchan *c)
 	sb_rx_free(c->rx);
 	sb_tx_free(c->tx);
 	free(c);
+}
+
+static struct tchan *ch_free(struct tchan *c)
+{
+	if (!c)
+		return NULL;
+	c->closing = true;
+	ch_reset(c, -ECANCELED);
+	tchan_destroy(c);
 	return NULL;
 }
 
 /* ---- state allocated on use ---- */
 
-static size_t state_bytes(const struct tpchan *c)
+static size_t state_bytes(const struct tchan *c)
 {
 	size_t n = sizeof(*c) + c->cc->state_size;
 
@@ -471,13 +480,13 @@ static size_t state_bytes(const struct tpchan *c)
 
 /* Nothing refers to the per-packet state: no message in the table, no
  * packet unacknowledged either way, no refusal record unconfirmed. */
-static bool chan_idle(const struct tpchan *c)
+static bool chan_idle(const struct tchan *c)
 {
 	return c->live == 0 && c->cur == NONE && c->txk->nxt == c->txk->una &&
 	       c->ref_issued == c->ref_confirmed && !sb_rx_has_holes(c->rx) && !c->ack_pending;
 }
 
-static void state_release(struct tpchan *c)
+static void state_release(struct tchan *c)
 {
 	c->release_at = UINT64_MAX;
 	if (!chan_idle(c) || state_bytes(c) == c->base_bytes)
@@ -499,9 +508,12 @@ static void state_release(struct tpchan *c)
 
 /* A tpchan_tx or tpchan_rx at now: (re)start the hold if the channel holds
  * state and is idle (restart it on traffic: active), else cancel it. */
-static void idle_note(struct tpchan *c, uint64_t now, bool active)
+static void idle_note(struct tchan *c, uint64_t now, bool active)
 {
-	if (!c->p.idle_release_ns || !chan_idle(c) || state_bytes(c) == c->base_bytes) {
+	/* with nothing to release, the fixed part itself may still be packed
+	 * (freeze) unless freeze_off */
+	if (!c->p.idle_release_ns || !chan_idle(c) ||
+	    (state_bytes(c) == c->base_bytes && c->p.freeze_off)) {
 		c->release_at = UINT64_MAX;
 		return;
 	}
@@ -514,7 +526,7 @@ static void idle_note(struct tpchan *c, uint64_t now, bool active)
 /* Room for one more message (the caller checked live < max_msgs): the
  * message table, doubled when full (it is indexed, so it may move, except
  * while read() runs: send_new holds an entry across it), and the ring. */
-static int tx_state_get(struct tpchan *c)
+static int tx_state_get(struct tchan *c)
 {
 	if (c->free_head == NONE) {
 		uint32_t n = c->mcap ? c->mcap * 2 : FIRST_MSGS;
@@ -544,7 +556,7 @@ static int tx_state_get(struct tpchan *c)
 
 /* ---- message table ---- */
 
-static void q_append(struct tpchan *c, uint32_t i)
+static void q_append(struct tchan *c, uint32_t i)
 {
 	struct tmsg *m = &c->m[i];
 
@@ -559,7 +571,7 @@ static void q_append(struct tpchan *c, uint32_t i)
 	c->queued++;
 }
 
-static void q_remove(struct tpchan *c, uint32_t i)
+static void q_remove(struct tchan *c, uint32_t i)
 {
 	struct tmsg *m = &c->m[i];
 
@@ -580,7 +592,7 @@ static void q_remove(struct tpchan *c, uint32_t i)
 /* The held list: messages wholly acknowledged, in the order they were
  * (so by nondecreasing ref_need), linked through prev/next like the send
  * queue, which they have left. */
-static void held_append(struct tpchan *c, uint32_t i, uint32_t need)
+static void held_append(struct tchan *c, uint32_t i, uint32_t need)
 {
 	struct tmsg *m = &c->m[i];
 
@@ -596,7 +608,7 @@ static void held_append(struct tpchan *c, uint32_t i, uint32_t need)
 	c->st.msgs_held++;
 }
 
-static void held_remove(struct tpchan *c, uint32_t i)
+static void held_remove(struct tchan *c, uint32_t i)
 {
 	struct tmsg *m = &c->m[i];
 
@@ -611,7 +623,7 @@ static void held_remove(struct tpchan *c, uint32_t i)
 	m->held = false;
 }
 
-static void slot_free(struct tpchan *c, uint32_t i)
+static void slot_free(struct tchan *c, uint32_t i)
 {
 	struct tmsg *m = &c->m[i];
 
@@ -621,7 +633,7 @@ static void slot_free(struct tpchan *c, uint32_t i)
 	c->live--;
 }
 
-int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
+static int ch_submit(struct tchan *c, const struct tpchan_msg *msg)
 {
 	struct tmsg *m;
 	uint32_t i;
@@ -655,7 +667,7 @@ int tpchan_submit(struct tpchan *c, const struct tpchan_msg *msg)
 
 /* The message completes with err now; its packets still out are left to
  * the scoreboard (resent as fillers if lost). */
-static void fail_msg(struct tpchan *c, uint32_t i, int err)
+static void fail_msg(struct tchan *c, uint32_t i, int err)
 {
 	struct tmsg *m = &c->m[i];
 	uint64_t cookie = m->cookie;
@@ -674,7 +686,7 @@ static void fail_msg(struct tpchan *c, uint32_t i, int err)
 	c->cb.complete(c->p.cb_arg, cookie, err);
 }
 
-void tpchan_reset(struct tpchan *c, int err)
+static void ch_reset(struct tchan *c, int err)
 {
 	uint32_t n = 0;
 
@@ -710,7 +722,7 @@ void tpchan_reset(struct tpchan *c, int err)
  * with tx_gather where map() says it lies; nothing for a message that
  * already failed (the packet goes out as a filler). A read() error fails
  * the message and returns false. */
-static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
+static bool fill_payload(struct tchan *c, uint32_t i, uint64_t off, uint32_t len,
 			 struct tpchan_txpkt *out)
 {
 	struct tmsg *m = &c->m[i];
@@ -733,7 +745,7 @@ static bool fill_payload(struct tpchan *c, uint32_t i, uint64_t off, uint32_t le
 }
 
 /* The header in front of the payload fill_payload() found or put in place. */
-static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len, uint32_t psn,
+static void write_data(struct tchan *c, uint32_t i, uint64_t off, uint32_t len, uint32_t psn,
 		       uint16_t path, bool retx, bool more, uint64_t now, struct tpchan_txpkt *out)
 {
 	const struct tmsg *m = &c->m[i];
@@ -765,7 +777,7 @@ static void write_data(struct tpchan *c, uint32_t i, uint64_t off, uint32_t len,
 
 /* Credit mode: a new packet needs credit, from the speculation of a burst
  * that started with nothing in flight or from the peer's grants. */
-static bool credit_admits(const struct tpchan *c)
+static bool credit_admits(const struct tchan *c)
 {
 	uint32_t nxt = c->txk->nxt;
 
@@ -778,12 +790,12 @@ static bool credit_admits(const struct tpchan *c)
 }
 
 /* Credit mode, data queued, and no credit for it. */
-static bool credit_blocked(const struct tpchan *c)
+static bool credit_blocked(const struct tchan *c)
 {
 	return credit_mode(c) && (c->cur != NONE || c->q_head != NONE) && !credit_admits(c);
 }
 
-static bool window_admits(const struct tpchan *c, uint64_t bytes)
+static bool window_admits(const struct tchan *c, uint64_t bytes)
 {
 	uint64_t inflight = c->txk->bytes;
 
@@ -791,7 +803,7 @@ static bool window_admits(const struct tpchan *c, uint64_t bytes)
 }
 
 /* Packets declared lost, for adaptive_chunk's estimate. */
-static void loss_note(struct tpchan *c, uint32_t pkts)
+static void loss_note(struct tchan *c, uint32_t pkts)
 {
 	uint64_t v = c->loss_ppm + (uint64_t)pkts * (1000000u >> ADAPT_LOSS_SHIFT);
 
@@ -799,7 +811,7 @@ static void loss_note(struct tpchan *c, uint32_t pkts)
 }
 
 /* Bytes of the next chunk (before the message's end cuts it). */
-static uint64_t chunk_size(const struct tpchan *c)
+static uint64_t chunk_size(const struct tchan *c)
 {
 	uint64_t full = c->p.chunk_bytes, ch = full;
 
@@ -816,7 +828,7 @@ static uint64_t chunk_size(const struct tpchan *c)
 }
 
 /* New data may go now: a chunk is half cut, or the next one fits. */
-static bool can_send_new(const struct tpchan *c)
+static bool can_send_new(const struct tchan *c)
 {
 	const struct tmsg *m;
 
@@ -832,7 +844,7 @@ static bool can_send_new(const struct tpchan *c)
 	return window_admits(c, min_u64(chunk_size(c), m->len - m->next_off));
 }
 
-static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
 	while (n < max && can_send_new(c)) {
 		struct tmsg *m;
@@ -900,7 +912,7 @@ static int send_new(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, in
 	return n;
 }
 
-static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+static int send_lost(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
 	struct sb_pkt sp;
 	uint32_t psn;
@@ -915,7 +927,7 @@ static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 		 * is the packet at the cumulative point resent too often. */
 		if (c->p.go_back_n ? psn == c->gbn_una && c->gbn_una_resends++ >= c->p.max_retx :
 				     sp.retx >= c->p.max_retx) {
-			tpchan_reset(c, -ETIMEDOUT);
+			ch_reset(c, -ETIMEDOUT);
 			break;
 		}
 		/* steer the resend away from the path that lost it */
@@ -934,7 +946,7 @@ static int send_lost(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 }
 
 /* How long a refusal record waits for its confirmation before it goes again. */
-static uint64_t ref_interval(const struct tpchan *c)
+static uint64_t ref_interval(const struct tchan *c)
 {
 	uint64_t rto = c->rtt.rto_ns;         /* <= rto_max_ns */
 
@@ -945,7 +957,7 @@ static uint64_t ref_interval(const struct tpchan *c)
 
 /* Refusal records never sent, or not confirmed for an interval, in seq
  * order. Sets ref_due to when the next one is due. */
-static int send_refusals(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+static int send_refusals(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
 	uint64_t ivl, due = UINT64_MAX;
 	bool resent = false;
@@ -989,14 +1001,14 @@ static int send_refusals(struct tpchan *c, uint64_t now, struct tpchan_txpkt *ou
 	return n;
 }
 
-static bool ack_due(const struct tpchan *c, uint64_t now)
+static bool ack_due(const struct tchan *c, uint64_t now)
 {
 	return c->ack_pending &&
 	       (c->ack_now || c->ack_count >= c->p.ack_every ||
 		now - c->ack_first_ns >= c->p.ack_delay_ns);
 }
 
-static uint64_t ack_deadline(const struct tpchan *c)
+static uint64_t ack_deadline(const struct tchan *c)
 {
 	if (!c->ack_pending)
 		return UINT64_MAX;
@@ -1005,7 +1017,7 @@ static uint64_t ack_deadline(const struct tpchan *c)
 	return sat_add(c->ack_first_ns, c->p.ack_delay_ns);
 }
 
-static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
 	uint32_t copies;
 
@@ -1046,7 +1058,7 @@ static int send_acks(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, i
 
 /* A NACK arrived and nothing since told the peer ref_seen: a SYNC ACK,
  * which carries the refusal counters and acknowledges nothing. */
-static int send_sync(struct tpchan *c, struct tpchan_txpkt *out, int n, int max)
+static int send_sync(struct tchan *c, struct tpchan_txpkt *out, int n, int max)
 {
 	struct wire_ack a;
 	int r;
@@ -1066,7 +1078,7 @@ static int send_sync(struct tpchan *c, struct tpchan_txpkt *out, int n, int max)
 }
 
 /* An RTO doubled per unanswered resend, up to rto_max. */
-static uint64_t credit_backoff(const struct tpchan *c, uint32_t resends)
+static uint64_t credit_backoff(const struct tchan *c, uint32_t resends)
 {
 	uint64_t rto = c->rtt.rto_ns;
 
@@ -1076,7 +1088,7 @@ static uint64_t credit_backoff(const struct tpchan *c, uint32_t resends)
 }
 
 /* A GRANT waits for the DATA it let out. */
-static bool grant_outstanding(const struct tpchan *c)
+static bool grant_outstanding(const struct tchan *c)
 {
 	return c->cr_more && psn_lt(c->rx_high, c->cr_grant);
 }
@@ -1088,7 +1100,7 @@ static bool grant_outstanding(const struct tpchan *c)
  * A peer that lets CREDIT_RESENDS_MAX GRANTs go unanswered is taken to
  * want nothing more: its MORE or REQ is forgotten, so a sender that went
  * away costs a bounded number of packets and the channel can go idle. */
-static void credit_timers(struct tpchan *c, uint64_t now)
+static void credit_timers(struct tchan *c, uint64_t now)
 {
 	if (credit_blocked(c) &&
 	    (!c->cr_told || now - c->cr_told_ns >= credit_backoff(c, c->cr_reqs)))
@@ -1106,7 +1118,7 @@ static void credit_timers(struct tpchan *c, uint64_t now)
 	}
 }
 
-static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
+static int send_credit(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
 	struct wire_credit w = { .token = c->p.tx_token };
 	int r;
@@ -1141,7 +1153,7 @@ static int send_credit(struct tpchan *c, uint64_t now, struct tpchan_txpkt *out,
 /* The probe timeout: two smoothed RTTs plus the ACK delay a lone packet
  * may wait at the receiver (RFC 8985's PTO); 0 when there is no RTT sample
  * yet or it would not come before the RTO (then the RTO does the job). */
-static uint64_t tlp_pto(const struct tpchan *c)
+static uint64_t tlp_pto(const struct tchan *c)
 {
 	uint64_t pto;
 
@@ -1154,14 +1166,14 @@ static uint64_t tlp_pto(const struct tpchan *c)
 /* A probe may be due: data in flight, none of it known lost, nothing new
  * can go (new data would reveal a lost tail itself), not probed since the
  * last progress. */
-static bool tlp_pending(const struct tpchan *c)
+static bool tlp_pending(const struct tchan *c)
 {
 	return c->tlp_armed && c->txk->nxt != c->txk->una && !c->txk->lost && !can_send_new(c);
 }
 
 /* When the probe is due, UINT64_MAX if none: for deadline_of, which has
  * already found nothing lost and nothing new to send. */
-static uint64_t tlp_due_at(const struct tpchan *c)
+static uint64_t tlp_due_at(const struct tchan *c)
 {
 	uint64_t pto;
 
@@ -1171,7 +1183,7 @@ static uint64_t tlp_due_at(const struct tpchan *c)
 	return pto ? sat_add(c->last_data_ns, pto) : UINT64_MAX;
 }
 
-static void check_tlp(struct tpchan *c, uint64_t now)
+static void check_tlp(struct tchan *c, uint64_t now)
 {
 	uint64_t pto = tlp_pto(c);
 
@@ -1185,7 +1197,7 @@ static void check_tlp(struct tpchan *c, uint64_t now)
 }
 
 /* Holes whose reorder timer ran out: lost as if by fast retransmit. */
-static void check_rack(struct tpchan *c, uint64_t now)
+static void check_rack(struct tchan *c, uint64_t now)
 {
 	int n = sb_tx_rack_expire(c->tx, now);
 
@@ -1197,7 +1209,7 @@ static void check_rack(struct tpchan *c, uint64_t now)
 	cc_refresh(c);
 }
 
-static void check_timer(struct tpchan *c, uint64_t now)
+static void check_timer(struct tchan *c, uint64_t now)
 {
 	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
 	uint32_t lost0 = c->txk->lost;
@@ -1223,7 +1235,7 @@ static void check_timer(struct tpchan *c, uint64_t now)
  * deadline_update(), except that DATA, the per-packet case, only brings it
  * forward (tpchan_rx); an early value costs one tpchan_tx that sends
  * nothing and sets it right. */
-static uint64_t deadline_of(const struct tpchan *c)
+static uint64_t deadline_core(const struct tchan *c)
 {
 	uint64_t t, oldest;
 
@@ -1240,24 +1252,23 @@ static uint64_t deadline_of(const struct tpchan *c)
 	if (oldest != UINT64_MAX)
 		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
 	t = min_u64(t, tlp_due_at(c));
-	t = min_u64(t, sb_tx_rack_deadline(c->tx));
-	return min_u64(t, c->release_at);
+	return min_u64(t, sb_tx_rack_deadline(c->tx));
 }
 
-static void deadline_update(struct tpchan *c)
+static uint64_t deadline_of(const struct tchan *c)
+{
+	return min_u64(deadline_core(c), c->release_at);
+}
+
+static void deadline_update(struct tchan *c)
 {
 	c->deadline = deadline_of(c);
-}
-
-uint64_t tpchan_next_deadline(const struct tpchan *c)
-{
-	return c->deadline;
 }
 
 /* tpchan_tx when something is due. Kept out of line so that the engine's
  * many calls with nothing due cost a comparison, not this frame. */
 __attribute__((noinline))
-static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
+static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
 {
 	int n = 0, credit;
 
@@ -1281,16 +1292,9 @@ static int tx_due(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, i
 	return n;
 }
 
-int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
-{
-	if (!out || max <= 0 || c->deadline > now_ns)
-		return 0;
-	return tx_due(c, now_ns, out, max);
-}
-
 /* ---- receiving ---- */
 
-static void ack_schedule(struct tpchan *c, const struct wire_data *d, uint64_t now, bool counted,
+static void ack_schedule(struct tchan *c, const struct wire_data *d, uint64_t now, bool counted,
 			 bool at_once)
 {
 	if (!c->ack_pending) {
@@ -1308,7 +1312,7 @@ static void ack_schedule(struct tpchan *c, const struct wire_data *d, uint64_t n
 }
 
 /* The peer's nacks_seen: false if it claims more refusals than we issued. */
-static bool ref_seen_ok(const struct tpchan *c, uint32_t seen)
+static bool ref_seen_ok(const struct tchan *c, uint32_t seen)
 {
 	uint32_t d = seen - c->ref_confirmed;
 
@@ -1317,7 +1321,7 @@ static bool ref_seen_ok(const struct tpchan *c, uint32_t seen)
 
 /* The peer has seen our refusals up to `seen` (checked): those records are
  * settled. An older count changes nothing. */
-static void ref_confirm(struct tpchan *c, uint32_t seen)
+static void ref_confirm(struct tchan *c, uint32_t seen)
 {
 	if ((int32_t)(seen - c->ref_confirmed) <= 0)
 		return;
@@ -1327,7 +1331,7 @@ static void ref_confirm(struct tpchan *c, uint32_t seen)
 
 /* An ACK's nacks_issued: the peer cannot have more refusals of ours
  * outstanding than its ring holds past what we have seen. */
-static bool ref_issued_ok(const struct tpchan *c, uint32_t issued)
+static bool ref_issued_ok(const struct tchan *c, uint32_t issued)
 {
 	uint32_t d = issued - c->ref_seen;
 
@@ -1338,7 +1342,7 @@ static bool ref_issued_ok(const struct tpchan *c, uint32_t issued)
  * unconfirmed record per message is enough: the sender fails the whole
  * message on the first, and any ACK that covers a later refused packet of
  * it reports a count that includes that first record. */
-static void ref_issue(struct tpchan *c, const struct wire_data *d, int err)
+static void ref_issue(struct tchan *c, const struct wire_data *d, int err)
 {
 	struct nack_ent *e;
 
@@ -1359,7 +1363,7 @@ static void ref_issue(struct tpchan *c, const struct wire_data *d, int err)
 /* Room for one more unconfirmed refusal record (fewer than NACK_RING are):
  * the ring, indexed by seq, doubles and its records move to their seq's
  * place in the larger one. */
-static bool nack_room(struct tpchan *c)
+static bool nack_room(struct tchan *c)
 {
 	uint32_t n = c->ncap ? c->ncap * 2 : FIRST_NACKS;
 	struct nack_ent *t;
@@ -1377,7 +1381,7 @@ static bool nack_room(struct tpchan *c)
 	return true;
 }
 
-static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
+static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 {
 	bool in_order;
 	int r;
@@ -1464,7 +1468,7 @@ static int rx_data(struct tpchan *c, const struct wire_data *d, uint64_t now)
 
 static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 {
-	struct tpchan *c = arg;
+	struct tchan *c = arg;
 	uint32_t i = (uint32_t)(p->cookie >> OFF_BITS);
 	struct tmsg *m = &c->m[i];
 	uint32_t lost = c->txk->lost;
@@ -1498,7 +1502,7 @@ static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 }
 
 /* Complete the held messages whose refusals have all arrived. */
-static void release_held(struct tpchan *c)
+static void release_held(struct tchan *c)
 {
 	while (c->held_head != NONE) {
 		uint32_t i = c->held_head;
@@ -1514,7 +1518,7 @@ static void release_held(struct tpchan *c)
 	}
 }
 
-static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
+static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 {
 	uint32_t lost0, marked, issued_hi0;
 	int r;
@@ -1586,7 +1590,7 @@ static int rx_ack(struct tpchan *c, const struct wire_ack *a, uint64_t now)
 
 /* A refusal record: fail its message (if still live), note its seq, and
  * owe the peer our count either way (it sends until it hears it). */
-static int rx_credit(struct tpchan *c, const struct wire_credit *w)
+static int rx_credit(struct tchan *c, const struct wire_credit *w)
 {
 	if (w->token != c->p.rx_token) {
 		c->st.drop_token++;
@@ -1612,7 +1616,7 @@ static int rx_credit(struct tpchan *c, const struct wire_credit *w)
 	return 0;
 }
 
-static int rx_nack(struct tpchan *c, const struct wire_nack *n)
+static int rx_nack(struct tchan *c, const struct wire_nack *n)
 {
 	uint32_t i = (uint32_t)(n->msg_id & (MAX_MSGS_LIMIT - 1));
 	uint32_t d = n->seq - c->ref_seen, bit = n->seq % NACK_RING;
@@ -1653,17 +1657,7 @@ static int rx_nack(struct tpchan *c, const struct wire_nack *n)
 
 /* ---- timing and stats ---- */
 
-int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns)
-{
-	return tpchan_rx_ce(c, pkt, len, now_ns, false);
-}
-
-int tpchan_rx_ce(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce)
-{
-	return tpchan_rx_ext(c, pkt, len, now_ns, ce, 0);
-}
-
-int tpchan_rx_ext(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce,
+static int ch_rx_ext(struct tchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce,
 		  uint32_t hint_ppm)
 {
 	struct wire_pkt w;
@@ -1713,36 +1707,32 @@ int tpchan_rx_ext(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns
 	return r;
 }
 
-bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns)
-{
-	return tpchan_next_deadline(c) <= now_ns;
-}
-
-const char *tpchan_cc_name(const struct tpchan *c)
+static const char *ch_cc_name(const struct tchan *c)
 {
 	return c->cc->name;
 }
 
-int tpchan_cc_describe(const struct tpchan *c, const char **names, uint64_t *values, int n)
+/* c's controller with its state at cc_st (c->cc_st, or a frozen
+ * channel's unpacked copy) and the next psn to send, nxt */
+static int ch_cc_describe(const struct tchan *c, const void *cc_st, uint32_t nxt,
+			  const char **names, uint64_t *values, int n)
 {
-	int k = c->cc->describe ? c->cc->describe(c->cc_st, names, values, n) : 0;
+	int k = c->cc->describe ? c->cc->describe(cc_st, names, values, n) : 0;
 
 	/* credit mode: how far the peer's grant reaches past our next psn */
 	if (credit_mode(c) && k < n && names && values) {
-		uint32_t nxt = c->txk->nxt;
-
 		names[k] = "credit_pkts";
 		values[k++] = c->cr_have_limit && psn_lt(nxt, c->cr_limit) ? c->cr_limit - nxt : 0;
 	}
 	return k;
 }
 
-bool tpchan_credit_wanted(const struct tpchan *c)
+static bool ch_credit_wanted(const struct tchan *c)
 {
 	return c->cr_more && psn_lt(c->cr_grant, c->rx_high + c->cr_ahead_pkts);
 }
 
-uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes)
+static uint64_t ch_credit_grant(struct tchan *c, uint64_t bytes)
 {
 	uint64_t pkts = (bytes + c->mss - 1) / c->mss;
 	uint32_t base = psn_lt(c->cr_grant, c->rx_high) ? c->rx_high : c->cr_grant;
@@ -1764,7 +1754,7 @@ uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes)
 		       c->st.data_pkts_rx);
 }
 
-void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
+static void ch_get_stats(const struct tchan *c, struct tpchan_stats *out)
 {
 	*out = c->st;
 	out->inflight_pkts = sb_tx_inflight(c->tx);
@@ -1782,7 +1772,7 @@ void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out)
 
 /* ---- changing the congestion controller at run time ---- */
 
-int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops)
+static int ch_set_cc(struct tchan *c, const struct cc_ops *ops)
 {
 	uint64_t win;
 	void *st;
@@ -1820,4 +1810,356 @@ int tpchan_set_cc(struct tpchan *c, const struct cc_ops *ops)
 	/* a larger window may let new data go now */
 	deadline_update(c);
 	return 0;
+}
+
+/* ---- the handle: a live channel, or its fixed part packed while idle ---- */
+
+/*
+ * An idle channel (nothing queued, in flight, held or owed, no timer
+ * running, its per-packet state released) keeps only its fixed part, and
+ * at 1,024 channels a host that is mostly counters and settings. Freezing
+ * packs that part (the struct, the CC state, the scoreboards' and path
+ * table's fixed parts, pointers cleared) into a vpack string, about a fifth
+ * of its size, and frees the rest; any call that needs the channel unpacks
+ * it exactly as it was (thaw). A channel freezes when made and when its
+ * idle_release_ns hold runs out; a call that thawed a frozen channel and
+ * left it freezable (an old ACK, a reset) freezes it again at once.
+ * Getters read a frozen channel from an unpacked copy on the stack.
+ */
+struct tpchan {
+	struct tchan *c;               /* NULL while frozen */
+	uint8_t *fz;                   /* frozen: the packed fixed part */
+	uint32_t fz_len;
+	uint32_t nomem;                /* packets dropped: no memory to thaw (drop_nomem) */
+};
+
+/* Largest CC state a frozen channel's getters unpack on the stack. */
+#define CC_STATE_MAX 512u
+
+static bool can_freeze(const struct tchan *c)
+{
+	return c->p.idle_release_ns && !c->p.freeze_off && !c->closing && !c->reading &&
+	       chan_idle(c) && state_bytes(c) == c->base_bytes && !c->cr_more &&
+	       c->cc->state_size <= CC_STATE_MAX && deadline_core(c) == UINT64_MAX;
+}
+
+/* What the fixed part derives from the parameters and the CC state,
+ * derived again: a frozen channel's string leaves it out. Needs c's
+ * scoreboards, path table and CC state in place. */
+static void derive(struct tchan *c)
+{
+	c->cb = *c->p.cb;
+	c->cc = c->p.cc;
+	c->mss = (uint32_t)min_u64(c->p.mtu - WIRE_DATA_HDR_LEN, WIRE_MAX_PAYLOAD);
+	c->sack_words = (uint32_t)min_u64((c->p.mtu - WIRE_ACK_HDR_LEN) / 8, WIRE_SACK_WORDS_MAX);
+	c->cr_ahead_pkts = (uint32_t)min_u64(c->p.max_inflight_pkts / 2,
+					     ((uint64_t)CREDIT_AHEAD_CHUNKS * c->p.chunk_bytes + c->mss - 1) / c->mss);
+	if (!c->cr_ahead_pkts)
+		c->cr_ahead_pkts = 1;
+	c->rtt.rto_min_ns = c->p.rto_min_ns;
+	c->rtt.rto_max_ns = c->p.rto_max_ns;
+	/* an idle channel's lists are empty */
+	c->free_head = c->q_head = c->q_tail = c->cur = c->held_head = c->held_tail = NONE;
+	cc_refresh(c);
+	c->base_bytes = state_bytes(c);
+}
+
+/* The same fields cleared (zeros pack to a byte each). */
+static void strip(struct tchan *t)
+{
+	if (credit_mode(t))
+		t->cr_spec_pkts = 0;   /* else cc_refresh leaves it as it was */
+	t->cb = (struct tpchan_cb){ 0 };
+	t->cc = NULL;
+	t->mss = t->sack_words = t->cr_ahead_pkts = 0;
+	t->rtt.rto_min_ns = t->rtt.rto_max_ns = 0;
+	t->free_head = t->q_head = t->q_tail = t->cur = t->held_head = t->held_tail = 0;
+	t->win = 0;
+	t->base_bytes = 0;
+	t->p.seed = 0;                 /* read once, by paths_new; the table keeps its state */
+}
+
+/* Pack h's live channel and free it; count: this is the hold's release.
+ * On -ENOMEM the channel stays live. */
+static int freeze(struct tpchan *h, bool count)
+{
+	struct tchan *c = h->c, t = *c;
+	struct vpack v = { 0 };
+	uint8_t *b;
+
+	/* thaw derives these again: they must be what it will derive */
+	derive(&t);
+	if (memcmp(&t, c, sizeof(t)))
+		return -EINVAL;
+	strip(&t);
+	t.tx = NULL;
+	t.txk = NULL;
+	t.rx = NULL;
+	t.paths = NULL;
+	t.cc_st = NULL;
+	t.m = NULL;
+	t.cookies = NULL;
+	t.nacks = NULL;
+	t.release_at = t.deadline = UINT64_MAX;
+	t.st.spurious_retx = sb_tx_spurious(c->tx);   /* for stats while frozen */
+	if (count)
+		t.st.state_releases++;
+	vpack_words(&v, &t, sizeof(t));
+	vpack_words(&v, c->cc_st, c->cc->state_size);
+	if (sb_tx_pack(c->tx, &v) < 0 || sb_rx_pack(c->rx, &v) < 0 || paths_pack(c->paths, &v) < 0 ||
+	    v.err || v.len > UINT32_MAX) {
+		free(v.buf);
+		return -ENOMEM;
+	}
+	b = realloc(v.buf, v.len);     /* give back the packer's slack */
+	h->fz = b ? b : v.buf;
+	h->fz_len = (uint32_t)v.len;
+	h->c = NULL;
+	tchan_destroy(c);
+	return 0;
+}
+
+/* The live channel, unpacked if frozen; NULL without memory (the frozen
+ * state stays). */
+static struct tchan *thaw(struct tpchan *h)
+{
+	struct vunpack r = { .p = h->fz, .end = h->fz + h->fz_len };
+	struct tchan *c;
+
+	if (h->c)
+		return h->c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (!vunpack_words(&r, c, sizeof(*c))) {
+		free(c);
+		return NULL;
+	}
+	c->cc_st = c->p.cc ? calloc(1, c->p.cc->state_size) : NULL;
+	if (c->cc_st && vunpack_words(&r, c->cc_st, c->p.cc->state_size)) {
+		c->tx = sb_tx_unpack(&r);
+		c->rx = c->tx ? sb_rx_unpack(&r) : NULL;
+		c->paths = c->rx ? paths_unpack(&r) : NULL;
+	}
+	if (!c->paths || r.p != r.end || !c->p.cb || !c->p.cc) {
+		tchan_destroy(c);
+		return NULL;
+	}
+	c->txk = sb_tx_counts(c->tx);
+	derive(c);
+	free(h->fz);
+	h->fz = NULL;
+	h->fz_len = 0;
+	h->c = c;
+	return c;
+}
+
+/* A call that found h frozen (was_frozen) and left nothing going: pack it
+ * again (a failure leaves it live until the hold). */
+static void settle(struct tpchan *h, bool was_frozen)
+{
+	if (was_frozen && h->c && can_freeze(h->c))
+		(void)freeze(h, false);
+}
+
+/* A frozen channel's struct and CC state (cc_st: CC_STATE_MAX bytes,
+ * aligned) unpacked for reading; the pointers in t are not valid. */
+static void peek(const struct tpchan *h, struct tchan *t, uint64_t *cc_st)
+{
+	struct vunpack r = { .p = h->fz, .end = h->fz + h->fz_len };
+
+	/* packed by freeze() in this process: it unpacks */
+	(void)vunpack_words(&r, t, sizeof(*t));
+	(void)vunpack_words(&r, cc_st, t->p.cc->state_size);
+	t->cc = t->p.cc;
+}
+
+struct tpchan *tpchan_new(const struct tpchan_params *p)
+{
+	struct tpchan *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->c = ch_new(p);
+	if (!h->c) {
+		free(h);
+		return NULL;
+	}
+	settle(h, true);
+	return h;
+}
+
+struct tpchan *tpchan_free(struct tpchan *h)
+{
+	if (!h)
+		return NULL;
+	if (h->c)
+		ch_free(h->c);
+	free(h->fz);
+	free(h);
+	return NULL;
+}
+
+int tpchan_submit(struct tpchan *h, const struct tpchan_msg *m)
+{
+	bool was = !h->c;
+	struct tchan *c = thaw(h);
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	r = ch_submit(c, m);
+	settle(h, was);
+	return r;
+}
+
+int tpchan_tx(struct tpchan *h, uint64_t now_ns, struct tpchan_txpkt *out, int max)
+{
+	struct tchan *c = h->c;
+	uint64_t rel0;
+	bool hold;
+	int n;
+
+	if (!c || !out || max <= 0 || c->deadline > now_ns)
+		return 0;
+	hold = now_ns >= c->release_at;
+	rel0 = c->st.state_releases;
+	n = tx_due(c, now_ns, out, max);
+	/* the hold ran out: one release, whether state_release freed the
+	 * per-packet state or only the fixed part is packed now */
+	if (hold && can_freeze(c))
+		(void)freeze(h, c->st.state_releases == rel0);
+	return n;
+}
+
+int tpchan_rx(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns)
+{
+	return tpchan_rx_ext(h, pkt, len, now_ns, false, 0);
+}
+
+int tpchan_rx_ce(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns, bool ce)
+{
+	return tpchan_rx_ext(h, pkt, len, now_ns, ce, 0);
+}
+
+int tpchan_rx_ext(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns, bool ce,
+		  uint32_t hint_ppm)
+{
+	bool was = !h->c;
+	struct tchan *c = thaw(h);
+	int r;
+
+	/* dropped unacknowledged: the peer resends */
+	if (!c) {
+		h->nomem++;
+		return -ENOMEM;
+	}
+	r = ch_rx_ext(c, pkt, len, now_ns, ce, hint_ppm);
+	settle(h, was);
+	return r;
+}
+
+uint64_t tpchan_next_deadline(const struct tpchan *h)
+{
+	return h->c ? h->c->deadline : UINT64_MAX;
+}
+
+bool tpchan_tx_ready(const struct tpchan *h, uint64_t now_ns)
+{
+	return tpchan_next_deadline(h) <= now_ns;
+}
+
+void tpchan_reset(struct tpchan *h, int err)
+{
+	bool was = !h->c;
+	struct tchan *c = thaw(h);
+
+	/* frozen means nothing outstanding: without memory there is nothing
+	 * to fail either */
+	if (!c)
+		return;
+	ch_reset(c, err);
+	settle(h, was);
+}
+
+void tpchan_get_stats(const struct tpchan *h, struct tpchan_stats *out)
+{
+	uint64_t cc_st[CC_STATE_MAX / 8];
+	struct tchan t;
+
+	if (h->c) {
+		ch_get_stats(h->c, out);
+		out->drop_nomem += h->nomem;
+		return;
+	}
+	peek(h, &t, cc_st);
+	*out = t.st;
+	out->inflight_pkts = out->inflight_bytes = 0;
+	out->queued_msgs = t.queued;
+	out->nacks_pending = t.ref_issued - t.ref_confirmed;
+	out->srtt_ns = t.rtt.srtt_ns;
+	out->rto_ns = rtt_rto(&t.rtt);
+	out->cwnd_bytes = t.cc->window(cc_st);
+	out->loss_ppm = t.loss_ppm;
+	out->sack_holes = 0;
+	out->state_bytes = sizeof(*h) + h->fz_len;
+	out->drop_nomem += h->nomem;
+}
+
+const char *tpchan_cc_name(const struct tpchan *h)
+{
+	uint64_t cc_st[CC_STATE_MAX / 8];
+	struct tchan t;
+
+	if (h->c)
+		return ch_cc_name(h->c);
+	peek(h, &t, cc_st);
+	return t.cc->name;
+}
+
+int tpchan_cc_describe(const struct tpchan *h, const char **names, uint64_t *values, int n)
+{
+	uint64_t cc_st[CC_STATE_MAX / 8];
+	struct tchan t;
+
+	if (h->c)
+		return ch_cc_describe(h->c, h->c->cc_st, h->c->txk->nxt, names, values, n);
+	peek(h, &t, cc_st);
+	return ch_cc_describe(&t, cc_st, t.next_psn, names, values, n);
+}
+
+bool tpchan_credit_wanted(const struct tpchan *h)
+{
+	/* a channel freezes only with no credit asked for (cr_more clear) */
+	return h->c && ch_credit_wanted(h->c);
+}
+
+uint64_t tpchan_credit_grant(struct tpchan *h, uint64_t bytes)
+{
+	bool was = !h->c;
+	struct tchan *c = thaw(h);
+	uint64_t r;
+
+	if (!c)
+		return 0;
+	r = ch_credit_grant(c, bytes);
+	settle(h, was);
+	return r;
+}
+
+int tpchan_set_cc(struct tpchan *h, const struct cc_ops *ops)
+{
+	bool was;
+	struct tchan *c;
+	int r;
+
+	if (!h)
+		return -EINVAL;
+	was = !h->c;
+	c = thaw(h);
+	if (!c)
+		return -ENOMEM;
+	r = ch_set_cc(c, ops);
+	settle(h, was);
+	return r;
 }

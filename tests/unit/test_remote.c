@@ -2493,8 +2493,9 @@ static void test_idle_channels_release_state_between_bursts(void **state)
 		b = chst(f, HB, 0);
 		assert_int_equal(a.tp.state_releases, k + 1);
 		assert_true(b.tp.state_releases >= (uint64_t)k + 1);
-		assert_int_equal(a.tp.state_bytes, idle_bytes);
-		assert_int_equal(b.tp.state_bytes, idle_bytes);
+		/* packed again (counters hold more than zeros now) */
+		assert_in_range(a.tp.state_bytes, idle_bytes, idle_bytes + 128);
+		assert_in_range(b.tp.state_bytes, idle_bytes, idle_bytes + 128);
 	}
 	assert_same(f->h[HB].mr1, f->h[HA].mr1, 3 * 64 * KiB);
 	/* conn 7 was never bound: it reads as free */
