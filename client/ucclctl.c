@@ -707,7 +707,7 @@ static int print_nic(const UcclCtl__NicStats *n)
 	char txb[32], rxb[32], *addr;
 
 	if (!n->data_address || !*n->data_address) {
-		printf("nic: data plane off (no peer_listen in uccl.conf)\n");
+		printf("nic: data plane off (no peer_listen in uccl.conf, one engine thread)\n");
 		return ferror(stdout) ? -EIO : 0;
 	}
 	addr = table_sanitize(n->data_address);

@@ -291,6 +291,20 @@ bool conf_addr_is_any(const struct conf_addr *a)
 	return a->family && memcmp(a->addr, zero, a->family == AF_INET6 ? 16 : 4) == 0;
 }
 
+const struct conf_addr *conf_data_addr(const struct conf *c)
+{
+	static const struct conf_addr loopback = { .family = AF_INET, .addr = { 127, 0, 0, 1 } };
+
+	if (c->data_address.family)
+		return &c->data_address;
+	return c->peer_listen.family ? &c->peer_listen : &loopback;
+}
+
+bool conf_has_data_plane(const struct conf *c)
+{
+	return c->peer_listen.family || c->engine_threads > 1;
+}
+
 bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b)
 {
 	return a->family && a->family == b->family &&

@@ -135,6 +135,13 @@ const char *conf_log_level_name(enum conf_log_level l);
 void conf_addr_fmt(const struct conf_addr *a, bool with_port, char *buf, size_t len);
 /* Whether a is 0.0.0.0 or ::. */
 bool conf_addr_is_any(const struct conf_addr *a);
+/* Where the UDP data plane binds: data_address, else peer_listen, else
+ * 127.0.0.1 (without peering only the channels between this daemon's own
+ * engine threads use it). */
+const struct conf_addr *conf_data_addr(const struct conf *c);
+/* A data plane is opened with peering, or with more than one engine thread
+ * (for the connections between them). */
+bool conf_has_data_plane(const struct conf *c);
 /* Whether a and b are the same address (ports not compared). */
 bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b);
 /* The congestion controller configured for peer's channel: its peer_cc

@@ -92,7 +92,7 @@ static int resolve_name(void *arg, const char *name, uint32_t *ep_id, uint32_t *
 static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint16_t *port)
 {
 	const struct conf *c = &d->conf;
-	const struct conf_addr *a = c->data_address.family ? &c->data_address : &c->peer_listen;
+	const struct conf_addr *a = conf_data_addr(c);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	char addr[64];
@@ -134,8 +134,9 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 			 ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "",
 			 *port);
 	if (i == 0)
-		log_info("data plane on udp %s (%u paths, mtu %u%s%s)", d->data_text, c->data_paths,
-			 c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "");
+		log_info("data plane on udp %s (%u paths, mtu %u%s%s%s)", d->data_text, c->data_paths,
+			 c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "",
+			 c->peer_listen.family ? "" : "; no peering: between this daemon's threads only");
 	else
 		log_info("data plane of engine thread %u on udp port %u (%u paths)", i, *port,
 			 c->data_paths);
@@ -337,7 +338,7 @@ int main(int argc, char **argv)
 			.cpu = nthr_cpu(&d->conf, i),
 			.index = i,
 		};
-		if (d->conf.peer_listen.family) {
+		if (conf_has_data_plane(&d->conf)) {
 			uint16_t port;
 
 			if (open_data_plane(d, i, &ep.nic, &port) < 0)
@@ -360,7 +361,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (d->conf.peer_listen.family && xconn_start(d) < 0) {
+	if (conf_has_data_plane(&d->conf) && xconn_start(d) < 0) {
 		log_err("out of memory for the channels between engine threads");
 		goto out;
 	}

@@ -909,11 +909,10 @@ size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t m
 {
 	size_t n = 0;
 
-	if (!d->rchans)
-		return 0;
-	/* grouped by our thread: each thread's engine answers for its rows */
+	/* grouped by our thread: each thread's engine answers for its rows;
+	 * without peering (no rchans) only the channels between threads */
 	for (uint32_t t = 0; t < d->n_thr; t++) {
-		for (uint32_t i = 0; i < RCONN_MAX_CHANS; i++) {
+		for (uint32_t i = 0; d->rchans && i < RCONN_MAX_CHANS; i++) {
 			const struct dchan *ch = &d->rchans->ch[i];
 
 			for (uint32_t j = 0; ch->up && j < ch->rthreads && n < max; j++) {

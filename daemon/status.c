@@ -433,8 +433,8 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->cc_state = var_ptrs;
 }
 
-/* The channels reply: q and c are NULL when peering is off (no rows, no
- * data plane). */
+/* The channels reply: q and c are NULL without a data plane (no peering
+ * and one engine thread: no rows). */
 static void send_channels(struct session *s, struct chan_query *q, const struct engcmd *c)
 {
 	struct daemon *d = s->d;
@@ -536,7 +536,7 @@ static void reply_channels(struct session *s)
 	struct chan_query *q;
 	struct engcmd *c;
 
-	if (!d->peers) {
+	if (!d->peers && !d->xconn) {
 		send_channels(s, NULL, NULL);
 		return;
 	}

@@ -38,7 +38,7 @@ static void plain_done(struct engcmd *c)
 int xconn_start(struct daemon *d)
 {
 	const struct conf *cf = &d->conf;
-	const struct conf_addr *a = cf->data_address.family ? &cf->data_address : &cf->peer_listen;
+	const struct conf_addr *a = conf_data_addr(cf);
 	uint32_t ip_udp = a->family == AF_INET6 ? 48 : 28;
 	uint64_t token = 0;
 
@@ -238,9 +238,11 @@ void xconn_join(struct session *s, struct dep *ep, uint32_t ca, struct dep *l, u
 		l->backlog_pending--;
 		side_free(ep, ca);
 		side_free(l, cb);
+		/* the data plane did not open (a daemon with one thread has
+		 * no second thread to meet) */
 		session_reply_err(s, -EOPNOTSUPP, "endpoint %u runs on engine thread %u and '%s' on "
-				  "thread %u: connections between engine threads need the data plane "
-				  "(peer_listen)", ep->id, ep->thr, l->name, l->thr);
+				  "thread %u: connections between engine threads need the data plane, "
+				  "which is not open", ep->id, ep->thr, l->name, l->thr);
 		return;
 	}
 	j = calloc(1, sizeof(*j));
