@@ -37,8 +37,8 @@
 #define NEP 3
 #define SEMS 8
 #define MAX_CONNS 8
-#define RING 256             /* sq and cq entries, max_outstanding */
-#define LOG_MAX 1024         /* completions a test may collect per host */
+#define RING 2048            /* sq and cq entries, max_outstanding: past PUT_WINDOW */
+#define LOG_MAX 2048         /* completions a test may collect per host */
 #define BATCH 64             /* packets per engine_tx call */
 
 /* The connection under test: conn ids and generations differ on the two
@@ -1080,6 +1080,38 @@ static void test_signal_hold_bound_pushes_back_and_loses_nothing(void **state)
 	assert_int_equal(st(f, HB)->rx_refused_nobuf, 0);
 	/* the rest went once the first completed: after the put, not held */
 	assert_int_equal(st(f, HB)->rx_signals_held, 64);
+}
+
+/* More puts unsettled on one connection than B keeps track of
+ * (PUT_WINDOW, 1024): A hands B only the first 1024 while the earliest is
+ * lost and keeps the rest back until puts settle, so B never meets one past
+ * its window (it would refuse it, -EBADMSG); every put completes once, with
+ * 0, its bytes in place. */
+static void test_puts_past_the_put_window_wait_at_the_sender(void **state)
+{
+	const int nput = 1100;
+	struct fx *f = fx_open(state, PARAMS(.seed = 41, .max_msgs = 2048));
+
+	f->drop_puts_until = f->now + 3 * MS;
+	for (int i = 0; i < nput; i++)
+		submit(f, HA, PUT(.loff = (uint64_t)i * 16, .roff = (uint64_t)i * 16, .len = 16,
+				  .user_data = 100 + (uint64_t)i));
+	/* a busy engine polls again at once; the fixture's steps follow
+	 * deadlines, so take them all in now */
+	while (st(f, HA)->sqes < (uint64_t)nput)
+		engine_poll(f->h[HA].e, f->now);
+	while (f->now < f->drop_puts_until - 300 * US)
+		run_steps(f, 1);
+	/* the channel got the window's worth, not more */
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, 1024);
+	assert_int_equal(ncqes(f, HA), 0);
+	wait_cqes(f, HA, nput);
+	for (int i = 0; i < nput; i++)
+		assert_int_equal(cqe(f, HA, 100 + (uint64_t)i).res, 0);
+	settle(f);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, (uint64_t)nput);
+	assert_same(f->h[HA].mr1, f->h[HB].mr1, (size_t)nput * 16);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, 0);
 }
 
 struct readywatch {
@@ -2519,6 +2551,7 @@ int main(void)
 		T(test_signal_whose_puts_are_lost_is_held_then_applied),
 		T(test_held_signals_are_dropped_on_reset),
 		T(test_signal_hold_bound_pushes_back_and_loses_nothing),
+		T(test_puts_past_the_put_window_wait_at_the_sender),
 		T(test_signal_is_not_held_behind_a_pending_recv),
 		T(test_recv_posted_first_is_written_directly),
 		T(test_send_first_is_buffered_until_a_recv),
