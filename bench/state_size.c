@@ -217,7 +217,10 @@ static void freeze_cost(double *round_trip, double *stats)
 	double rt[5], gs[5];
 	const int n = 100000;
 
-	for (int k = 0; k < 5 && c; k++) {
+	*round_trip = *stats = -1;
+	if (!c)
+		return;
+	for (int k = 0; k < 5; k++) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		for (int i = 0; i < n; i++)
 			tpchan_reset(c, -ECONNRESET);
@@ -230,8 +233,8 @@ static void freeze_cost(double *round_trip, double *stats)
 	tpchan_free(c);
 	qsort(rt, 5, sizeof(rt[0]), cmp_dbl);
 	qsort(gs, 5, sizeof(gs[0]), cmp_dbl);
-	*round_trip = c ? rt[2] : -1;
-	*stats = c ? gs[2] : -1;
+	*round_trip = rt[2];
+	*stats = gs[2];
 }
 
 #define NCH 64

@@ -506,14 +506,23 @@ static void state_release(struct tchan *c)
 	c->st.state_releases++;
 }
 
+/* Largest CC state a frozen channel's getters unpack on the stack. */
+#define CC_STATE_MAX 512u
+
+/* The fixed part may be packed once nothing is owed or timed (freeze, at
+ * the end of this file): what does not change while the channel idles. */
+static bool freezable(const struct tchan *c)
+{
+	return !c->p.freeze_off && !c->cr_more && c->cc->state_size <= CC_STATE_MAX;
+}
+
 /* A tpchan_tx or tpchan_rx at now: (re)start the hold if the channel holds
- * state and is idle (restart it on traffic: active), else cancel it. */
+ * state, or may freeze, and is idle (restart it on traffic: active), else
+ * cancel it. */
 static void idle_note(struct tchan *c, uint64_t now, bool active)
 {
-	/* with nothing to release, the fixed part itself may still be packed
-	 * (freeze) unless freeze_off */
 	if (!c->p.idle_release_ns || !chan_idle(c) ||
-	    (state_bytes(c) == c->base_bytes && c->p.freeze_off)) {
+	    (state_bytes(c) == c->base_bytes && !freezable(c))) {
 		c->release_at = UINT64_MAX;
 		return;
 	}
@@ -1798,6 +1807,8 @@ static int ch_set_cc(struct tchan *c, const struct cc_ops *ops)
 		.line_rate_bps = c->p.cc_line_rate_bps,
 		.base_rtt_ns = c->p.cc_base_rtt_ns,
 	});
+	/* the fixed part is as large as the new state */
+	c->base_bytes = c->base_bytes - c->cc->state_size + ops->state_size;
 	free(c->cc_st);
 	c->cc_st = st;
 	c->cc = ops;
@@ -1833,14 +1844,10 @@ struct tpchan {
 	uint32_t nomem;                /* packets dropped: no memory to thaw (drop_nomem) */
 };
 
-/* Largest CC state a frozen channel's getters unpack on the stack. */
-#define CC_STATE_MAX 512u
-
 static bool can_freeze(const struct tchan *c)
 {
-	return c->p.idle_release_ns && !c->p.freeze_off && !c->closing && !c->reading &&
-	       chan_idle(c) && state_bytes(c) == c->base_bytes && !c->cr_more &&
-	       c->cc->state_size <= CC_STATE_MAX && deadline_core(c) == UINT64_MAX;
+	return c->p.idle_release_ns && freezable(c) && !c->closing && !c->reading &&
+	       chan_idle(c) && state_bytes(c) == c->base_bytes && deadline_core(c) == UINT64_MAX;
 }
 
 /* What the fixed part derives from the parameters and the CC state,
@@ -1879,9 +1886,10 @@ static void strip(struct tchan *t)
 	t->p.seed = 0;                 /* read once, by paths_new; the table keeps its state */
 }
 
-/* Pack h's live channel and free it; count: this is the hold's release.
- * On -ENOMEM the channel stays live. */
-static int freeze(struct tpchan *h, bool count)
+/* Pack h's live channel and free it. On -ENOMEM the channel stays live.
+ * Not counted in state_releases, which counts releases of the per-packet
+ * state alone: the same with and without freezing. */
+static int freeze(struct tpchan *h)
 {
 	struct tchan *c = h->c, t = *c;
 	struct vpack v = { 0 };
@@ -1902,8 +1910,6 @@ static int freeze(struct tpchan *h, bool count)
 	t.nacks = NULL;
 	t.release_at = t.deadline = UINT64_MAX;
 	t.st.spurious_retx = sb_tx_spurious(c->tx);   /* for stats while frozen */
-	if (count)
-		t.st.state_releases++;
 	vpack_words(&v, &t, sizeof(t));
 	vpack_words(&v, c->cc_st, c->cc->state_size);
 	if (sb_tx_pack(c->tx, &v) < 0 || sb_rx_pack(c->rx, &v) < 0 || paths_pack(c->paths, &v) < 0 ||
@@ -1955,11 +1961,11 @@ static struct tchan *thaw(struct tpchan *h)
 }
 
 /* A call that found h frozen (was_frozen) and left nothing going: pack it
- * again (a failure leaves it live until the hold). */
+ * again (without memory it stays live until its next traffic and hold). */
 static void settle(struct tpchan *h, bool was_frozen)
 {
 	if (was_frozen && h->c && can_freeze(h->c))
-		(void)freeze(h, false);
+		(void)freeze(h);
 }
 
 /* A frozen channel's struct and CC state (cc_st: CC_STATE_MAX bytes,
@@ -2016,19 +2022,15 @@ int tpchan_submit(struct tpchan *h, const struct tpchan_msg *m)
 int tpchan_tx(struct tpchan *h, uint64_t now_ns, struct tpchan_txpkt *out, int max)
 {
 	struct tchan *c = h->c;
-	uint64_t rel0;
 	bool hold;
 	int n;
 
 	if (!c || !out || max <= 0 || c->deadline > now_ns)
 		return 0;
 	hold = now_ns >= c->release_at;
-	rel0 = c->st.state_releases;
 	n = tx_due(c, now_ns, out, max);
-	/* the hold ran out: one release, whether state_release freed the
-	 * per-packet state or only the fixed part is packed now */
 	if (hold && can_freeze(c))
-		(void)freeze(h, c->st.state_releases == rel0);
+		(void)freeze(h);
 	return n;
 }
 
@@ -2153,7 +2155,8 @@ int tpchan_set_cc(struct tpchan *h, const struct cc_ops *ops)
 	struct tchan *c;
 	int r;
 
-	if (!h)
+	if (!h || !ops || !ops->state_size || !ops->init || !ops->on_ack || !ops->on_loss ||
+	    !ops->window)
 		return -EINVAL;
 	was = !h->c;
 	c = thaw(h);

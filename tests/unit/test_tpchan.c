@@ -1957,6 +1957,46 @@ static void test_idle_channel_releases_state_and_comes_back(void **state)
 	world_fini(&w);
 }
 
+/* A controller of another state size, set on a frozen channel and on a
+ * live one: both freeze again (the fixed part's size follows the new
+ * state), and an idle channel does not wake for nothing. */
+static void test_set_cc_of_another_size_freezes_again(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats a0, a, b;
+	const struct cc_ops *swift = cc_find("swift"), *window = cc_find("window");
+
+	assert_true(swift->state_size != window->state_size);
+	p.idle_release_ns = 1 * MS;
+	world_init(&w, 4, false);
+	world_chans(&w, &p, &p, &lp);
+	tpchan_get_stats(w.a, &a0);
+	assert_true(a0.state_bytes < 512);
+	/* frozen: set_cc unpacks, switches and packs again at once */
+	assert_int_equal(tpchan_set_cc(w.a, swift), 0);
+	assert_string_equal(tpchan_cc_name(w.a), "swift");
+	tpchan_get_stats(w.a, &a);
+	assert_true(a.state_bytes < 512);
+	assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
+	/* live: traffic, then back to window while the state is held */
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	assert_int_equal(tpchan_set_cc(w.b, swift), 0);
+	assert_int_equal(tpchan_set_cc(w.a, window), 0);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 200 * MS), -ENODATA);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, &a);
+	tpchan_get_stats(w.b, &b);
+	assert_true(a.state_bytes < 512);
+	assert_true(b.state_bytes < 512);
+	assert_int_equal(a.state_releases, 1);   /* one idle period, one release */
+	assert_int_equal(b.state_releases, 1);
+	assert_int_equal(tpchan_next_deadline(w.a), UINT64_MAX);
+	assert_int_equal(tpchan_next_deadline(w.b), UINT64_MAX);
+	world_fini(&w);
+}
+
 /* The message table starts at 16 entries and doubles as messages queue;
  * a submit from inside read() cannot move it (the sender holds an entry
  * across read()) and is pushed back, one that fits is taken. */
@@ -2224,6 +2264,7 @@ int main(void)
 		cmocka_unit_test(test_idle_channel_releases_state_and_comes_back),
 		cmocka_unit_test(test_idle_release_zero_keeps_state),
 		cmocka_unit_test(test_frozen_channels_behave_exactly_as_live_ones),
+		cmocka_unit_test(test_set_cc_of_another_size_freezes_again),
 		cmocka_unit_test(test_message_table_grows_but_not_under_read),
 		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
 		cmocka_unit_test(test_state_allocation_failure),
