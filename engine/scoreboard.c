@@ -48,7 +48,8 @@ struct sb_tx {
 	uint8_t reo_persist;           /* recoveries before reo_steps falls back to 1 */
 	uint16_t reo_steps;            /* reo_wnd in min_rtt/4 steps */
 	uint64_t tseq;                 /* transmissions so far */
-	/* the dupthresh highest tseqs of acknowledged packets sent once: the
+	/* the dupthresh highest tseqs of delivered packets (sent once, or
+	 * resent and acknowledged a round trip after the resend): the
 	 * lowest, top[top_head], is the newest transmission with dupthresh
 	 * delivered packets sent at or after it */
 	uint64_t *top;
@@ -459,9 +460,11 @@ static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, const struct sb_ac
 	s->k.bytes -= x->p.bytes;
 	if (t)
 		rack_delivered(s, x, t);
-	/* which copy of a resent packet arrived is unknown: only packets sent
-	 * once say when something was delivered */
-	if (x->p.retx == 0)
+	/* which copy of a resent packet arrived is unknown; acknowledged at
+	 * least a round trip after the resend went, the resend is taken to
+	 * be it (RFC 8985, 6.2), else only packets sent once count */
+	if (x->p.retx == 0 || (t && t->min_rtt_ns && t->now_ns >= x->p.sent_ns &&
+			       t->now_ns - x->p.sent_ns >= t->min_rtt_ns))
 		top_add(s, x->tseq);
 	if (sack) {
 		x->st = ST_SACKED;

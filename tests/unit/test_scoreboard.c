@@ -966,6 +966,49 @@ static void test_rack_lost_packet_is_lost_when_its_timer_expires(void **state)
 	sb_tx_free(s);
 }
 
+/* Holes already judged by fast retransmit whose resends went out together:
+ * when one resend is lost again, only the other resends were delivered
+ * after it. Such deliveries acknowledged at least min_rtt after they went
+ * count toward dupthresh (RFC 8985, 6.2: the resend is taken to be what
+ * arrived) and catch it; sooner, the original may be what arrived, and
+ * they do not. Reordering window off: dupthresh alone decides. */
+static void lost_resend_among_resends(uint64_t ack_ns, int want_lost)
+{
+	struct rec r = { 0 };
+	struct sb_tx *s = sb_tx_new(1024, 3);
+	const uint32_t first[] = { 4, 5, 6 }, then[] = { 1, 2, 3, 4, 5, 6 };
+	uint32_t psn;
+	struct sb_pkt p;
+
+	sb_tx_set_rack(s, false);
+	for (int i = 0; i < 7; i++)
+		push(s, (uint64_t)i, 1000, 0);
+	/* 4, 5, 6 arrive: 0..3 are lost, judged once */
+	assert_int_equal(sack_at(s, 0, first, 3, 50 * US, 0, &r), 3);
+	assert_int_equal(sb_tx_lost_pending(s), 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+		assert_int_equal(psn, i);
+		sb_tx_retransmitted(s, psn, 1, (60 + i) * US);
+	}
+	/* the resends of 1, 2 and 3 arrive; 0's is lost again */
+	assert_int_equal(sack_at(s, 0, then, 6, ack_ns, 61 * US, &r), 3);
+	assert_int_equal(sb_tx_lost_pending(s), want_lost);
+	if (want_lost) {
+		assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+		assert_int_equal(psn, 0);
+		assert_int_equal(p.retx, 1);
+	}
+	sb_tx_free(s);
+}
+
+static void test_resends_delivered_a_round_trip_later_count_toward_dupthresh(void **state)
+{
+	(void)state;
+	lost_resend_among_resends(110 * US, 1);   /* 47..50 us after the resends: theirs */
+	lost_resend_among_resends(90 * US, 0);    /* 27..30 us: maybe the originals */
+}
+
 /* A resend acknowledged within a round trip by an ACK echoing a copy sent
  * before it (tsecr older than the resend) was spurious: the window grows by
  * min_rtt/4, up to srtt. A resend acknowledged by its own copy is not, nor
@@ -1052,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(test_rack_reordered_within_window_is_not_retransmitted),
 		cmocka_unit_test(test_rack_lost_packet_is_lost_when_its_timer_expires),
 		cmocka_unit_test(test_rack_window_grows_after_spurious_retransmission),
+		cmocka_unit_test(test_resends_delivered_a_round_trip_later_count_toward_dupthresh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
