@@ -29,6 +29,7 @@ struct sb_ent {
 	uint64_t tseq;                 /* transmission number of the last (re)send */
 	uint32_t prev, next;           /* time list (slot numbers) while ST_INFLIGHT */
 	uint8_t st;
+	uint16_t rtos;                 /* times the retransmission timer found it lost */
 };
 
 struct sb_tx {
@@ -359,6 +360,7 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 		return psn;            /* caller bug: nothing recorded */
 	x->p = *p;
 	x->st = ST_INFLIGHT;
+	x->rtos = 0;
 	x->tseq = ++s->tseq;
 	tl_append(s, slot);
 	s->k.bytes += p->bytes;
@@ -746,10 +748,19 @@ int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns)
 		/* recover the psn from the slot: the live psn with these low bits */
 		uint32_t psn = s->k.una + ((slot - s->k.una) & s->mask);
 
+		if (s->e[slot].rtos < UINT16_MAX)
+			s->e[slot].rtos++;
 		mark_lost(s, psn);
 		n++;
 	}
 	return n;
+}
+
+uint16_t sb_tx_rtos(const struct sb_tx *s, uint32_t psn)
+{
+	if (!s->e || psn - s->k.una >= s->k.nxt - s->k.una)
+		return 0;
+	return s->e[psn & s->mask].rtos;
 }
 
 int sb_tx_probe(struct sb_tx *s, uint32_t scan)

@@ -123,6 +123,9 @@ int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 /* Timeout: every unacknowledged packet sent at or before cutoff_ns becomes
  * lost. Returns how many were newly marked. */
 int sb_tx_timeout(struct sb_tx *s, uint64_t cutoff_ns);
+/* How many times sb_tx_timeout found unacknowledged psn lost (0 for a psn
+ * not in flight): resends the timer called for, not ones ACKs did. */
+uint16_t sb_tx_rtos(const struct sb_tx *s, uint32_t psn);
 /* Tail loss probe: the newest packet still in flight (neither acknowledged
  * nor lost), looking at most `scan` psns down from the newest, becomes lost
  * so that it is resent. Returns 1 if one was marked, else 0. */

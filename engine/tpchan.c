@@ -34,9 +34,12 @@
  *    (msg_len > 0, payload_len == 0), which the receiver acknowledges and
  *    never delivers. The message's table slot is held until those are
  *    acknowledged, and counts against max_msgs meanwhile.
- *  - A packet lost again after max_retx resends means the peer is out of
- *    reach: its psn can never be filled, so the whole channel fails as
- *    ch_reset(c, -ETIMEDOUT) would.
+ *  - A packet found lost by the retransmission timer more than max_retx
+ *    times (Go-Back-N: the packet at the cumulative point resent max_retx
+ *    times) means the peer is out of reach: its psn can never be filled,
+ *    so the whole channel fails as tpchan_reset(c, -ETIMEDOUT) would.
+ *    Resends that SACKs and the reordering window call for do not count:
+ *    the peer is answering.
  *  - tpchan_free() completes every outstanding message with -ECANCELED;
  *    tpchan_reset() with its err (a non-negative err becomes -ECONNRESET).
  *    Neither rewinds psns: after a reset the peer's receiver will not
@@ -933,9 +936,13 @@ static int send_lost(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 
 		/* Go-Back-N resends everything after a hole: a packet's retx
 		 * counts the holes before it too. What says the peer is gone
-		 * is the packet at the cumulative point resent too often. */
+		 * is the packet at the cumulative point resent too often. In
+		 * SACK mode, a packet the timer found lost too often: resends
+		 * that ACKs called for mean the peer answers and the fabric
+		 * drops (an incast without congestion control), not that the
+		 * peer is gone. */
 		if (c->p.go_back_n ? psn == c->gbn_una && c->gbn_una_resends++ >= c->p.max_retx :
-				     sp.retx >= c->p.max_retx) {
+				     sb_tx_rtos(c->tx, psn) > c->p.max_retx) {
 			ch_reset(c, -ETIMEDOUT);
 			break;
 		}

@@ -82,7 +82,11 @@ struct tpchan_params {
 	 * caller's NIC gathers the two. Not with crc (the sum is over a copy). */
 	bool tx_gather;
 	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
-	uint32_t max_retx;             /* a packet resent this often fails its message (-ETIMEDOUT) */
+	/* a packet the retransmission timer finds lost more often than this
+	 * (Go-Back-N: resent this often at the cumulative point) means the
+	 * peer is gone: the channel fails (-ETIMEDOUT). Resends that SACKs
+	 * call for do not count: the peer is answering. */
+	uint32_t max_retx;
 	uint64_t ack_delay_ns;         /* longest an ACK waits to be coalesced */
 	uint32_t ack_every;            /* ACK at least every this many DATA packets */
 	uint32_t dupthresh;            /* SACKed packets above a hole that make it lost */

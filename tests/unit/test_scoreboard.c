@@ -317,6 +317,37 @@ static void test_timeout_marks_packets_sent_before_the_cutoff(void **state)
 	sb_tx_free(s);
 }
 
+/* sb_tx_rtos counts the timer's findings only: a loss SACKs show leaves it
+ * as it is, each timeout that finds the packet again adds one, and a psn
+ * not in flight (acknowledged, or never sent) reads 0. (sb_tx_push starts
+ * every entry at 0.) */
+static void test_rtos_counts_only_the_timers_findings(void **state)
+{
+	struct sb_tx *s = sb_tx_new(1024, 3);
+	struct rec r = { 0 };
+	struct sb_pkt p;
+	uint32_t psn, above[] = { 1, 2, 3 };
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		push(s, (uint64_t)i, 100, 10);
+	sack(s, 0, above, 3, &r);                       /* 0 lost by SACKs */
+	assert_int_equal(sb_tx_lost_pending(s), 1);
+	assert_int_equal(sb_tx_rtos(s, 0), 0);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	sb_tx_retransmitted(s, 0, 0, 20);
+	assert_int_equal(sb_tx_timeout(s, 20), 1);      /* the timer finds it */
+	assert_int_equal(sb_tx_rtos(s, 0), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	sb_tx_retransmitted(s, 0, 0, 30);
+	assert_int_equal(sb_tx_timeout(s, 30), 1);
+	assert_int_equal(sb_tx_rtos(s, 0), 2);
+	assert_int_equal(sb_tx_rtos(s, 5), 0);          /* never sent */
+	sack(s, 4, NULL, 0, &r);                        /* all acknowledged */
+	assert_int_equal(sb_tx_rtos(s, 0), 0);
+	sb_tx_free(s);
+}
+
 static void test_next_lost_is_oldest_psn_first(void **state)
 {
 	struct sb_tx *s = sb_tx_new(1024, 1);
@@ -1074,6 +1105,7 @@ int main(void)
 		cmocka_unit_test(test_lost_resend_is_caught_by_packets_sent_after_it),
 		cmocka_unit_test(test_lost_resend_detection_counts_out_of_order_deliveries),
 		cmocka_unit_test(test_timeout_marks_packets_sent_before_the_cutoff),
+		cmocka_unit_test(test_rtos_counts_only_the_timers_findings),
 		cmocka_unit_test(test_next_lost_is_oldest_psn_first),
 		cmocka_unit_test(test_retransmitted_updates_the_packet),
 		cmocka_unit_test(test_lost_then_acknowledged_leaves_the_lost_set),

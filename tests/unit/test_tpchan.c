@@ -693,6 +693,53 @@ static void test_lost_tail_is_probed_before_the_rto(void **state)
 	world_fini(&w);
 }
 
+/* Drops the first `times` copies of one DATA psn from a. */
+struct dropper_n {
+	uint32_t psn;
+	int times, dropped;
+};
+
+static int64_t drop_n(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct dropper_n *d = arg;
+	struct wire_pkt w;
+
+	if (from != 0 || wire_parse(pkt, len, &w) < 0 || w.type != WIRE_DATA || w.data.psn != d->psn ||
+	    d->dropped >= d->times)
+		return 0;
+	d->dropped++;
+	return -1;
+}
+
+/* One packet lost again and again while the rest of the transfer flows: its
+ * losses are found by SACKs and the reordering window, the peer answers
+ * all along, so resends past max_retx do not fail the channel; only the
+ * retransmission timer's findings count toward max_retx. */
+static void test_resends_acks_call_for_do_not_count_toward_max_retx(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct dropper_n d = { .psn = 20, .times = 6 };
+	struct tpchan_stats a;
+
+	p.max_retx = 2;
+	p.max_inflight_bytes = 256 << 10;      /* new data keeps going out after each resend */
+	world_init(&w, 128, false);
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, drop_n, &d);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 1000 * MS), 0);
+	tpchan_get_stats(w.a, &a);
+	check_transfer(&w);
+	print_message("psn 20 dropped %d times; %llu resends, %llu timeouts\n", d.dropped,
+		      (unsigned long long)a.retx_pkts, (unsigned long long)a.retx_timeouts);
+	assert_int_equal(d.dropped, 6);
+	assert_true(a.retx_pkts > (uint64_t)p.max_retx);
+	assert_true(a.retx_timeouts <= p.max_retx);
+	assert_int_equal(a.msgs_failed, 0);
+	world_fini(&w);
+}
+
 /* Drops the first copy of one psn and notes when each copy of it left. */
 struct drop_timer {
 	struct dropper d;
@@ -2265,6 +2312,7 @@ int main(void)
 		cmocka_unit_test(test_idle_release_zero_keeps_state),
 		cmocka_unit_test(test_frozen_channels_behave_exactly_as_live_ones),
 		cmocka_unit_test(test_set_cc_of_another_size_freezes_again),
+		cmocka_unit_test(test_resends_acks_call_for_do_not_count_toward_max_retx),
 		cmocka_unit_test(test_message_table_grows_but_not_under_read),
 		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
 		cmocka_unit_test(test_state_allocation_failure),
