@@ -17,6 +17,14 @@ OUT=${OUT:-/tmp/uccl-results}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
 scn=$here/scenarios
 mkdir -p "$scn" "$OUT" "$here/data"
+# a uccl-sim older than the sources it is built from gives another
+# commit's numbers: refuse it (FORCE=1 runs it anyway)
+[ -x "$SIM" ] || { echo "run-sim.sh: no uccl-sim at $SIM (set SIM=)" >&2; exit 1; }
+newer=$(find "$here/../../engine" "$here/../../tools" -name '*.[ch]' -newer "$SIM" | head -n 1)
+if [ -n "$newer" ] && [ "${FORCE:-0}" != 1 ]; then
+	echo "run-sim.sh: $SIM is older than $newer: rebuild it (or FORCE=1)" >&2
+	exit 1
+fi
 
 # A cc name may carry a variant: "hint+inband" is cc hint with the
 # switches' in-band queue reports (inband = on), "window+adaptive" is cc
