@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 	size_t live_base;
 	struct engine_mem_ops mem = { .copy = nop_copy };
 	struct engine_params ep = {
-		.max_endpoints = 1024, .max_mrs = 1024, .poll_batch = 64, .mem = &mem,
+		.max_endpoints = 1024, .max_mrs = 1u << 20, .poll_batch = 64, .mem = &mem,
 		.max_chans = 1024,
 	};
 	struct uccl_shm_hdr hdr[2];
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 	printf("sizeof(struct rchan)       %zu\n", sizeof(struct rchan));
 	printf("sizeof(struct opq_op)      %zu (op pools: 16, 16, 32... of them as ops wait, "
 	       "up to max_outstanding)\n", sizeof(struct opq_op));
-	printf("engine_new                 %zu bytes (max_endpoints 1024, max_chans 1024)\n", eng);
+	printf("engine_new                 %zu bytes (max_endpoints 1024, max_chans 1024, max_mrs 2^20 as the daemon)\n", eng);
 	printf("tpchan_new                 %zu bytes per channel (daemon defaults), idle\n", per_tp);
 	printf("engine_chan_add            %zu bytes per channel (rchan + tpchan), idle\n", per_ch);
 	printf("channel life (heap bytes; state_bytes stat in brackets):\n");

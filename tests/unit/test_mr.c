@@ -2,8 +2,9 @@
 /*
  * mr: bounds checks that cannot be fooled by wrapping arithmetic, and the
  * region table: lookups by remote key and by (client, id), duplicates,
- * capacity, and a long random add/remove churn checked against a plain array
- * so that deletion from the open-addressing indexes never loses an entry.
+ * capacity, growth on demand with pointers that stay put, no memory, and a
+ * long random add/remove churn checked against a plain array so that
+ * deletion from the open-addressing indexes never loses an entry.
  */
 #include "config.h"
 
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include "engine/mr.h"
+
+#include "failalloc.h"
 
 static struct mr region(uint32_t client, uint32_t id, uint64_t rkey, uint64_t len)
 {
@@ -146,6 +149,61 @@ static void test_capacity_is_enforced(void **state)
 	assert_null(mr_table_free(NULL));
 }
 
+/* A table sized for a million regions that holds a few thousand: a pointer
+ * from a lookup stays put while the table grows (slot blocks never move;
+ * the indexes are rebuilt); without memory an add fails with -ENOMEM and
+ * changes nothing; removing never needs memory. */
+static void test_grows_on_demand_and_pointers_stay(void **state)
+{
+	struct mr_table *t = mr_table_new(1u << 20);
+	struct mr m = region(1, 0, 100, 8);
+	const struct mr *p0;
+	uint32_t n = 5000;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(mr_table_add(t, &m), 0);
+	p0 = mr_table_by_id(t, 1, 0);
+	assert_non_null(p0);
+	for (uint32_t i = 1; i < n; i++) {
+		m = region(1, i, 100 + i, 8);
+		assert_int_equal(mr_table_add(t, &m), 0);
+	}
+	assert_ptr_equal(mr_table_by_id(t, 1, 0), p0);
+	assert_ptr_equal(mr_table_by_rkey(t, 100), p0);
+	assert_int_equal(p0->rkey, 100);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(mr_table_by_id(t, 1, i)->rkey, 100 + i);
+#ifndef __SANITIZE_ADDRESS__
+	/* the next block (every 64 slots) or index doubling needs memory */
+	g_fail_min = 1;
+	for (uint32_t i = n;; i++) {
+		int r;
+
+		m = region(1, i, 100 + i, 8);
+		r = mr_table_add(t, &m);
+		if (r == -ENOMEM) {
+			assert_null(mr_table_by_id(t, 1, i));
+			assert_null(mr_table_by_rkey(t, 100 + i));
+			break;
+		}
+		assert_int_equal(r, 0);
+		n++;
+		assert_true(i < 5000 + 64);
+	}
+	assert_int_equal(mr_table_count(t), n);
+	for (uint32_t i = 1; i < n; i++)     /* no memory needed to remove */
+		assert_int_equal(mr_table_remove(t, 1, i), 0);
+	g_fail_min = 0;
+	assert_int_equal(mr_table_count(t), 1);
+	assert_ptr_equal(mr_table_by_rkey(t, 100), p0);
+	m = region(2, 7, 7777, 8);
+	assert_int_equal(mr_table_add(t, &m), 0);  /* a released slot again */
+	assert_int_equal(mr_table_by_rkey(t, 7777)->id, 7);
+#endif
+	mr_table_free(t);
+}
+
 /* At half load the indexes have many probe chains; regions added and removed
  * at random must be found exactly when the reference model says they exist. */
 static void test_random_churn_matches_a_reference_model(void **state)
@@ -201,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates_are_eexist),
 		cmocka_unit_test(test_invalid_regions_are_einval),
 		cmocka_unit_test(test_capacity_is_enforced),
+		cmocka_unit_test(test_grows_on_demand_and_pointers_stay),
 		cmocka_unit_test(test_random_churn_matches_a_reference_model),
 	};
 
