@@ -1834,15 +1834,18 @@ static int ch_set_cc(struct tchan *c, const struct cc_ops *ops)
 
 /*
  * An idle channel (nothing queued, in flight, held or owed, no timer
- * running, its per-packet state released) keeps only its fixed part, and
- * at 1,024 channels a host that is mostly counters and settings. Freezing
- * packs that part (the struct, the CC state, the scoreboards' and path
- * table's fixed parts, pointers cleared) into a vpack string, about a fifth
- * of its size, and frees the rest; any call that needs the channel unpacks
- * it exactly as it was (thaw). A channel freezes when made and when its
- * idle_release_ns hold runs out; a call that thawed a frozen channel and
- * left it freezable (an old ACK, a reset) freezes it again at once.
- * Getters read a frozen channel from an unpacked copy on the stack.
+ * running, its per-packet state released) keeps only its fixed part:
+ * 1.4 KB, mostly counters and settings, which with a channel per host is
+ * most of a host's idle transport state. Freezing packs that part (the
+ * struct, the CC state, the scoreboards' and path table's fixed parts,
+ * pointers cleared, derived fields left out) into a vpack string, about a
+ * fifth of its size, and frees the rest; any call that needs the channel
+ * unpacks it exactly as it was (thaw). A channel freezes when made and
+ * when its idle_release_ns hold runs out; a call that thawed a frozen
+ * channel and left it freezable (an old ACK, a reset) freezes it again at
+ * once. Without memory, or if a derived field is not what thaw would
+ * derive, it stays live. Getters read a frozen channel from an unpacked
+ * copy on the stack.
  */
 struct tpchan {
 	struct tchan *c;               /* NULL while frozen */
