@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1851,8 +1852,18 @@ struct tpchan {
 	struct tchan *c;               /* NULL while frozen */
 	uint8_t *fz;                   /* frozen: the packed fixed part */
 	uint32_t fz_len;
-	uint32_t nomem;                /* packets dropped: no memory to thaw (drop_nomem) */
+	/* packets turned away while frozen, added to the channel's counters
+	 * when it thaws (saturating meanwhile): no memory to thaw
+	 * (drop_nomem), and bytes that are no packet of this channel, which
+	 * need no thaw (drop_malformed, drop_version, drop_token) */
+	uint32_t nomem, malformed, version, token;
 };
+
+static void sat_inc(uint32_t *n)
+{
+	if (*n < UINT32_MAX)
+		(*n)++;
+}
 
 static bool can_freeze(const struct tchan *c)
 {
@@ -1963,6 +1974,11 @@ static struct tchan *thaw(struct tpchan *h)
 	}
 	c->txk = sb_tx_counts(c->tx);
 	derive(c);
+	c->st.drop_nomem += h->nomem;
+	c->st.drop_malformed += h->malformed;
+	c->st.drop_version += h->version;
+	c->st.drop_token += h->token;
+	h->nomem = h->malformed = h->version = h->token = 0;
 	free(h->fz);
 	h->fz = NULL;
 	h->fz_len = 0;
@@ -2054,16 +2070,57 @@ int tpchan_rx_ce(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns,
 	return tpchan_rx_ext(h, pkt, len, now_ns, ce, 0);
 }
 
+_Static_assert(offsetof(struct tchan, p) == 0 && offsetof(struct tpchan_params, tx_token) == 0 &&
+	       offsetof(struct tpchan_params, rx_token) == 8,
+	       "frozen_reject reads the tokens as the packed string's first two words");
+
+/* A packet for a frozen channel that ch_rx_ext would drop before touching
+ * anything (bad header, unknown type, another token): counted here, no
+ * thaw. 0 for one the channel must see. */
+static int frozen_reject(struct tpchan *h, const void *pkt, size_t len)
+{
+	struct vunpack r = { .p = h->fz, .end = h->fz + h->fz_len };
+	uint64_t tok[2], t;            /* the params' first words: tx_token, rx_token */
+	struct wire_pkt w;
+	int e = wire_parse(pkt, len, &w);
+
+	if (e == -EPROTO) {
+		sat_inc(&h->version);
+		return e;
+	}
+	if (e < 0) {
+		sat_inc(&h->malformed);
+		return -EBADMSG;
+	}
+	switch (w.type) {
+	case WIRE_DATA: t = w.data.token; break;
+	case WIRE_ACK: t = w.ack.token; break;
+	case WIRE_NACK: t = w.nack.token; break;
+	case WIRE_CREDIT: t = w.credit.token; break;
+	default:
+		sat_inc(&h->version);
+		return -EPROTO;
+	}
+	if (!vunpack_words(&r, tok, sizeof(tok)) || t != tok[1]) {
+		sat_inc(&h->token);
+		return -EACCES;
+	}
+	return 0;
+}
+
 int tpchan_rx_ext(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns, bool ce,
 		  uint32_t hint_ppm)
 {
 	bool was = !h->c;
-	struct tchan *c = thaw(h);
+	struct tchan *c;
 	int r;
 
+	if (was && (r = frozen_reject(h, pkt, len)) < 0)
+		return r;
+	c = thaw(h);
 	/* dropped unacknowledged: the peer resends */
 	if (!c) {
-		h->nomem++;
+		sat_inc(&h->nomem);
 		return -ENOMEM;
 	}
 	r = ch_rx_ext(c, pkt, len, now_ns, ce, hint_ppm);
@@ -2100,8 +2157,7 @@ void tpchan_get_stats(const struct tpchan *h, struct tpchan_stats *out)
 	struct tchan t;
 
 	if (h->c) {
-		ch_get_stats(h->c, out);
-		out->drop_nomem += h->nomem;
+		ch_get_stats(h->c, out);       /* a live channel holds its counts */
 		return;
 	}
 	peek(h, &t, cc_st);
@@ -2116,6 +2172,9 @@ void tpchan_get_stats(const struct tpchan *h, struct tpchan_stats *out)
 	out->sack_holes = 0;
 	out->state_bytes = sizeof(*h) + h->fz_len;
 	out->drop_nomem += h->nomem;
+	out->drop_malformed += h->malformed;
+	out->drop_version += h->version;
+	out->drop_token += h->token;
 }
 
 const char *tpchan_cc_name(const struct tpchan *h)

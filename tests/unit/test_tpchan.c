@@ -2004,6 +2004,61 @@ static void test_idle_channel_releases_state_and_comes_back(void **state)
 	world_fini(&w);
 }
 
+/* Bytes that are no packet of a frozen channel (too short, another
+ * version, another channel's token) are counted without unpacking it, as
+ * the live channel would count them; its first real packet unpacks it with
+ * those counts added, and the transfer goes on. */
+static void test_frozen_channel_drops_strangers_without_waking(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct capture cap = { 0 };
+	struct tpchan_stats b0, b;
+	uint8_t junk[64] = { 1, 2, 3 }, forged[1500];
+
+	p.idle_release_ns = 1 * MS;
+	world_init(&w, 4, false);
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, capture_first, &cap);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 200 * MS), -ENODATA);
+	tpchan_get_stats(w.b, &b0);
+	assert_true(b0.state_bytes < 512);            /* frozen */
+	assert_true(cap.data_len > 0);
+	memcpy(forged, cap.data, cap.data_len);
+	forged[16] ^= 0x5a;                           /* a byte of the token (DATA: offset 16) */
+#ifndef __SANITIZE_ADDRESS__
+	/* no memory at all: were it unpacked, each would be -ENOMEM */
+	g_fail_min = 1;
+#endif
+	assert_int_equal(tpchan_rx(w.b, junk, 3, wirelink_now(w.link)), -EBADMSG);
+	assert_int_equal(tpchan_rx(w.b, forged, cap.data_len, wirelink_now(w.link)), -EACCES);
+	junk[0] = 99;                                 /* another wire version */
+	assert_int_equal(tpchan_rx(w.b, junk, sizeof(junk), wirelink_now(w.link)), -EPROTO);
+#ifndef __SANITIZE_ADDRESS__
+	g_fail_min = 0;
+#endif
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.drop_nomem, b0.drop_nomem);
+	assert_int_equal(b.state_bytes, b0.state_bytes);   /* still frozen, untouched */
+	assert_int_equal(b.drop_malformed, b0.drop_malformed + 1);
+	assert_int_equal(b.drop_token, b0.drop_token + 1);
+	assert_int_equal(b.drop_version, b0.drop_version + 1);
+	/* the real old packet wakes it (a duplicate, acknowledged at once) */
+	assert_int_equal(wirelink_inject(w.link, 1, cap.data, cap.data_len), 0);
+	tpchan_get_stats(w.b, &b);
+	assert_int_equal(b.dup_pkts_rx, b0.dup_pkts_rx + 1);
+	assert_int_equal(b.drop_malformed, b0.drop_malformed + 1);
+	assert_int_equal(b.drop_token, b0.drop_token + 1);
+	assert_int_equal(b.drop_version, b0.drop_version + 1);
+	assert_int_equal(wirelink_run(w.link, NULL, NULL, 400 * MS), -ENODATA);
+	tpchan_get_stats(w.b, &b);
+	assert_true(b.state_bytes < 512);             /* frozen again */
+	assert_int_equal(b.drop_token, b0.drop_token + 1);
+	world_fini(&w);
+}
+
 /* A controller of another state size, set on a frozen channel and on a
  * live one: both freeze again (the fixed part's size follows the new
  * state), and an idle channel does not wake for nothing. */
@@ -2312,6 +2367,7 @@ int main(void)
 		cmocka_unit_test(test_idle_release_zero_keeps_state),
 		cmocka_unit_test(test_frozen_channels_behave_exactly_as_live_ones),
 		cmocka_unit_test(test_set_cc_of_another_size_freezes_again),
+		cmocka_unit_test(test_frozen_channel_drops_strangers_without_waking),
 		cmocka_unit_test(test_resends_acks_call_for_do_not_count_toward_max_retx),
 		cmocka_unit_test(test_message_table_grows_but_not_under_read),
 		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
