@@ -1674,24 +1674,15 @@ static int rx_nack(struct tchan *c, const struct wire_nack *n)
 
 /* ---- timing and stats ---- */
 
-static int ch_rx_ext(struct tchan *c, const void *pkt, size_t len, uint64_t now_ns, bool ce,
-		  uint32_t hint_ppm)
+/* One packet wire_parse took, of a known type (tpchan_rx_ext checked). */
+static int ch_rx_pkt(struct tchan *c, const struct wire_pkt *w, uint64_t now_ns, bool ce,
+		     uint32_t hint_ppm)
 {
-	struct wire_pkt w;
 	int r;
 
-	r = wire_parse(pkt, len, &w);
-	if (r == -EPROTO) {
-		c->st.drop_version++;
-		return r;
-	}
-	if (r < 0) {
-		c->st.drop_malformed++;
-		return -EBADMSG;
-	}
-	switch (w.type) {
+	switch (w->type) {
 	case WIRE_DATA:
-		r = rx_data(c, &w.data, now_ns);
+		r = rx_data(c, &w->data, now_ns);
 		if (ce && r == 0 && c->ack_pending) {
 			/* congestion news goes back at once, not coalesced */
 			c->ack_ece = true;
@@ -1707,17 +1698,14 @@ static int ch_rx_ext(struct tchan *c, const void *pkt, size_t len, uint64_t now_
 		c->deadline = min_u64(c->deadline, ack_deadline(c));
 		return r;
 	case WIRE_ACK:
-		r = rx_ack(c, &w.ack, now_ns);
+		r = rx_ack(c, &w->ack, now_ns);
 		break;
 	case WIRE_NACK:
-		r = rx_nack(c, &w.nack);
+		r = rx_nack(c, &w->nack);
 		break;
-	case WIRE_CREDIT:
-		r = rx_credit(c, &w.credit);
+	default:                       /* WIRE_CREDIT */
+		r = rx_credit(c, &w->credit);
 		break;
-	default:
-		c->st.drop_version++;
-		return -EPROTO;
 	}
 	idle_note(c, now_ns, true);
 	deadline_update(c);
@@ -2072,58 +2060,65 @@ int tpchan_rx_ce(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns,
 
 _Static_assert(offsetof(struct tchan, p) == 0 && offsetof(struct tpchan_params, tx_token) == 0 &&
 	       offsetof(struct tpchan_params, rx_token) == 8,
-	       "frozen_reject reads the tokens as the packed string's first two words");
+	       "tpchan_rx_ext reads the tokens as the packed string's first two words");
 
-/* A packet for a frozen channel that ch_rx_ext would drop before touching
- * anything (bad header, unknown type, another token): counted here, no
- * thaw. 0 for one the channel must see. */
-static int frozen_reject(struct tpchan *h, const void *pkt, size_t len)
+/* The token a parsed packet carries; false for a type this side does not
+ * know. */
+static bool pkt_token(const struct wire_pkt *w, uint64_t *tok)
 {
-	struct vunpack r = { .p = h->fz, .end = h->fz + h->fz_len };
-	uint64_t tok[2], t;            /* the params' first words: tx_token, rx_token */
-	struct wire_pkt w;
-	int e = wire_parse(pkt, len, &w);
-
-	if (e == -EPROTO) {
-		sat_inc(&h->version);
-		return e;
+	switch (w->type) {
+	case WIRE_DATA: *tok = w->data.token; return true;
+	case WIRE_ACK: *tok = w->ack.token; return true;
+	case WIRE_NACK: *tok = w->nack.token; return true;
+	case WIRE_CREDIT: *tok = w->credit.token; return true;
+	default: return false;
 	}
-	if (e < 0) {
-		sat_inc(&h->malformed);
-		return -EBADMSG;
-	}
-	switch (w.type) {
-	case WIRE_DATA: t = w.data.token; break;
-	case WIRE_ACK: t = w.ack.token; break;
-	case WIRE_NACK: t = w.nack.token; break;
-	case WIRE_CREDIT: t = w.credit.token; break;
-	default:
-		sat_inc(&h->version);
-		return -EPROTO;
-	}
-	if (!vunpack_words(&r, tok, sizeof(tok)) || t != tok[1]) {
-		sat_inc(&h->token);
-		return -EACCES;
-	}
-	return 0;
 }
 
+/* Parsed once here: bytes that are no packet (bad header, another version
+ * or an unknown type) are counted without the channel, and a frozen one
+ * also turns away another channel's token (read from the packed string's
+ * first words) without unpacking; the live channel checks its own. */
 int tpchan_rx_ext(struct tpchan *h, const void *pkt, size_t len, uint64_t now_ns, bool ce,
 		  uint32_t hint_ppm)
 {
 	bool was = !h->c;
+	struct wire_pkt w;
 	struct tchan *c;
-	int r;
+	uint64_t t = 0, tok[2];        /* tx_token, rx_token */
+	int r = wire_parse(pkt, len, &w);
 
-	if (was && (r = frozen_reject(h, pkt, len)) < 0)
+	if (r == 0 && !pkt_token(&w, &t))
+		r = -EPROTO;
+	if (r == -EPROTO) {
+		if (was)
+			sat_inc(&h->version);
+		else
+			h->c->st.drop_version++;
 		return r;
+	}
+	if (r < 0) {
+		if (was)
+			sat_inc(&h->malformed);
+		else
+			h->c->st.drop_malformed++;
+		return -EBADMSG;
+	}
+	if (was) {
+		struct vunpack u = { .p = h->fz, .end = h->fz + h->fz_len };
+
+		if (!vunpack_words(&u, tok, sizeof(tok)) || t != tok[1]) {
+			sat_inc(&h->token);
+			return -EACCES;
+		}
+	}
 	c = thaw(h);
 	/* dropped unacknowledged: the peer resends */
 	if (!c) {
 		sat_inc(&h->nomem);
 		return -ENOMEM;
 	}
-	r = ch_rx_ext(c, pkt, len, now_ns, ce, hint_ppm);
+	r = ch_rx_pkt(c, &w, now_ns, ce, hint_ppm);
 	settle(h, was);
 	return r;
 }
