@@ -598,9 +598,11 @@ static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 	world_fini(&w);
 }
 
-/* Drops the first transmission of one DATA psn from a. */
+/* Drops the first transmission of one DATA psn from a (the first `times`,
+ * when set). */
 struct dropper {
 	uint32_t psn;
+	int times;                     /* 0: once */
 	int dropped;
 	int fillers;                   /* resends of that psn without payload */
 	int retx_seen;
@@ -618,9 +620,9 @@ static int64_t drop_once(void *arg, int from, const uint8_t *pkt, uint32_t len)
 		if (w.data.payload_len == 0 && w.data.msg_len > 0)
 			d->fillers++;
 	}
-	if (d->dropped)
+	if (d->dropped >= (d->times ? d->times : 1))
 		return 0;
-	d->dropped = 1;
+	d->dropped++;
 	return -1;
 }
 
@@ -693,24 +695,6 @@ static void test_lost_tail_is_probed_before_the_rto(void **state)
 	world_fini(&w);
 }
 
-/* Drops the first `times` copies of one DATA psn from a. */
-struct dropper_n {
-	uint32_t psn;
-	int times, dropped;
-};
-
-static int64_t drop_n(void *arg, int from, const uint8_t *pkt, uint32_t len)
-{
-	struct dropper_n *d = arg;
-	struct wire_pkt w;
-
-	if (from != 0 || wire_parse(pkt, len, &w) < 0 || w.type != WIRE_DATA || w.data.psn != d->psn ||
-	    d->dropped >= d->times)
-		return 0;
-	d->dropped++;
-	return -1;
-}
-
 /* One packet lost again and again while the rest of the transfer flows: its
  * losses are found by SACKs and the reordering window, the peer answers
  * all along, so resends past max_retx do not fail the channel; only the
@@ -720,14 +704,14 @@ static void test_resends_acks_call_for_do_not_count_toward_max_retx(void **state
 	struct world w;
 	struct tpchan_params p = chan_params(false);
 	struct wirelink_params lp = clean_link();
-	struct dropper_n d = { .psn = 20, .times = 6 };
+	struct dropper d = { .psn = 20, .times = 6 };
 	struct tpchan_stats a;
 
 	p.max_retx = 2;
 	p.max_inflight_bytes = 256 << 10;      /* new data keeps going out after each resend */
 	world_init(&w, 128, false);
 	world_chans(&w, &p, &p, &lp);
-	wirelink_set_tap(w.link, drop_n, &d);
+	wirelink_set_tap(w.link, drop_once, &d);
 	assert_int_equal(wirelink_run(w.link, pump, &w, 1000 * MS), 0);
 	tpchan_get_stats(w.a, &a);
 	check_transfer(&w);
