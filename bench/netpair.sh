@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
 # netpair.sh: sourced by the host-to-host benchmark scripts (run-remote-perf.sh,
-# run-gather.sh, run-sig-lat.sh). netpair_up NS1 NS2 IP1 IP2: two network
+# run-gather.sh, run-sig-lat.sh; bash). netpair_up NS1 NS2 IP1 IP2: two network
 # namespaces joined by a veth pair (veth1 in NS1 with IP1/24, veth2 in NS2
 # with IP2/24, MTU 9000, loopback up), standing for two hosts. Prints what
 # failed and returns 1 on the first error; the caller removes the
@@ -34,4 +34,21 @@ netpair_down() {
 	for p in "$@"; do wait "$p" 2>/dev/null || true; done
 	ip netns del "$ns1" 2>/dev/null || true
 	ip netns del "$ns2" 2>/dev/null || true
+}
+
+# netpair_start TAG IP1 IP2: what run-gather.sh and run-sig-lat.sh begin
+# with. Sets tmp (a temporary directory), NS1 and NS2 (TAG and this
+# shell's pid), pids (empty: the caller adds the processes it starts),
+# installs the EXIT trap that stops those processes and removes the
+# namespaces and tmp, and joins NS1 (IP1) and NS2 (IP2) as netpair_up does.
+# Prints what failed and returns 1.
+netpair_start() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-$1.XXXXXX") ||
+		{ echo "cannot make a temporary directory" >&2; return 1; }
+	NS1=$1$$a NS2=$1$$b
+	pids=''
+	# shellcheck disable=SC2016 # expanded when the trap runs
+	trap 'netpair_down "$NS1" "$NS2" $pids; rm -rf "$tmp"' EXIT
+	trap 'exit 130' INT TERM
+	netpair_up "$NS1" "$NS2" "$2" "$3" || { echo "no namespaces to run in" >&2; return 1; }
 }

@@ -33,18 +33,7 @@ for t in iperf3 python3 ip timeout; do
 	command -v "$t" >/dev/null || die "$t is needed (apt-get install iperf3 python3 iproute2)"
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-gather.XXXXXX") || die "cannot make a temporary directory"
-NS1=ugt$$a NS2=ugt$$b
-pids=''
-cleanup() {
-	# shellcheck disable=SC2086 # one word per pid
-	netpair_down "$NS1" "$NS2" $pids
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-netpair_up "$NS1" "$NS2" 10.80.0.1 10.80.0.2 || die "no namespaces to run in"
+netpair_start ugt 10.80.0.1 10.80.0.2 || die "cannot set up the namespaces"
 
 # rperf_run on|off: one uccl_rperf run between fresh daemons; prints Gbit/s
 rperf_run() {

@@ -31,19 +31,8 @@ rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
 [ -x "$rperf" ] || die "$rperf not found"
 for d in "${daemons[@]}"; do [ -x "$d" ] || die "$d not found"; done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-siglat.XXXXXX") || die "cannot make a temporary directory"
-NS1=usl$$a NS2=usl$$b
 IP1=10.78.0.1 IP2=10.78.0.2
-pids=''
-cleanup() {
-	# shellcheck disable=SC2086 # one word per pid
-	netpair_down "$NS1" "$NS2" $pids
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-netpair_up "$NS1" "$NS2" "$IP1" "$IP2" || die "no namespaces to run in"
+netpair_start usl "$IP1" "$IP2" || die "cannot set up the namespaces"
 
 # one_run DAEMON TAG: a fresh daemon pair, one uccl_rperf client; prints p50 p99
 one_run() {

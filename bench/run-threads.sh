@@ -13,7 +13,8 @@ set -eu
 B=${1:-.}
 N=${2:-2}
 BYTES=${3:-512M}
-T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-threads.XXXXXX") || exit 1
+T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-threads.XXXXXX") ||
+	{ echo "run-threads.sh: cannot make a temporary directory" >&2; exit 1; }
 PIDS=
 trap 'kill $PIDS 2>/dev/null || true; rm -rf "$T"' EXIT
 set -- $(python3 -c '
