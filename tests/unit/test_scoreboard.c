@@ -1045,6 +1045,25 @@ static void test_resends_delivered_a_round_trip_later_count_toward_dupthresh(voi
  * min_rtt/4, up to srtt. A resend acknowledged by its own copy is not, nor
  * one acknowledged a round trip later by a coalesced ACK echoing an older
  * packet. */
+/* Psns base..base+9 sent 1 us apart from t0, all but base SACKed 50 us
+ * later; base's reorder timer runs out and it is resent at t0 + 100 us.
+ * Returns the psn resent. */
+static uint32_t resend_first_of_ten(struct sb_tx *s, uint32_t base, uint64_t t0, struct rec *r)
+{
+	uint32_t above[9], psn;
+	struct sb_pkt p;
+
+	for (int i = 0; i < 10; i++)
+		push(s, (uint64_t)i, 1000, t0 + (uint64_t)i * US);
+	for (uint32_t i = 0; i < 9; i++)
+		above[i] = base + 1 + i;
+	assert_int_equal(sack_at(s, base, above, 9, t0 + 50 * US, t0 + 9 * US, r), 9);
+	assert_int_equal(sb_tx_rack_expire(s, t0 + 100 * US), 1);
+	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
+	sb_tx_retransmitted(s, psn, 2, t0 + 100 * US);
+	return psn;
+}
+
 static void test_rack_window_grows_after_spurious_retransmission(void **state)
 {
 	struct rec r = { 0 };
@@ -1063,31 +1082,14 @@ static void test_rack_window_grows_after_spurious_retransmission(void **state)
 
 	/* a needed resend (acknowledged by an ACK its own copy triggered)
 	 * leaves the window as it is */
-	for (int i = 0; i < 10; i++)
-		push(s, (uint64_t)i, 1000, (uint64_t)(100 + i) * US);
-	{
-		const uint32_t above[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19 };
-
-		assert_int_equal(sack_at(s, 10, above, 9, 150 * US, 109 * US, &r), 9);
-	}
-	assert_int_equal(sb_tx_rack_expire(s, 200 * US), 1);
-	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
-	assert_int_equal(psn, 10);
-	sb_tx_retransmitted(s, psn, 2, 200 * US);
+	assert_int_equal(resend_first_of_ten(s, 10, 100 * US, &r), 10);
 	assert_int_equal(sack_at(s, 20, NULL, 0, 240 * US, 200 * US, &r), 1);
 	assert_int_equal(sb_tx_spurious(s), 1);
 	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
 
-	for (int i = 0; i < 10; i++)
-		push(s, (uint64_t)i, 1000, (uint64_t)(300 + i) * US);
-	{
-		const uint32_t above[] = { 21, 22, 23, 24, 25, 26, 27, 28, 29 };
-
-		assert_int_equal(sack_at(s, 20, above, 9, 350 * US, 309 * US, &r), 9);
-	}
-	assert_int_equal(sb_tx_rack_expire(s, 400 * US), 1);
-	assert_int_equal(sb_tx_next_lost(s, &psn, &p), 1);
-	sb_tx_retransmitted(s, psn, 2, 400 * US);
+	/* nor one acknowledged a round trip after it went, by a coalesced
+	 * ACK echoing a packet sent before it */
+	assert_int_equal(resend_first_of_ten(s, 20, 300 * US, &r), 20);
 	assert_int_equal(sack_at(s, 30, NULL, 0, 445 * US, 390 * US, &r), 1);
 	assert_int_equal(sb_tx_spurious(s), 1);
 	assert_int_equal(sb_tx_reo_wnd(s), 20 * US);
