@@ -74,6 +74,7 @@ struct rcon {
 	struct dep *ep;                /* valid while !s->closing */
 	uint32_t conn, wire, chan;
 	uint32_t rthr;                 /* the listener's engine thread there */
+	uint32_t rep_ep, rep_conn;     /* the peer's side, once it accepted */
 	uint64_t generation;           /* of the channel our side was bound to */
 	bool looked_up;                /* rthr is known */
 	bool bound;                    /* RCONN_ADD done */
@@ -391,17 +392,30 @@ static void rcon_later(struct rcon *rc, int err, const char *why)
 	evtimer_add(rc->retry, &tv);
 }
 
+/* The peer accepted, but our side will not use the connection: its side
+ * must go too, or it sits in the listener's backlog with nobody behind it. */
+static void tell_peer_closed(struct rcon *rc, uint32_t rep_ep, uint32_t rep_conn, uint32_t our_ep)
+{
+	struct daemon *d = rc->s->d;
+
+	if (d->peers)          /* NULL once the daemon is stopping: nobody to tell */
+		peer_conn_close(d->peers, rc->peer, rep_ep, rep_conn, our_ep, rc->wire);
+}
+
 static void connect_done(struct engcmd *c)
 {
 	struct rcon *rc = c->ctx;
 	struct session *s = rc->s;
 
 	if (s->closing) {
+		/* the endpoint's conns may be gone: peer_answered kept them in rc */
+		tell_peer_closed(rc, rc->rep_ep, rc->rep_conn, UINT32_MAX);
 		rcon_free(rc);
 		session_cmd_finish(c);
 		return;
 	}
 	if (c->result < 0) {
+		tell_peer_closed(rc, rc->rep_ep, rc->rep_conn, rc->ep->id);
 		/* the channel went down in between: the engine reset our side */
 		rcon_fail(rc, c->result == -ECONNRESET ? -ECONNRESET : c->result,
 			  "connection to %s/%s was reset before it completed", rc->peer, rc->name);
@@ -432,7 +446,7 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 	if (s->closing) {
 		/* nobody will use it: the peer's side must go too */
 		if (status == 0)
-			peer_conn_close(s->d->peers, rc->peer, rep_ep, rep_conn, UINT32_MAX, rc->wire);
+			tell_peer_closed(rc, rep_ep, rep_conn, UINT32_MAX);
 		rcon_free(rc);
 		return;
 	}
@@ -448,6 +462,10 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 			  rc->name, rc->peer);
 		return;
 	}
+	if (status == -ETIMEDOUT) {
+		rcon_fail(rc, status, "%s did not answer the connect to '%s' in time", rc->peer, rc->name);
+		return;
+	}
 	if (status < 0) {
 		rcon_fail(rc, status == -ENOTCONN ? -ECONNRESET : status, "%s refused the connection to '%s': %s",
 			  rc->peer, rc->name, strerror(-status));
@@ -456,9 +474,11 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 	dc = rcon_dconn(rc);
 	dc->peer_ep = rep_ep;
 	dc->peer_conn = rep_conn;
+	rc->rep_ep = rep_ep;
+	rc->rep_conn = rep_conn;
 	c = session_cmd_new(s, ENGCMD_RCONN_CONNECT, connect_done);
 	if (!c) {
-		peer_conn_close(s->d->peers, rc->peer, rep_ep, rep_conn, rc->ep->id, rc->wire);
+		tell_peer_closed(rc, rep_ep, rep_conn, rc->ep->id);
 		rcon_fail(rc, -ENOMEM, "out of memory");
 		return;
 	}
@@ -470,6 +490,13 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 	engthr_submit(EP_THR(s->d, rc->ep), c);
 }
 
+/* Why asking the peer daemon could not start (peer_connect_thr, peer_lookup). */
+static const char *ask_why(int r)
+{
+	return r == -EBUSY ? "too many requests to the peer daemon in flight"
+			   : "peer went down while connecting";
+}
+
 static void ask_peer(struct rcon *rc)
 {
 	uint64_t now = daemon_now_ms();
@@ -479,7 +506,7 @@ static void ask_peer(struct rcon *rc)
 	r = peer_connect_thr(rc->s->d->peers, rc->peer, rc->name, rc->ep->id, rc->wire, rc->ep->thr,
 			     rc->rthr, left, peer_answered, rc, NULL);
 	if (r == -ENOTCONN || r == -EBUSY) {
-		rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, "peer went down while connecting");
+		rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, ask_why(r));
 		return;
 	}
 	if (r < 0)
@@ -585,7 +612,7 @@ static void rcon_step(struct rcon *rc)
 		int r = peer_lookup(d->peers, rc->peer, rc->name, left, looked_up, rc, NULL);
 
 		if (r == -ENOTCONN || r == -EBUSY)
-			rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, "peer went down while connecting");
+			rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, ask_why(r));
 		else if (r < 0)
 			rcon_fail(rc, r, "cannot ask %s: %s", rc->peer, strerror(-r));
 		return;
@@ -678,6 +705,15 @@ struct racc {
 	char peer[CONF_PEER_NAME_MAX + 1];
 };
 
+/* Answer the peer's ConnectReq, unless the daemon is stopping: the peer
+ * manager freed every pending request then (peermgr_free), and the peer
+ * learns from its control connection closing. */
+static void racc_answer(struct racc *ra, int status, uint32_t ep_id, uint32_t wire)
+{
+	if (ra->d->peers)
+		peer_connect_answer(ra->d->peers, ra->req, status, ep_id, wire);
+}
+
 static void accept_done(struct engcmd *c)
 {
 	struct racc *ra = c->ctx;
@@ -691,11 +727,13 @@ static void accept_done(struct engcmd *c)
 	if (!s->closing)
 		l->backlog_pending--;
 	/* the peer went down or restarted meanwhile: the engine reset this
-	 * side when the channel went, and mark_reset skipped it (pending) */
-	if (res == 0 && (!ch->up || ch->generation != ra->generation))
+	 * side when the channel went, and mark_reset skipped it (pending).
+	 * The slot may now be another peer's, at the same generation number
+	 * (each peer counts its own): the name tells them apart. */
+	if (res == 0 && (!ch->up || ch->generation != ra->generation || strcmp(ch->peer, ra->peer) != 0))
 		res = -ECONNRESET;
 	if (s->closing || !l->live) {
-		peer_connect_answer(ra->d->peers, ra->req, -ECONNREFUSED, 0, 0);
+		racc_answer(ra, -ECONNREFUSED, 0, 0);
 	} else if (res < 0) {
 		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
 
@@ -709,13 +747,12 @@ static void accept_done(struct engcmd *c)
 		dc->state = CONN_FREE;
 		dc->remote = false;
 		l->n_conns--;
-		peer_connect_answer(ra->d->peers, ra->req, res == -ECONNRESET ? -ECONNRESET : -ECONNREFUSED,
-				    0, 0);
+		racc_answer(ra, res == -ECONNRESET ? -ECONNRESET : -ECONNREFUSED, 0, 0);
 	} else {
 		dc->state = CONN_OPEN;
 		l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = ra->conn;
 		l->backlog_n++;
-		peer_connect_answer(ra->d->peers, ra->req, 0, l->id, dc->wire);
+		racc_answer(ra, 0, l->id, dc->wire);
 		log_debug("peer %s connected to '%s' (endpoint %u conn %u)", ra->peer, l->name, l->id,
 			  ra->conn);
 		sess_conn_try_accept(l);
