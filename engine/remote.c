@@ -287,9 +287,11 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 			ch->blocked = true;
 			return r;
 		}
-		if (op->opcode == UCCL_OP_PUT && !(op->rflags & RFL_VOID)) {
-			/* a signal may already count on its number: it goes
-			 * out as a void, at the next walk of the queue */
+		if ((op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_SEND) &&
+		    !(op->rflags & RFL_VOID)) {
+			/* a signal may already count on its number, or the
+			 * peer's later sends wait for it: it goes out as a
+			 * void, at the next walk of the queue */
 			op->res = r;
 			eng_count_err(e, r);
 			op->rflags |= RFL_VOID;
@@ -377,6 +379,7 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 static void job_free(struct engine *e, struct rjob *j)
 {
 	e->st.unexpected_bytes -= j->len;
+	e->st.unexpected_msgs--;       /* a job counts as one buffered message */
 	free(j->buf);
 	free(j);
 }
@@ -566,16 +569,24 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	if (op->opcode == UCCL_OP_SEND && res < 0 && res != -ECONNRESET && res != -ETIMEDOUT) {
 		bool abandoned = !op->lmr || res == -ECANCELED;
 
-		/* The receiver had no room: the same message again later,
-		 * with its sequence number, so that order holds. A message
-		 * we could not finish sending leaves a partial record there:
-		 * a void retires its sequence number. */
-		if (res == -ENOBUFS || (abandoned && !(op->rflags & RFL_VOID))) {
-			if (abandoned && !(op->rflags & RFL_VOID)) {
-				op->rflags |= RFL_VOID;
-				op->rbackoff_us = 0;
+		/* The receiver had no room: the same message (or its void)
+		 * again later, with its sequence number, so that order
+		 * holds. A message we could not finish sending (abandoned,
+		 * or its source could not be read) leaves a partial record
+		 * there, or none: a void retires its sequence number. Only
+		 * -EMSGSIZE means the receiver retired it itself. */
+		if (res == -ENOBUFS) {
+			retry_later(e, op, true);
+			return;
+		}
+		if (res != -EMSGSIZE && !(op->rflags & RFL_VOID)) {
+			if (!abandoned && op->res == 0) {
+				op->res = res;
+				eng_count_err(e, res);
 			}
-			retry_later(e, op, res == -ENOBUFS);
+			op->rflags |= RFL_VOID;
+			op->rbackoff_us = 0;
+			retry_later(e, op, false);
 			return;
 		}
 	}
@@ -1078,7 +1089,9 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 	 * send keeps no credit. The starting channel rotates per call. */
 	for (uint32_t k = 0; k < nlive && n < max; k++) {
 		struct rchan *ch = rm->live[(rm->rr + k) % nlive];
+		bool again = false;
 
+turn:
 		if (ch->j_head)
 			drain_jobs(e, ch);
 		/* the queue is walked when something may go: a time came, a
@@ -1112,6 +1125,14 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 				ch->deficit = 0;   /* idle: no banking of credit */
 				break;
 			}
+		}
+		/* a message failed while its packets were built (its source
+		 * could not be read) and its void was queued for now: one more
+		 * turn sends it in this call, not in a call that seemed to
+		 * have nothing due */
+		if (!again && n < max && ch->q_head && ch->q_due <= now_ns && !ch->blocked) {
+			again = true;
+			goto turn;
 		}
 		if (ch->deficit > (int64_t)DRR_QUANTUM)
 			ch->deficit = DRR_QUANTUM;    /* cut short by max: bounded carry */

@@ -277,6 +277,8 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 		*err = recall_refusal(ch, c, d);   /* a late packet of a settled send */
 		return NULL;
 	}
+	if (c->r.blocked_seq < c->r.next_seq)
+		c->r.blocked_seq = UINT64_MAX;     /* it was retired meanwhile (void, -EMSGSIZE) */
 	if (d->roff == c->r.next_seq)
 		op = opq_conn_find_recv(&c->q, d->rkey);
 	/* After a refusal for lack of room, later sends of the connection are
@@ -291,6 +293,8 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 			opq_conn_unmatch(&c->q, op);
 			recv_finish(e, c, op, -EMSGSIZE, d->msg_len, d->rkey);
 			c->r.next_seq++;
+			if (d->roff == c->r.blocked_seq)
+				c->r.blocked_seq = UINT64_MAX;   /* retired: no longer waited for */
 			remember_refusal(ch, c, d, -EMSGSIZE);
 			order_advance(e, c);
 			*err = -EMSGSIZE;
@@ -420,6 +424,10 @@ static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
 			return -ENOBUFS;
 		}
 	}
+	/* a send refused for room and then abandoned: later ones need not
+	 * wait for room to be kept for it */
+	if (d->roff == c->r.blocked_seq)
+		c->r.blocked_seq = UINT64_MAX;
 	order_advance(e, c);
 	return 0;
 }
@@ -447,11 +455,14 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 		e->st.rx_refused_range++;
 		return -ERANGE;
 	}
-	if (len > e->max_op_bytes)
+	/* a snapshot larger than the whole budget would never find room */
+	if (len > e->max_op_bytes || len > e->rm->max_unexp_bytes)
 		return -EMSGSIZE;
 	if (c->r.rep == UINT32_MAX)
 		return -ENOTCONN;
-	if (len > e->rm->max_unexp_bytes - e->st.unexpected_bytes) {
+	/* every job counts as a buffered message, zero-length ones too */
+	if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs ||
+	    len > e->rm->max_unexp_bytes - e->st.unexpected_bytes) {
 		e->st.rx_refused_nobuf++;
 		return -ENOBUFS;
 	}
@@ -474,6 +485,7 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 	*j = (struct rjob){ .c = c, .buf = j->buf, .len = len, .get_id = id, .rep = c->r.rep,
 			    .rwire = c->r.rconn_wire };
 	e->st.unexpected_bytes += len;
+	e->st.unexpected_msgs++;
 	if (ch->j_tail)
 		ch->j_tail->next = j;
 	else
@@ -684,7 +696,9 @@ static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 		e->st.rx_refused_nobuf++;
 		r = -ENOBUFS;
 	}
-	if (r == 0)
+	/* a settled put's late packet is not written: its signal may have
+	 * taken effect, and a later put may have written the range since */
+	if (r == 0 && !counted)
 		r = eng_copy(e, m, off, &tmp, 0, d->payload_len);
 	if (fast) {
 		c->r.put_done++;       /* settled, written or refused */
