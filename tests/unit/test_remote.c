@@ -2145,6 +2145,27 @@ static void test_mr_remove_under_a_send_keeps_the_connection_going(void **state)
 	}
 }
 
+#ifndef __SANITIZE_ADDRESS__
+/* Put 1 (64 KiB) completes, A's channel goes idle and lets its per-packet
+ * state go, then sqe meets the channel while that state cannot be
+ * allocated again. */
+static void channel_cannot_take(struct fx *f, struct uccl_sqe sqe)
+{
+	uint64_t rel;
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64 * KiB, .user_data = 1));
+	wait_cqe(f, HA, 1);
+	rel = chst(f, HA, 0).tp.state_releases;
+	run_for(f, 1 * MS);
+	assert_true(chst(f, HA, 0).tp.state_releases > rel);
+	g_calloc_only = true;
+	g_fail_min = 256;
+	submit(f, HA, sqe);
+	run_for(f, 2 * MS);
+	g_fail_min = 0;
+}
+#endif
+
 /* A put waiting for the channel when its source goes away fails
  * -ECANCELED; the signal behind it still goes out. */
 /* A put meets a channel that cannot take it (its state was released while
@@ -2158,19 +2179,8 @@ static void test_a_void_refused_for_memory_goes_later(void **state)
 	skip();
 #else
 	struct fx *f = fx_open(state, PARAMS(.seed = 94));
-	uint64_t rel;
 
-	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64 * KiB, .user_data = 1));
-	wait_cqe(f, HA, 1);
-	/* A's channel goes idle and lets its per-packet state go */
-	rel = chst(f, HA, 0).tp.state_releases;
-	run_for(f, 1 * MS);
-	assert_true(chst(f, HA, 0).tp.state_releases > rel);
-	g_calloc_only = true;
-	g_fail_min = 256;
-	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1000, .user_data = 2));
-	run_for(f, 2 * MS);
-	g_fail_min = 0;
+	channel_cannot_take(f, PUT(.loff = 0, .roff = 0, .len = 1000, .user_data = 2));
 	/* the signal counts on put 2 being settled at B: only its void can */
 	submit(f, HA, SIGNAL(.user_data = 3));
 	wait_cqes(f, HA, 3);
@@ -2682,19 +2692,8 @@ static void test_a_send_the_channel_cannot_take_retires_its_number(void **state)
 	skip();
 #else
 	struct fx *f = fx_open(state, PARAMS(.seed = 206));
-	uint64_t rel;
 
-	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 64 * KiB, .user_data = 1));
-	wait_cqe(f, HA, 1);
-	/* A's channel goes idle and lets its per-packet state go */
-	rel = chst(f, HA, 0).tp.state_releases;
-	run_for(f, 1 * MS);
-	assert_true(chst(f, HA, 0).tp.state_releases > rel);
-	g_calloc_only = true;
-	g_fail_min = 256;
-	submit(f, HA, SEND(.loff = 0, .len = 1000, .tag = 1, .user_data = 2));
-	run_for(f, 2 * MS);
-	g_fail_min = 0;
+	channel_cannot_take(f, SEND(.loff = 0, .len = 1000, .tag = 1, .user_data = 2));
 	wait_cqe(f, HA, 2);
 	assert_int_equal(cqe(f, HA, 2).res, -ENOMEM);
 	submit(f, HA, SEND(.loff = 0, .len = 100, .tag = 2, .user_data = 3));
