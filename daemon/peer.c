@@ -1085,6 +1085,18 @@ static void peer_remove(struct peer *p, const char *why)
 	free(p);
 }
 
+int peer_restart(struct peermgr *pm, const char *name, const char *why)
+{
+	struct peer *p = find_peer(pm, name);
+
+	if (!p || p->removing)
+		return -ESRCH;
+	if (p->state != PEER_UP || !p->conn)
+		return -ENOTCONN;
+	pconn_close(p->conn, why, -ECONNRESET);
+	return 0;
+}
+
 static bool is_self(const struct peermgr *pm, const struct conf_peer *cp)
 {
 	return strcmp(cp->name, pm->host_name) == 0;

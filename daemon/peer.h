@@ -193,5 +193,12 @@ void peer_connect_answer(struct peermgr *pm, struct peer_connect_req *req, int s
  * when the peer went down), -ESRCH for no such peer. */
 int peer_conn_close(struct peermgr *pm, const char *peer, uint32_t ep_id, uint32_t conn,
 		    uint32_t src_ep, uint32_t src_conn);
+/* Close peer's control connection (an Error with why goes first), as if it
+ * had been lost: both daemons take the peer down (its data channels and
+ * connections go) and the dialing side dials again at once, so the peer
+ * comes back with new tokens and fresh channels. For a data channel that
+ * gave up while the control connection stayed up. 0, -ENOTCONN if the peer
+ * is not up, -ESRCH for no such peer. */
+int peer_restart(struct peermgr *pm, const char *peer, const char *why);
 
 #endif

@@ -78,6 +78,7 @@ struct rcon {
 	uint64_t generation;           /* of the channel our side was bound to */
 	bool looked_up;                /* rthr is known */
 	bool bound;                    /* RCONN_ADD done */
+	bool rebind;                   /* unbinding to start over, not to fail */
 	char peer[CONF_PEER_NAME_MAX + 1];
 	char name[66];
 	uint64_t deadline_ms;
@@ -296,6 +297,18 @@ static void on_peer_event(void *arg, const char *name, bool up, uint64_t generat
 	chan_up(d, id, &pi);
 }
 
+/* A sub-channel to peer gave up (a packet went unacknowledged max_retx
+ * times) while the control connection stayed up: the engine refuses new
+ * connections over it. Restarting the peer rebuilds every channel to it on
+ * both sides, with new tokens; connections over it were reset already. */
+static void chan_failed(struct daemon *d, const char *peer)
+{
+	if (!d->peers || peer_restart(d->peers, peer, "data channel failed: rebuilding it") < 0)
+		return;
+	log_warn("peer %s: a data channel gave up while the peer stayed connected; "
+		 "restarting the peer to rebuild its channels", peer);
+}
+
 /* ---- connecting (our side) ---- */
 
 static void rcon_free(struct rcon *rc)
@@ -314,10 +327,20 @@ static struct dconn *rcon_dconn(struct rcon *rc)
 }
 
 /* Release our conn id (after the engine forgot the side, if it had it). */
+static void rcon_later(struct rcon *rc, int err, const char *why);
+
 static void unbind_done(struct engcmd *c)
 {
 	struct rcon *rc = c->ctx;
 
+	if (!rc->s->closing && rc->rebind) {
+		rc->rebind = false;
+		rc->bound = false;
+		rc->looked_up = false;
+		rcon_later(rc, rc->last_err, rc->last_why);
+		session_cmd_finish(c);
+		return;
+	}
 	if (!rc->s->closing) {
 		struct dconn *dc = rcon_dconn(rc);
 
@@ -333,9 +356,21 @@ static void unbind_done(struct engcmd *c)
 static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The engine forgets our side; unbind_done goes on. */
+static void rcon_unbind(struct rcon *rc)
+{
+	struct engcmd *c = session_cmd_new(rc->s, ENGCMD_CONN_REMOVE, unbind_done);
+
+	if (!c)
+		abort();               /* the engine must forget the side */
+	c->ctx = rc;
+	c->u.conn_rm.ep = rc->ep->id;
+	c->u.conn_rm.conn = rc->conn;
+	engthr_submit(EP_THR(rc->s->d, rc->ep), c);
+}
+
 static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
 {
-	struct engcmd *c;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -356,13 +391,22 @@ static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
 		rcon_free(rc);
 		return;
 	}
-	c = session_cmd_new(rc->s, ENGCMD_CONN_REMOVE, unbind_done);
-	if (!c)
-		abort();               /* the engine must forget the side */
-	c->ctx = rc;
-	c->u.conn_rm.ep = rc->ep->id;
-	c->u.conn_rm.conn = rc->conn;
-	engthr_submit(EP_THR(rc->s->d, rc->ep), c);
+	rcon_unbind(rc);
+}
+
+/* The peer went down, or came back, while we connected: forget our side
+ * and start over on the channel it comes back with, within the connect's
+ * deadline (the peer's side, if it made one, went with its channel). */
+static void rcon_rebind(struct rcon *rc, int err, const char *why)
+{
+	if (rc->s->closing || !rc->bound) {
+		rcon_later(rc, err, why);
+		return;
+	}
+	snprintf(rc->last_why, sizeof(rc->last_why), "%s", why);
+	rc->last_err = err;
+	rc->rebind = true;
+	rcon_unbind(rc);
 }
 
 static void rcon_step(struct rcon *rc);
@@ -466,6 +510,13 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 		rcon_fail(rc, status, "%s did not answer the connect to '%s' in time", rc->peer, rc->name);
 		return;
 	}
+	if (status == -ENOTCONN) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "peer %s went down while connecting", rc->peer);
+		rcon_rebind(rc, -ECONNRESET, why);
+		return;
+	}
 	if (status < 0) {
 		rcon_fail(rc, status == -ENOTCONN ? -ECONNRESET : status, "%s refused the connection to '%s': %s",
 			  rc->peer, rc->name, strerror(-status));
@@ -522,7 +573,13 @@ static void bind_done(struct engcmd *c)
 		session_cmd_finish(c);
 		return;
 	}
-	if (c->result < 0) {
+	if (c->result == -ENETRESET) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "the data channel to %s failed and is being rebuilt", rc->peer);
+		chan_failed(rc->s->d, rc->peer);
+		rcon_later(rc, -ENETRESET, why);
+	} else if (c->result < 0) {
 		rcon_fail(rc, c->result, "engine refused the connection: %s", strerror(-c->result));
 	} else {
 		rc->bound = true;
@@ -592,7 +649,10 @@ static void rcon_step(struct rcon *rc)
 	}
 	if (rc->bound) {
 		if (id != rc->chan || ch->generation != rc->generation) {
-			rcon_fail(rc, -ECONNRESET, "peer %s restarted while connecting", rc->peer);
+			char why[96];
+
+			snprintf(why, sizeof(why), "peer %s restarted while connecting", rc->peer);
+			rcon_rebind(rc, -ECONNRESET, why);
 			return;
 		}
 		ask_peer(rc);
@@ -702,8 +762,17 @@ struct racc {
 	struct dep *l;
 	uint32_t conn, chan;
 	uint64_t generation;           /* of the channel when the request came */
+	int add_res;                   /* RCONN_ADD's result (its done runs first) */
 	char peer[CONF_PEER_NAME_MAX + 1];
 };
+
+static void accept_add_done(struct engcmd *c)
+{
+	struct racc *ra = c->ctx;
+
+	ra->add_res = c->result;
+	session_cmd_finish(c);
+}
 
 /* Answer the peer's ConnectReq, unless the daemon is stopping: the peer
  * manager freed every pending request then (peermgr_free), and the peer
@@ -736,6 +805,7 @@ static void accept_done(struct engcmd *c)
 		racc_answer(ra, -ECONNREFUSED, 0, 0);
 	} else if (res < 0) {
 		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
+		bool failed = ra->add_res == -ENETRESET;   /* our channel to it gave up */
 
 		/* the bind may have worked: the engine must forget the side
 		 * before the id is free again (FIFO keeps a reuse behind it) */
@@ -747,7 +817,9 @@ static void accept_done(struct engcmd *c)
 		dc->state = CONN_FREE;
 		dc->remote = false;
 		l->n_conns--;
-		racc_answer(ra, res == -ECONNRESET ? -ECONNRESET : -ECONNREFUSED, 0, 0);
+		racc_answer(ra, res == -ECONNRESET || failed ? -ECONNRESET : -ECONNREFUSED, 0, 0);
+		if (failed)
+			chan_failed(ra->d, ra->peer);
 	} else {
 		dc->state = CONN_OPEN;
 		l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = ra->conn;
@@ -803,7 +875,7 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 		return;
 	}
 	ra = calloc(1, sizeof(*ra));
-	add = session_cmd_new(l->s, ENGCMD_RCONN_ADD, session_cmd_finish);
+	add = session_cmd_new(l->s, ENGCMD_RCONN_ADD, accept_add_done);
 	con = session_cmd_new(l->s, ENGCMD_RCONN_CONNECT, accept_done);
 	if (!ra || !add || !con) {
 		free(ra);
@@ -824,6 +896,7 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	*ra = (struct racc){ .d = d, .req = req, .l = l, .conn = conn, .chan = id,
 			     .generation = ch->generation };
 	snprintf(ra->peer, sizeof(ra->peer), "%s", peer);
+	add->ctx = ra;
 	add->u.rconn.ep = l->id;
 	add->u.rconn.conn = conn;
 	add->u.rconn.wire = dc->wire;

@@ -6,8 +6,10 @@
 # a's input drops 0.1% of b's acknowledgements too), each checked to have
 # really lost packets and repaired them; then daemon b killed mid-transfer
 # (the sender fails within a bounded time), restarted, and connected to
-# again. Offloads are turned off on the veths (when ethtool exists) so that
-# nftables drops single packets, not whole GSO bursts.
+# again; then b's data plane cut off alone until a's channel gives up, and a
+# new connection made over rebuilt channels. Offloads are turned off on the
+# veths (when ethtool exists) so that nftables drops single packets, not
+# whole GSO bursts.
 # Needs root, ip netns and nft; exits 77 otherwise.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
@@ -111,10 +113,14 @@ EOF
 }
 
 # set_loss NS PERMILLE: the only rule in NS's input chain drops PERMILLE/1000
-# of UDP packets at random (0: no rule)
+# of UDP packets at random (0: no rule; 1000: every one)
 set_loss() {
 	nsx "$1" nft flush chain inet uccl in || fail "nft flush in $1"
 	[ "$2" -eq 0 ] && return 0
+	if [ "$2" -ge 1000 ]; then
+		nsx "$1" nft add rule inet uccl in meta l4proto udp counter drop || fail "nft rule in $1"
+		return
+	fi
 	nsx "$1" nft add rule inet uccl in meta l4proto udp numgen random mod 1000 '<' "$2" counter drop ||
 		fail "nft rule in $1"
 }
@@ -242,6 +248,39 @@ start b
 expect "channel a->b up again" wait_chan "$SOCK_A" 200
 run_xfer again 64M --quiet
 expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
+
+# 4. the data plane alone goes away (every UDP packet into b dropped; the
+# peers' TCP control connection stays up) for longer than a's channel keeps
+# retransmitting: the transfer fails, and the next connection is made over
+# channels a rebuilds by restarting the peer (a failed channel refused every
+# new connection for as long as the control connection lasted)
+timeout 60 ip netns exec "$NS2" "$XFER" --socket "$SOCK_B" recv cut >"$TMPD/recv-cut.out" 2>&1 &
+RP=$!
+CLIENT_PIDS="$CLIENT_PIDS $RP"
+for _ in $(seq 100); do grep -q listening "$TMPD/recv-cut.out" && break; sleep 0.05; done
+timeout 60 ip netns exec "$NS1" "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/cut \
+	>"$TMPD/send-cut.out" 2>&1 &
+SP=$!
+CLIENT_PIDS="$CLIENT_PIDS $SP"
+sleep 1
+set_loss "$NS2" 1000
+t0=$(date +%s%N)
+for _ in $(seq 200); do kill -0 "$SP" 2>/dev/null || break; sleep 0.05; done
+wait $SP
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+set_loss "$NS2" 0
+kill -TERM $RP 2>/dev/null
+wait $RP 2>/dev/null
+expect "sender failed when b's data plane went away (rc $rc) in $ms ms (bound 10000)" \
+	eval '[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$ms" -lt 10000 ]'
+cat "$TMPD/send-cut.out"
+run_xfer after-cut 64M --quiet
+expect "transfer over the rebuilt channels verified (rc $XRC/$XRRC)" \
+	eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
+[ "$XRC" -eq 0 ] || cat "$TMPD/send-after-cut.out"
+expect "a restarted the peer to rebuild the failed channel" \
+	grep -q 'restarting the peer to rebuild its channels' "$TMPD/a.log"
 
 stop a "$PID_A"
 stop b "$PID_B"

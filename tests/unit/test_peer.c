@@ -328,6 +328,41 @@ static void test_meet_tokens_cross(void **state)
 	run_ms(50);
 }
 
+/* peer_restart from the side that does not dial (b): both sides take the
+ * peer down, a dials again, and the peer comes back with a new generation
+ * and new tokens; a peer that is not up, or unknown, is refused. */
+static void test_restart_rebuilds_the_peer(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct peer_info ia, ib;
+	uint64_t old_tx;
+	bool up;
+
+	(void)state;
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	assert_int_equal(peer_restart(a.pm, "b", "test"), -ENOTCONN);
+	assert_int_equal(peer_restart(a.pm, "nobody", "test"), -ESRCH);
+	assert_true(up_flag(&a, &b, &up));
+	assert_int_equal(peer_get(a.pm, "b", &ia), 0);
+	old_tx = ia.tx_token;
+
+	assert_int_equal(peer_restart(b.pm, "a", "data channel failed: rebuilding it"), 0);
+	assert_int_equal(b.downs, 1);            /* at once, on the restarting side */
+	run_ms(50);
+	assert_int_equal(a.downs, 1);
+	assert_true(up_flag(&a, &b, &up));
+	assert_int_equal(peer_get(a.pm, "b", &ia), 0);
+	assert_int_equal(peer_get(b.pm, "a", &ib), 0);
+	assert_int_equal(ia.generation, 2);
+	assert_int_equal(a.last_generation, 2);
+	assert_true(ia.tx_token != old_tx);
+	assert_true(ia.tx_token == ib.rx_token && ia.rx_token == ib.tx_token);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
 static void test_lookups(void **state)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -905,6 +940,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_meet_tokens_cross),
+		cmocka_unit_test(test_restart_rebuilds_the_peer),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_connect_answers),
 		cmocka_unit_test(test_connect_timeout_and_cancel),
