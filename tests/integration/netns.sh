@@ -149,6 +149,20 @@ run_xfer() {
 	XRRC=$?
 }
 
+# start_endless NAME: a 64 GiB a->b transfer in the background, running for
+# a second already (RP: receiver's pid, SP: sender's); bounded at 60 s
+start_endless() {
+	timeout 60 ip netns exec "$NS2" "$XFER" --socket "$SOCK_B" recv "$1" >"$TMPD/recv-$1.out" 2>&1 &
+	RP=$!
+	CLIENT_PIDS="$CLIENT_PIDS $RP"
+	for _ in $(seq 100); do grep -q listening "$TMPD/recv-$1.out" && break; sleep 0.05; done
+	timeout 60 ip netns exec "$NS1" "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send "node-b/$1" \
+		>"$TMPD/send-$1.out" 2>&1 &
+	SP=$!
+	CLIENT_PIDS="$CLIENT_PIDS $SP"
+	sleep 1
+}
+
 # stop DAEMON PID: SIGTERM must make it exit 0 within 10 s
 stop() {
 	local rc=0 i
@@ -218,15 +232,7 @@ set_loss "$NS1" 0
 set_loss "$NS2" 0
 
 # 2. kill b mid-transfer: the sender fails in bounded time
-timeout 60 ip netns exec "$NS2" "$XFER" --socket "$SOCK_B" recv big >"$TMPD/recv-big.out" 2>&1 &
-RP=$!
-CLIENT_PIDS="$CLIENT_PIDS $RP"
-for _ in $(seq 100); do grep -q listening "$TMPD/recv-big.out" && break; sleep 0.05; done
-timeout 60 ip netns exec "$NS1" "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big \
-	>"$TMPD/send-big.out" 2>&1 &
-SP=$!
-CLIENT_PIDS="$CLIENT_PIDS $SP"
-sleep 1
+start_endless big
 t0=$(date +%s%N)
 kill -9 "$PID_B"
 wait "$PID_B" 2>/dev/null
@@ -254,15 +260,7 @@ expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq
 # retransmitting: the transfer fails, and the next connection is made over
 # channels a rebuilds by restarting the peer (a failed channel refused every
 # new connection for as long as the control connection lasted)
-timeout 60 ip netns exec "$NS2" "$XFER" --socket "$SOCK_B" recv cut >"$TMPD/recv-cut.out" 2>&1 &
-RP=$!
-CLIENT_PIDS="$CLIENT_PIDS $RP"
-for _ in $(seq 100); do grep -q listening "$TMPD/recv-cut.out" && break; sleep 0.05; done
-timeout 60 ip netns exec "$NS1" "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/cut \
-	>"$TMPD/send-cut.out" 2>&1 &
-SP=$!
-CLIENT_PIDS="$CLIENT_PIDS $SP"
-sleep 1
+start_endless cut
 set_loss "$NS2" 1000
 t0=$(date +%s%N)
 for _ in $(seq 200); do kill -0 "$SP" 2>/dev/null || break; sleep 0.05; done
