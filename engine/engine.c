@@ -145,9 +145,21 @@ static int pool_grow(struct ep *ep)
 	return 0;
 }
 
+/* Make sure the endpoint's pools have a free entry for the op about to be
+ * issued: 0, or -ENOMEM when growing them failed. Checked before the op
+ * runs, so that an op that cannot be kept fails without having run. */
+static int pool_reserve(struct ep *ep)
+{
+	for (uint32_t k = ep->npools; k-- > 0;) {
+		if (opq_pool_used(ep->pools[k]) < opq_pool_size(ep->pools[k]))
+			return 0;
+	}
+	return pool_grow(ep) == 0 ? 0 : -ENOMEM;
+}
+
 /* Move a finished-or-waiting op from the stack into the endpoint's pool. The
  * pools cannot be full: engine_poll consumes at most as many descriptors as
- * there are free entries; but growing them may fail (no memory). */
+ * there are free entries, and conn_issue reserved the entry. */
 static struct opq_op *op_store(struct ep *ep, const struct opq_op *tmp)
 {
 	struct opq_op *op = NULL;
@@ -356,6 +368,13 @@ static void conn_issue(struct engine *e, struct conn *c, struct opq_op *tmp)
 	struct opq_op *op;
 	enum opq_state st;
 
+	/* before it runs: a put that wrote, or a send that matched, must not
+	 * then be reported failed (nor ahead of earlier strict ops) */
+	if (pool_reserve(ep) < 0) {
+		post(e, ep, tmp->user_data, tmp->opcode, -ENOMEM, 0, 0);
+		eng_count_err(e, -ENOMEM);
+		return;
+	}
 	if (!opq_conn_can_start(&c->q, tmp->flags)) {
 		st = OPQ_STALLED;
 	} else if (!op_start(e, c, tmp)) {

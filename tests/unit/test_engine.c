@@ -21,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "engine/ring.h"
+#include "tests/unit/failalloc.h"
 
 #define NEP       3          /* endpoints the fixture can hold */
 #define MAX_CONNS 4
@@ -1215,9 +1216,55 @@ static void test_engine_new_rejects_bad_parameters(void **state)
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
+/* An op that cannot be kept (growing the endpoint's op pool fails) fails
+ * with -ENOMEM before it runs: a send that had already matched a receive
+ * was reported -ENOBUFS after the receiver got its data, and at once, ahead
+ * of the earlier ops a strict op waits for. */
+static void test_an_op_that_cannot_be_kept_fails_before_it_runs(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	struct fx *f = fx_new(64, 64, 64);
+	struct uccl_cqe c[32];
+
+	(void)state;
+	/* 16 unmatched sends fill the first op pool (16 entries) */
+	for (int i = 0; i < 16; i++)
+		submit(f, 0, SEND(.loff = (uint64_t)i, .len = 1, .tag = 1, .user_data = (uint64_t)i));
+	for (int k = 0; k < 4; k++)
+		poll_all(f);
+	assert_int_equal(pending_cqes(f, 0), 0);
+	submit(f, 1, RECV(.loff = 500, .len = 8, .tag = 9, .user_data = 900));
+	poll_all(f);
+	memcpy(f->buf_a + 100, "DATA", 4);
+	memset(f->buf_b + 500, 0, 4);
+	g_calloc_only = true;
+	g_fail_min = 3000;             /* the next op pool (16 entries) */
+	submit(f, 0, SEND(.flags = UCCL_SQE_F_STRICT, .loff = 100, .len = 4, .tag = 9, .user_data = 100));
+	poll_all(f);
+	g_fail_min = 0;
+	/* it did not run: the receive still waits, nothing was written */
+	assert_int_equal(reap(f, 1, c, 32), 0);
+	assert_memory_not_equal(f->buf_b + 500, "DATA", 4);
+	assert_int_equal(reap(f, 0, c, 32), 1);
+	assert_int_equal(c[0].user_data, 100);
+	assert_int_equal(c[0].res, -ENOMEM);
+	/* the next one, with memory, matches */
+	submit(f, 0, SEND(.loff = 100, .len = 4, .tag = 9, .user_data = 101));
+	poll_all(f);
+	assert_int_equal(reap(f, 1, c, 32), 1);
+	assert_int_equal(c[0].res, 0);
+	assert_memory_equal(f->buf_b + 500, "DATA", 4);
+	teardown((void **)&f);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_an_op_that_cannot_be_kept_fails_before_it_runs),
 		T(test_nop_completes_with_user_data),
 		T(test_put_copies_local_range_to_remote_range),
 		T(test_get_copies_remote_range_to_local_range),
