@@ -6,12 +6,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 
 int mem_map_memfd(int fd, uint64_t len, void **base)
 {
+	struct statfs sfs;
 	struct stat st;
 	int seals;
 	void *p;
@@ -26,6 +29,14 @@ int mem_map_memfd(int fd, uint64_t len, void **base)
 	/* F_GET_SEALS fails on anything that is not a sealable memfd. */
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return -EINVAL;
+	/* tmpfs (shmem) only: a huge-page memfd (MFD_HUGETLB) can have its
+	 * pages punched out under the seal and the daemon's next touch faults
+	 * (SIGBUS) when the pool is empty; its mapping is also rounded to the
+	 * huge page, which mem_unmap's len would not free */
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if (sfs.f_type != TMPFS_MAGIC)
 		return -EINVAL;
 	if (fstat(fd, &st) < 0)
 		return -errno;

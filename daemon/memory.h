@@ -15,7 +15,8 @@
 
 #include "engine/engine.h"
 
-/* Map len bytes of memfd fd. -EINVAL if not a sealed memfd or too small. */
+/* Map len bytes of memfd fd. -EINVAL if not a size-sealed memfd on tmpfs
+ * (huge-page memfds are refused) or too small. */
 int mem_map_memfd(int fd, uint64_t len, void **base);
 void mem_unmap(void *base, uint64_t len);
 /* Check, without touching it, that [addr, addr+len) of pid is covered by

@@ -109,7 +109,8 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		r = mem_map_memfd(fds[0], q->len, &m->base);
 		if (r < 0) {
 			session_reply_err(s, r, "memfd refused: %s", r == -EINVAL ?
-					  "not a size-sealed memfd (F_SEAL_SHRINK) of at least len bytes" :
+					  "not a size-sealed memfd (F_SEAL_SHRINK) of at least len bytes, "
+					  "without MFD_HUGETLB" :
 					  strerror(-r));
 			free(m);
 			goto out_fds;
