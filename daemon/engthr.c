@@ -401,6 +401,17 @@ static void sleep_until_work(struct engthr *t)
 			uint32_t tag = evs[i].data.u32;
 			int fd = tag == EV_CMDQ ? cmdq_fd(t->in) : tag == EV_TIMER ? t->timer_fd
 				 : tag == EV_NIC ? -1 : t->doorbell_fds[tag];
+
+			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC && fd >= 0 &&
+			    (evs[i].events & (EPOLLHUP | EPOLLERR))) {
+				/* the client closed its end: the pipe would report
+				 * HUP on every wait and the thread never sleep
+				 * again. Its ring is still polled while there is
+				 * other work; it just cannot wake us any more. */
+				epoll_ctl(t->epfd, EPOLL_CTL_DEL, fd, NULL);
+				t->doorbell_fds[tag] = -1;
+				continue;
+			}
 			/* eventfd (commands) or a non-blocking doorbell pipe:
 			 * one read clears it or leaves it readable for next time */
 			if (fd >= 0 && read(fd, buf, sizeof(buf)) < 0) {

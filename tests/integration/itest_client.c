@@ -18,10 +18,14 @@
  *   connect TARGET MS   one connect with that timeout; prints its result
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
+ *   hup SECONDS         create an endpoint, close its doorbell (the SQ
+ *                       pipe's write end) under the library, print
+ *                       "closed", then stay attached for SECONDS
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -609,6 +613,44 @@ static int mode_peer(const char *name)
 	return failures ? 1 : 0;
 }
 
+/* ---- a doorbell closed by the client ---- */
+
+/* Close every pipe write end the process holds, the endpoint's doorbell
+ * among them: what a client may do by mistake or on purpose, and what the
+ * library does when a destroy request fails. The daemon must not spin on
+ * the HUP. */
+static int mode_hup(unsigned seconds)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	char path[64], link[64];
+	int closed = 0;
+
+	who = " [hup]";
+	TRY(NULL, uccl_attach(NULL, "itest-hup", &ctx));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	for (int fd = 3; fd < 1024; fd++) {
+		ssize_t n;
+		int fl;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		fl = fcntl(fd, F_GETFL);
+		if (strncmp(link, "pipe:", 5) == 0 && fl >= 0 && (fl & O_ACCMODE) == O_WRONLY) {
+			close(fd);
+			closed++;
+		}
+	}
+	check(closed >= 1, "closed the endpoint's doorbell (%d pipe write ends)", closed);
+	printf("closed\n");
+	fflush(stdout);
+	sleep(seconds);
+	return failures ? 1 : 0;
+}
+
 /* ---- bad control input ---- */
 
 static int raw_connect(const char *path)
@@ -838,6 +880,8 @@ int main(int argc, char **argv)
 		return mode_peer(argv[2]);
 	if (argc >= 4 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], atoi(argv[3]));
+	if (argc >= 3 && strcmp(argv[1], "hup") == 0)
+		return mode_hup((unsigned)atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
 		return mode_badinput(argv[2]);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"

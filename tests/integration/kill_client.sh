@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # kill -9 of a client: its resources are released, its peer sees ECONNRESET,
-# and the daemon keeps serving.
+# and the daemon keeps serving. A client that closes its endpoint's doorbell
+# does not keep the engine thread busy.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 name=hold-$$
@@ -36,5 +37,29 @@ import json,sys; d=json.load(open('$TMPD/status.json'))
 s=d.get('status', d); sys.exit(0 if s['mrs']==0 and s['endpoints']==0 and s['registered_bytes']==0 else 1)"
 expect "daemon logged the disconnect" grep -q "disconnected; resources released" "$TMPD/daemon.log"
 expect "daemon still serves" "$ITEST" backpressure
+
+# engine_ticks: CPU ticks (user + system) the daemon's engine threads used
+engine_ticks() {
+	local t sum=0 comm
+	for t in /proc/"$DAEMON_PID"/task/*; do
+		comm=$(cat "$t/comm" 2>/dev/null) || continue
+		case $comm in
+		uccl-engine*) sum=$((sum + $(awk '{ print $14 + $15 }' "$t/stat"))) ;;
+		esac
+	done
+	echo "$sum"
+}
+"$ITEST" hup 5 >"$TMPD/hup.out" 2>&1 &
+HUP=$!; BG_PIDS="$BG_PIDS $HUP"
+for _ in $(seq 100); do grep -q closed "$TMPD/hup.out" && break; sleep 0.05; done
+expect "a client closed its endpoint's doorbell" grep -q '^ok.*closed the endpoint' "$TMPD/hup.out"
+sleep 0.3
+t0=$(engine_ticks)
+sleep 2
+ticks=$(( $(engine_ticks) - t0 ))
+# an engine spinning on the pipe's HUP takes ~200 of 200 ticks; an idle one 0-2
+expect "the engine sleeps with a closed doorbell ($ticks ticks of CPU in 2 s)" [ "$ticks" -lt 40 ]
+kill "$HUP" 2>/dev/null; wait "$HUP" 2>/dev/null
+expect "daemon still serves after it" "$ITEST" backpressure
 stop_daemon
 finish
