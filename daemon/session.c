@@ -182,8 +182,15 @@ void session_reply(struct session *s, int status, const char *error, UcclCtl__Re
 		else
 			s->out_nfds++;
 	}
-	if (r == 0)
-		r = flush_out(s);
+	if (r < 0) {
+		/* the reply promises the fds (an endpoint exists for them): a
+		 * session that cannot get them goes, and its resources with it */
+		log_warn("client %u: cannot pass file descriptors with the %s reply: %s (near the "
+			 "daemon's open-file limit?); closing the session", s->id, s->req_name, strerror(-r));
+		session_close(s, NULL, false);
+		return;
+	}
+	r = flush_out(s);
 	if (r == 1)
 		resume_reading(s);
 	else if (r < 0)
