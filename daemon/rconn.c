@@ -301,8 +301,14 @@ static void on_peer_event(void *arg, const char *name, bool up, uint64_t generat
  * times) while the control connection stayed up: the engine refuses new
  * connections over it. Restarting the peer rebuilds every channel to it on
  * both sides, with new tokens; connections over it were reset already. */
-static void chan_failed(struct daemon *d, const char *peer)
+static void chan_failed(struct daemon *d, const char *peer, uint32_t id, uint64_t generation)
 {
+	const struct dchan *ch = &d->rchans->ch[id];
+
+	/* only the channel the refusal came from: a late one must not
+	 * restart a peer that is already back with fresh channels */
+	if (!ch->used || !ch->up || ch->generation != generation || strcmp(ch->peer, peer) != 0)
+		return;
 	if (!d->peers || peer_restart(d->peers, peer, "data channel failed: rebuilding it") < 0)
 		return;
 	log_warn("peer %s: a data channel gave up while the peer stayed connected; "
@@ -334,10 +340,14 @@ static void unbind_done(struct engcmd *c)
 	struct rcon *rc = c->ctx;
 
 	if (!rc->s->closing && rc->rebind) {
+		char why[sizeof(rc->last_why)];
+
+		/* a copy: rcon_later may format into rc->last_why */
+		snprintf(why, sizeof(why), "%s", rc->last_why);
 		rc->rebind = false;
 		rc->bound = false;
 		rc->looked_up = false;
-		rcon_later(rc, rc->last_err, rc->last_why);
+		rcon_later(rc, rc->last_err, why);
 		session_cmd_finish(c);
 		return;
 	}
@@ -577,7 +587,7 @@ static void bind_done(struct engcmd *c)
 		char why[128];
 
 		snprintf(why, sizeof(why), "the data channel to %s failed and is being rebuilt", rc->peer);
-		chan_failed(rc->s->d, rc->peer);
+		chan_failed(rc->s->d, rc->peer, rc->chan, rc->generation);
 		rcon_later(rc, -ENETRESET, why);
 	} else if (c->result < 0) {
 		rcon_fail(rc, c->result, "engine refused the connection: %s", strerror(-c->result));
@@ -807,6 +817,12 @@ static void accept_done(struct engcmd *c)
 		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
 		bool failed = ra->add_res == -ENETRESET;   /* our channel to it gave up */
 
+		/* restarting first makes the answer go nowhere: the asker's
+		 * request fails with -ENOTCONN and it binds again and asks
+		 * again once the peer is back, within its timeout */
+		if (failed)
+			chan_failed(ra->d, ra->peer, ra->chan, ra->generation);
+
 		/* the bind may have worked: the engine must forget the side
 		 * before the id is free again (FIFO keeps a reuse behind it) */
 		if (!rm)
@@ -818,8 +834,6 @@ static void accept_done(struct engcmd *c)
 		dc->remote = false;
 		l->n_conns--;
 		racc_answer(ra, res == -ECONNRESET || failed ? -ECONNRESET : -ECONNREFUSED, 0, 0);
-		if (failed)
-			chan_failed(ra->d, ra->peer);
 	} else {
 		dc->state = CONN_OPEN;
 		l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = ra->conn;

@@ -7,7 +7,8 @@
 # really lost packets and repaired them; then daemon b killed mid-transfer
 # (the sender fails within a bounded time), restarted, and connected to
 # again; then b's data plane cut off alone until a's channel gives up, and a
-# new connection made over rebuilt channels. Offloads are turned off on the
+# new connection made over rebuilt channels (and the same with a's data
+# plane cut off while b sends, and a connecting). Offloads are turned off on the
 # veths (when ethtool exists) so that nftables drops single packets, not
 # whole GSO bursts.
 # Needs root, ip netns and nft; exits 77 otherwise.
@@ -149,18 +150,42 @@ run_xfer() {
 	XRRC=$?
 }
 
-# start_endless NAME: a 64 GiB a->b transfer in the background, running for
-# a second already (RP: receiver's pid, SP: sender's); bounded at 60 s
+# start_endless NAME [b2a]: a 64 GiB a->b (or b->a) transfer in the
+# background, running for a second already (RP: receiver's pid, SP:
+# sender's); bounded at 60 s
 start_endless() {
-	timeout 60 ip netns exec "$NS2" "$XFER" --socket "$SOCK_B" recv "$1" >"$TMPD/recv-$1.out" 2>&1 &
+	local rns=$NS2 rsock=$SOCK_B sns=$NS1 ssock=$SOCK_A to=node-b
+
+	if [ "${2:-}" = b2a ]; then
+		rns=$NS1 rsock=$SOCK_A sns=$NS2 ssock=$SOCK_B to=node-a
+	fi
+	timeout 60 ip netns exec "$rns" "$XFER" --socket "$rsock" recv "$1" >"$TMPD/recv-$1.out" 2>&1 &
 	RP=$!
 	CLIENT_PIDS="$CLIENT_PIDS $RP"
 	for _ in $(seq 100); do grep -q listening "$TMPD/recv-$1.out" && break; sleep 0.05; done
-	timeout 60 ip netns exec "$NS1" "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send "node-b/$1" \
+	timeout 60 ip netns exec "$sns" "$XFER" --socket "$ssock" --bytes 64G --quiet send "$to/$1" \
 		>"$TMPD/send-$1.out" 2>&1 &
 	SP=$!
 	CLIENT_PIDS="$CLIENT_PIDS $SP"
 	sleep 1
+}
+
+# cut_data NS WHO: drop every UDP packet into NS until the endless
+# transfer's sender fails (WHO's channel gave up; 10 s at most), then let
+# them through again and stop the receiver
+cut_data() {
+	local t0 rc ms
+	set_loss "$1" 1000
+	t0=$(date +%s%N)
+	for _ in $(seq 200); do kill -0 "$SP" 2>/dev/null || break; sleep 0.05; done
+	wait $SP
+	rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	set_loss "$1" 0
+	kill -TERM $RP 2>/dev/null
+	wait $RP 2>/dev/null
+	expect "$2's transfer failed when the data plane went away (rc $rc) in $ms ms (bound 10000)" \
+		eval '[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$ms" -lt 10000 ]'
 }
 
 # stop DAEMON PID: SIGTERM must make it exit 0 within 10 s
@@ -261,17 +286,7 @@ expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq
 # channels a rebuilds by restarting the peer (a failed channel refused every
 # new connection for as long as the control connection lasted)
 start_endless cut
-set_loss "$NS2" 1000
-t0=$(date +%s%N)
-for _ in $(seq 200); do kill -0 "$SP" 2>/dev/null || break; sleep 0.05; done
-wait $SP
-rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-set_loss "$NS2" 0
-kill -TERM $RP 2>/dev/null
-wait $RP 2>/dev/null
-expect "sender failed when b's data plane went away (rc $rc) in $ms ms (bound 10000)" \
-	eval '[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$ms" -lt 10000 ]'
+cut_data "$NS2" a
 cat "$TMPD/send-cut.out"
 run_xfer after-cut 64M --quiet
 expect "transfer over the rebuilt channels verified (rc $XRC/$XRRC)" \
@@ -279,6 +294,18 @@ expect "transfer over the rebuilt channels verified (rc $XRC/$XRRC)" \
 [ "$XRC" -eq 0 ] || cat "$TMPD/send-after-cut.out"
 expect "a restarted the peer to rebuild the failed channel" \
 	grep -q 'restarting the peer to rebuild its channels' "$TMPD/a.log"
+
+# 5. the same with b sending, so that b's channel is the failed one: a's
+# next connect to b is refused by b's engine, b restarts the peer, and a's
+# connect binds again and goes through within its timeout
+start_endless cutb b2a
+cut_data "$NS1" b
+run_xfer after-cutb 64M --quiet
+expect "a's connect to b, whose channel had failed, verified (rc $XRC/$XRRC)" \
+	eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
+[ "$XRC" -eq 0 ] || cat "$TMPD/send-after-cutb.out"
+expect "b restarted the peer to rebuild the failed channel" \
+	grep -q 'restarting the peer to rebuild its channels' "$TMPD/b.log"
 
 stop a "$PID_A"
 stop b "$PID_B"

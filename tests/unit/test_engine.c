@@ -1217,9 +1217,9 @@ static void test_engine_new_rejects_bad_parameters(void **state)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 /* An op that cannot be kept (growing the endpoint's op pool fails) fails
- * with -ENOMEM before it runs: a send that had already matched a receive
- * was reported -ENOBUFS after the receiver got its data, and at once, ahead
- * of the earlier ops a strict op waits for. */
+ * with -ENOMEM before it runs, posted at once like a rejected descriptor.
+ * It used to run first: a send that had matched a receive was reported
+ * -ENOBUFS after the receiver got its data with res 0. */
 static void test_an_op_that_cannot_be_kept_fails_before_it_runs(void **state)
 {
 #ifdef __SANITIZE_ADDRESS__

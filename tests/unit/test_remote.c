@@ -2584,6 +2584,28 @@ static void test_a_void_of_a_refused_send_lifts_the_block(void **state)
 	assert_int_equal(st(f, HB)->unexpected_msgs, 1);
 }
 
+/* The void may come before the numbers ahead of it: seq 1 is refused for
+ * room while seq 0 has not arrived, then voided; seq 2 must be buffered at
+ * once, not refused until seq 0 comes (the void itself lifts the block). */
+static void test_a_void_ahead_of_the_next_send_lifts_the_block(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 208, .max_unexp_bytes = 64 * KiB));
+	uint64_t nb;
+
+	f->forged_psn = 0;
+	nb = st(f, HB)->rx_refused_nobuf;
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 1, .msg_len = 100 * KiB,
+					   .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb + 1);
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_NOP, .rkey = 0, .roff = 1, .msg_len = 0,
+					   .payload_len = 0)), 0);
+	nb = st(f, HB)->rx_refused_nobuf;
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = 2, .msg_len = 100,
+					   .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 2);   /* the void's record and seq 2 */
+}
+
 /* The same when the refused send is retired by meeting too short a
  * receive (-EMSGSIZE). */
 static void test_a_refused_send_retired_by_emsgsize_lifts_the_block(void **state)
@@ -2726,6 +2748,7 @@ int main(void)
 #define T(name) cmocka_unit_test_teardown(name, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_a_void_of_a_refused_send_lifts_the_block),
+		T(test_a_void_ahead_of_the_next_send_lifts_the_block),
 		T(test_a_refused_send_retired_by_emsgsize_lifts_the_block),
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
