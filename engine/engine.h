@@ -54,7 +54,7 @@ struct engine_params {
 	uint32_t max_chans;            /* channel ids are 0 .. max_chans-1 */
 	uint32_t max_remote_msgs;      /* messages in flight over all channels (default 65536) */
 	uint64_t max_unexpected_bytes; /* buffered incoming sends nobody has received (default 64 MiB) */
-	uint32_t max_unexpected_msgs;  /* incoming-send records (default 16384) */
+	uint32_t max_unexpected_msgs;  /* incoming-send records and get snapshots (default 16384) */
 	uint64_t max_ep_inflight_bytes;/* one endpoint's bytes in channels; more wait (0: no limit) */
 	/* credit for peers running a receiver-driven cc (eqds): the rate
 	 * this host's pull pacer grants at, in bit/s (0: unpaced, grant on
@@ -110,8 +110,8 @@ struct engine_stats {
 	uint64_t rx_refused_nobuf;     /* unexpected-message buffer full (sender retries) */
 	uint64_t rx_refused_other;     /* bad opcode, stale message, receive too small */
 	uint64_t rx_no_chan;           /* engine_rx for a channel that does not exist */
-	uint64_t unexpected_bytes;     /* buffered now */
-	uint64_t unexpected_msgs;      /* records now */
+	uint64_t unexpected_bytes;     /* buffered now (sends, get snapshots) */
+	uint64_t unexpected_msgs;      /* now: incoming-send records and get snapshots */
 	uint64_t rx_signals_held;      /* signals that arrived before their earlier puts settled */
 	uint64_t put_records;          /* now: connection sides keeping a record of their
 					* peer's puts (partial, out of order, signals held) */
