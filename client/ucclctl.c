@@ -671,6 +671,7 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "loss_ppm", c->loss_ppm);
 	json_kv_u64(j, "state_bytes", c->state_bytes);
 	json_kv_u64(j, "state_releases", c->state_releases);
+	json_kv_bool(j, "failed", c->has_failed && c->failed);
 	json_kv_str(j, "cc", c->cc ? c->cc : "");
 	json_key(j, "cc_state");
 	json_obj_begin(j);
@@ -786,7 +787,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		table_fmt_bytes(rxb, sizeof(rxb), c->data_bytes_rx);
 		e |= table_add(t, "%" PRIu32, c->chan);
 		e |= table_add(t, "%" PRIu32, c->thread);
-		e |= table_add(t, "%s", c->peer);
+		e |= table_add(t, "%s%s", c->peer, c->has_failed && c->failed ? " (failed)" : "");
 		e |= table_add(t, "%" PRIu32, c->remote_thread);
 		e |= table_add(t, "%s", age);
 		e |= table_add(t, "%" PRIu32, c->paths);

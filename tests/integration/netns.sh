@@ -288,9 +288,11 @@ expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq
 start_endless cut
 cut_data "$NS2" a
 cat "$TMPD/send-cut.out"
+expect "ucclctl channels shows a's channel failed" [ "$(chan_field "$SOCK_A" failed)" = True ]
 run_xfer after-cut 64M --quiet
 expect "transfer over the rebuilt channels verified (rc $XRC/$XRRC)" \
 	eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
+expect "a's rebuilt channel is not failed" [ "$(chan_field "$SOCK_A" failed)" = False ]
 [ "$XRC" -eq 0 ] || cat "$TMPD/send-after-cut.out"
 expect "a restarted the peer to rebuild the failed channel" \
 	grep -q 'restarting the peer to rebuild its channels' "$TMPD/a.log"
@@ -300,6 +302,7 @@ expect "a restarted the peer to rebuild the failed channel" \
 # connect binds again and goes through within its timeout
 start_endless cutb b2a
 cut_data "$NS1" b
+expect "ucclctl channels shows b's channel failed" [ "$(chan_field "$SOCK_B" failed)" = True ]
 run_xfer after-cutb 64M --quiet
 expect "a's connect to b, whose channel had failed, verified (rc $XRC/$XRRC)" \
 	eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
