@@ -114,9 +114,15 @@ EOF
 }
 
 # set_loss NS PERMILLE: the only rule in NS's input chain drops PERMILLE/1000
-# of UDP packets at random (0: no rule; 1000: every one)
+# of UDP packets at random (0: no rule; 1000: every one; "big": every one
+# over 1200 bytes, that is data packets, not acknowledgements)
 set_loss() {
 	nsx "$1" nft flush chain inet uccl in || fail "nft flush in $1"
+	if [ "$2" = big ]; then
+		nsx "$1" nft add rule inet uccl in meta l4proto udp meta length gt 1200 counter drop ||
+			fail "nft rule in $1"
+		return
+	fi
 	[ "$2" -eq 0 ] && return 0
 	if [ "$2" -ge 1000 ]; then
 		nsx "$1" nft add rule inet uccl in meta l4proto udp counter drop || fail "nft rule in $1"
@@ -170,12 +176,12 @@ start_endless() {
 	sleep 1
 }
 
-# cut_data NS WHO: drop every UDP packet into NS until the endless
-# transfer's sender fails (WHO's channel gave up; 10 s at most), then let
-# them through again and stop the receiver
+# cut_data NS WHO [big]: drop every UDP packet into NS (or every data
+# packet: big) until the endless transfer's sender fails (WHO's channel gave
+# up; 10 s at most), then let them through again and stop the receiver
 cut_data() {
 	local t0 rc ms
-	set_loss "$1" 1000
+	set_loss "$1" "${3:-1000}"
 	t0=$(date +%s%N)
 	for _ in $(seq 200); do kill -0 "$SP" 2>/dev/null || break; sleep 0.05; done
 	wait $SP
@@ -297,11 +303,14 @@ expect "a's rebuilt channel is not failed" [ "$(chan_field "$SOCK_A" failed)" = 
 expect "a restarted the peer to rebuild the failed channel" \
 	grep -q 'restarting the peer to rebuild its channels' "$TMPD/a.log"
 
-# 5. the same with b sending, so that b's channel is the failed one: a's
-# next connect to b is refused by b's engine, b restarts the peer, and a's
-# connect binds again and goes through within its timeout
+# 5. the same with b sending and only b's data packets dropped (a's
+# acknowledgements and a's own packets go through), so that b's channel is
+# the only failed one: a's next connect to b is refused by b's engine, b
+# restarts the peer, and a's connect binds again and goes through within
+# its timeout
 start_endless cutb b2a
-cut_data "$NS1" b
+cut_data "$NS1" b big
+expect "a's channel did not fail" [ "$(chan_field "$SOCK_A" failed)" = False ]
 expect "ucclctl channels shows b's channel failed" [ "$(chan_field "$SOCK_B" failed)" = True ]
 run_xfer after-cutb 64M --quiet
 expect "a's connect to b, whose channel had failed, verified (rc $XRC/$XRRC)" \
