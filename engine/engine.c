@@ -150,10 +150,9 @@ static int pool_grow(struct ep *ep)
  * runs, so that an op that cannot be kept fails without having run. */
 static int pool_reserve(struct ep *ep)
 {
-	for (uint32_t k = ep->npools; k-- > 0;) {
-		if (opq_pool_used(ep->pools[k]) < opq_pool_size(ep->pools[k]))
-			return 0;
-	}
+	/* outstanding counts the entries in use over all pools */
+	if (ep->st.outstanding < ep->pool_cap)
+		return 0;
 	return pool_grow(ep) == 0 ? 0 : -ENOMEM;
 }
 
