@@ -277,8 +277,10 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 		*err = recall_refusal(ch, c, d);   /* a late packet of a settled send */
 		return NULL;
 	}
+	/* the blocking send no longer blocks once it has a record (below)
+	 * or is retired: behind next_seq (-EMSGSIZE, its void's turn) */
 	if (c->r.blocked_seq < c->r.next_seq)
-		c->r.blocked_seq = UINT64_MAX;     /* it was retired meanwhile (void, -EMSGSIZE) */
+		c->r.blocked_seq = UINT64_MAX;
 	if (d->roff == c->r.next_seq)
 		op = opq_conn_find_recv(&c->q, d->rkey);
 	/* After a refusal for lack of room, later sends of the connection are
@@ -293,8 +295,6 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 			opq_conn_unmatch(&c->q, op);
 			recv_finish(e, c, op, -EMSGSIZE, d->msg_len, d->rkey);
 			c->r.next_seq++;
-			if (d->roff == c->r.blocked_seq)
-				c->r.blocked_seq = UINT64_MAX;   /* retired: no longer waited for */
 			remember_refusal(ch, c, d, -EMSGSIZE);
 			order_advance(e, c);
 			*err = -EMSGSIZE;

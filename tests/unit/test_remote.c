@@ -2556,31 +2556,48 @@ static void test_idle_channels_release_state_between_bursts(void **state)
 	assert_int_equal(engine_rconn_connect(f->h[HA].e, EP_A, 7, EP_B, WIRE(7, 1)), -EINVAL);
 }
 
+/* Forged sends into B (64 KiB of room): seq's 100 KiB send (tag 1) is
+ * refused for room; seq's void; seq's 100-byte send (tag 2) is buffered,
+ * not refused. */
+static void send_refused_for_room(struct fx *f, uint64_t seq)
+{
+	uint64_t nb = st(f, HB)->rx_refused_nobuf;
+
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = seq, .msg_len = 100 * KiB,
+					   .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb + 1);
+}
+
+static void send_void(struct fx *f, uint64_t seq)
+{
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_NOP, .rkey = 0, .roff = seq, .msg_len = 0,
+					   .payload_len = 0)), 0);
+}
+
+static void send_buffered(struct fx *f, uint64_t seq)
+{
+	uint64_t nb = st(f, HB)->rx_refused_nobuf;
+
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = seq, .msg_len = 100,
+					   .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb);
+}
+
 /* A send refused for room blocks later unmatched sends of its connection
  * until it got in; a void retires it instead, and must lift the block (it
  * stayed, and every later unmatched send was refused for ever). */
 static void test_a_void_of_a_refused_send_lifts_the_block(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 201, .max_unexp_bytes = 64 * KiB));
-	uint64_t nb;
 
 	f->forged_psn = 0;
-	nb = st(f, HB)->rx_refused_nobuf;
-	/* seq 0, 100 KiB: no room */
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0, .msg_len = 100 * KiB,
-					   .payload_len = 100)), 0);
-	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb + 1);
-	/* the sender abandons seq 0 */
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_NOP, .rkey = 0, .roff = 0, .msg_len = 0,
-					   .payload_len = 0)), 0);
+	send_refused_for_room(f, 0);
+	send_void(f, 0);                   /* the sender abandons seq 0 */
 	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
 	/* B waits for tag 3: seq 1 (tag 2) must be buffered for seq 2 to match */
 	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 3, .user_data = 10));
 	run_steps(f, 1);
-	nb = st(f, HB)->rx_refused_nobuf;
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = 1, .msg_len = 100,
-					   .payload_len = 100)), 0);
-	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb);
+	send_buffered(f, 1);
 	assert_int_equal(st(f, HB)->unexpected_msgs, 1);
 }
 
@@ -2590,19 +2607,11 @@ static void test_a_void_of_a_refused_send_lifts_the_block(void **state)
 static void test_a_void_ahead_of_the_next_send_lifts_the_block(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 208, .max_unexp_bytes = 64 * KiB));
-	uint64_t nb;
 
 	f->forged_psn = 0;
-	nb = st(f, HB)->rx_refused_nobuf;
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 1, .msg_len = 100 * KiB,
-					   .payload_len = 100)), 0);
-	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb + 1);
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_NOP, .rkey = 0, .roff = 1, .msg_len = 0,
-					   .payload_len = 0)), 0);
-	nb = st(f, HB)->rx_refused_nobuf;
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = 2, .msg_len = 100,
-					   .payload_len = 100)), 0);
-	assert_int_equal(st(f, HB)->rx_refused_nobuf, nb);
+	send_refused_for_room(f, 1);
+	send_void(f, 1);
+	send_buffered(f, 2);
 	assert_int_equal(st(f, HB)->unexpected_msgs, 2);   /* the void's record and seq 2 */
 }
 
@@ -2613,8 +2622,7 @@ static void test_a_refused_send_retired_by_emsgsize_lifts_the_block(void **state
 	struct fx *f = fx_open(state, PARAMS(.seed = 202, .max_unexp_bytes = 64 * KiB));
 
 	f->forged_psn = 0;
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0, .msg_len = 100 * KiB,
-					   .payload_len = 100)), 0);
+	send_refused_for_room(f, 0);
 	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 1, .user_data = 10));
 	run_steps(f, 1);
 	/* sent again (newer id): meets the short receive */
@@ -2622,8 +2630,7 @@ static void test_a_refused_send_retired_by_emsgsize_lifts_the_block(void **state
 					   .msg_len = 100 * KiB, .payload_len = 100)), 0);
 	reap(f);
 	assert_int_equal(cqe(f, HB, 10).res, -EMSGSIZE);
-	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 2, .roff = 1, .msg_len = 100,
-					   .payload_len = 100)), 0);
+	send_buffered(f, 1);
 	assert_int_equal(st(f, HB)->unexpected_msgs, 1);
 }
 
