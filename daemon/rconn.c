@@ -528,8 +528,8 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 		return;
 	}
 	if (status < 0) {
-		rcon_fail(rc, status == -ENOTCONN ? -ECONNRESET : status, "%s refused the connection to '%s': %s",
-			  rc->peer, rc->name, strerror(-status));
+		rcon_fail(rc, status, "%s refused the connection to '%s': %s", rc->peer, rc->name,
+			  strerror(-status));
 		return;
 	}
 	dc = rcon_dconn(rc);
