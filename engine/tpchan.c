@@ -208,7 +208,7 @@ struct tchan {
 	uint32_t q_head, q_tail;
 	uint64_t seq;
 	uint32_t cur;                  /* message whose chunk is being cut, or NONE */
-	uint64_t chunk_end;
+	uint64_t chunk_start, chunk_end;
 	uint16_t chunk_path;
 	bool closing;
 
@@ -866,13 +866,15 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 		bool more;
 
 		if (c->cur == NONE) {
-			/* a chunk: one window decision, one path for all its packets */
+			/* a chunk: one window decision, one path for all its
+			 * packets unless path_per_packet */
 			uint64_t left, ch = chunk_size(c);
 
 			i = c->q_head;
 			m = &c->m[i];
 			c->cur = i;
 			left = m->len - m->next_off;
+			c->chunk_start = m->next_off;
 			c->chunk_end = m->next_off + min_u64(ch, left);
 			c->chunk_path = paths_pick(c->paths, now);
 			if (ch < c->p.chunk_bytes && ch < left)
@@ -881,6 +883,9 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 		i = c->cur;
 		m = &c->m[i];
 		off = m->next_off;
+		/* the chunk's first packet takes the pick made above */
+		if (c->p.path_per_packet && off != c->chunk_start)
+			c->chunk_path = paths_pick(c->paths, now);
 		len = (uint32_t)min_u64(c->mss, c->chunk_end - off);
 		if (!fill_payload(c, i, off, len, &out[n]))
 			continue;      /* failed and dequeued; nothing was numbered */

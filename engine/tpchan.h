@@ -94,6 +94,10 @@ struct tpchan_params {
 	 * dupthresh alone declares a hole lost; default (false) on */
 	bool rack_off;
 	uint64_t path_loss_hold_ns;
+	/* pick a path for every packet instead of once per chunk (the chunk
+	 * stays the unit of window decisions): finer spraying, but a NIC that
+	 * batches a chunk's packets per path (UDP GSO) batches less */
+	bool path_per_packet;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
 	uint64_t cc_line_rate_bps;     /* cc_params.line_rate_bps (0: unknown) */

@@ -48,7 +48,7 @@ static const struct unit count_units[] = { { "", 1 }, { NULL, 0 } };
 
 enum key {
 	K_TOPOLOGY, K_HOSTS, K_LEAVES, K_SPINES, K_HOSTS_PER_LEAF, K_HOST_RATE, K_UPLINK_RATE,
-	K_DELAY, K_QUEUE, K_ECN, K_LOSS, K_MTU, K_CHUNK, K_CC, K_RECOVERY, K_PATHS,
+	K_DELAY, K_QUEUE, K_ECN, K_LOSS, K_MTU, K_CHUNK, K_CC, K_RECOVERY, K_PATHS, K_SPRAY,
 	K_MAX_INFLIGHT, K_CC_DELAY_SLACK, K_CC_BASE_RTT, K_RTO_MIN, K_DUPTHRESH, K_RACK, K_ADAPTIVE_CHUNK, K_INBAND,
 	K_SAMPLE, K_TIME_LIMIT, K_SEED, K_PFC,
 	K_FLOW, K_INCAST, K_PERMUTATION, K_STAGGER, K_COUNT
@@ -56,7 +56,7 @@ enum key {
 
 static const char *const key_names[K_COUNT] = {
 	"topology", "hosts", "leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate",
-	"delay", "queue", "ecn", "loss", "mtu", "chunk", "cc", "recovery", "paths",
+	"delay", "queue", "ecn", "loss", "mtu", "chunk", "cc", "recovery", "paths", "spray",
 	"max_inflight", "cc_delay_slack", "cc_base_rtt", "rto_min", "dupthresh", "rack", "adaptive_chunk", "inband",
 	"sample", "time_limit", "seed", "pfc",
 	"flow", "incast", "permutation", "stagger",
@@ -407,6 +407,16 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 		    (r = num(ps, "paths", w[0], count_units, 1, 256, &v)) < 0)
 			return r;
 		np->npaths = (uint32_t)v;
+		return 0;
+	case K_SPRAY:
+		if ((r = words_expect(ps, "spray", nw, 1, 1)) < 0)
+			return r;
+		if (strcmp(w[0], "chunk") == 0)
+			np->path_per_packet = false;
+		else if (strcmp(w[0], "packet") == 0)
+			np->path_per_packet = true;
+		else
+			return fail(ps, ps->line, "spray: '%s' is not chunk or packet", w[0]);
 		return 0;
 	case K_MAX_INFLIGHT:
 		if ((r = words_expect(ps, "max_inflight", nw, 1, 1)) < 0)

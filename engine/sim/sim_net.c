@@ -759,6 +759,7 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 		.rto_min_ns = n->p.rto_min_ns, .dupthresh = n->p.dupthresh, .cc = n->p.cc,
 		.rack_off = n->p.rack_off,
 		.adaptive_chunk = n->p.adaptive_chunk,
+		.path_per_packet = n->p.path_per_packet,
 		.cc_delay_slack_ns = n->p.cc_delay_slack_ns,
 		.cc_base_rtt_ns = n->p.cc_base_rtt_ns,
 		.seed = sim_mix(n->p.seed ^ ((uint64_t)host << 32 | remote)),

@@ -85,6 +85,7 @@ struct sim_net_params {
 	uint32_t dupthresh;            /* 0: the transport's default */
 	bool rack_off;                 /* tpchan_params.rack_off (scenario `rack = off`) */
 	bool adaptive_chunk;           /* tpchan_params.adaptive_chunk */
+	bool path_per_packet;          /* tpchan_params.path_per_packet */
 	/* in-band queue reports: each switch stamps on a DATA packet the queue
 	 * it finds at its output port, in ppm of the depth at which ECN marks
 	 * every packet (k for step, max for red, the port's queue size with ECN

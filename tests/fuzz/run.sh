@@ -66,10 +66,10 @@ write_simconf_dict() {
 	for k in topology hosts leaves spines hosts_per_leaf host_rate uplink_rate delay \
 		queue ecn loss mtu chunk cc recovery paths max_inflight cc_delay_slack rto_min \
 		dupthresh rack cc_base_rtt sample time_limit seed flow incast permutation stagger inband adaptive_chunk \
-		pfc; do
+		pfc spray; do
 		printf '"%s = "\n' "$k"
 	done
-	for v in pair star leafspine none step red random bursty sack gbn window eqds on off to at \
+	for v in pair star leafspine none step red random bursty sack gbn window eqds on off to at packet \
 		every 100G 1us 64KiB 1MiB 0.1% 10ppm; do
 		printf '"%s"\n' "$v"
 	done

@@ -5,7 +5,8 @@
 # uccl-sim and checks their outcome. Every flow completes and every byte
 # arrives in every scenario; the same seed gives bit-identical output; with
 # 0.1% loss selective retransmission keeps more goodput than Go-Back-N; on
-# the leaf-spine, spraying over 64 paths beats one path per connection; in
+# the leaf-spine, spraying over 64 paths beats one path per connection (and
+# a path per packet beats a path per chunk); in
 # the incast, receiver-driven eqds has a lower p99 FCT than the baseline
 # (Go-Back-N + dcqcn) and drops fewer packets than the window CC; with PFC
 # the incast drops nothing, pauses its senders, and a victim flow of a
@@ -165,6 +166,19 @@ if variant chunk-on incast8 max_inflight=64KiB adaptive_chunk=on &&
 		echo "ok: incast8, 64 KiB window: $on small chunks with adaptive_chunk, 0 without"
 	else
 		fail "incast8 adaptive_chunk: small_chunks on=$on off=$off"
+	fi
+fi
+
+# spray = packet: a path per packet, not per chunk, spreads the same
+# permutation more evenly over the spines: more goodput than per chunk
+if variant spray-packet leafspine-64path spray=packet; then
+	per_chunk=$(value leafspine-64path.a goodput_gbps)
+	per_pkt=$(value spray-packet goodput_gbps)
+	if grep -q '(a path per packet)' "$work/spray-packet.txt" &&
+	   gt "${per_pkt:-0}" "${per_chunk:-0}" 1.0; then
+		echo "ok: leaf-spine, 64 paths: $per_pkt Gbit/s with a path per packet, $per_chunk per chunk"
+	else
+		fail "spray = packet: $per_pkt Gbit/s, not above $per_chunk with a path per chunk"
 	fi
 fi
 

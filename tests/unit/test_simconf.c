@@ -5,7 +5,8 @@
  * below xoff, when xoff leaves less than one MTU of the queue as headroom,
  * or when its words are wrong; sim_net_new refuses the same bad thresholds;
  * and a parsed PFC incast runs lossless with pauses counted. The option
- * "rack": on (the reordering window) unless "rack = off".
+ * "rack": on (the reordering window) unless "rack = off". The option
+ * "spray": a path per chunk unless "spray = packet".
  */
 #include "config.h"
 
@@ -64,6 +65,19 @@ static void expect_error(const char *line, const char *msg)
 	assert_int_equal(parse_with(line), -EINVAL);
 	if (!strstr(err, msg))
 		fail_msg("'%s': got '%s', want '%s'", line, err, msg);
+}
+
+static void test_spray_is_per_chunk_unless_packet(void **state)
+{
+	(void)state;
+	assert_int_equal(sim_conf_parse(base, strlen(base), "t.scn", &conf, err, sizeof(err)), 0);
+	assert_false(conf.net.path_per_packet);
+	assert_int_equal(parse_with("spray = packet"), 0);
+	assert_true(conf.net.path_per_packet);
+	assert_int_equal(parse_with("spray = chunk"), 0);
+	assert_false(conf.net.path_per_packet);
+	expect_error("spray = flowlet", "t.scn:5");
+	expect_error("spray = packet chunk", "t.scn:5");
 }
 
 static void test_rack_is_on_unless_turned_off(void **state)
@@ -154,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_pfc_on_takes_sizes_with_units),
 		cmocka_unit_test(test_pfc_refuses_bad_thresholds_and_words),
 		cmocka_unit_test(test_rack_is_on_unless_turned_off),
+		cmocka_unit_test(test_spray_is_per_chunk_unless_packet),
 		cmocka_unit_test(test_cc_base_rtt_is_learned_unless_given),
 		cmocka_unit_test(test_sim_net_refuses_bad_thresholds),
 		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),

@@ -4,7 +4,8 @@
  * 64 MiB message set crosses at 0%, 0.1%, 1% and 5% loss with reordering
  * and duplication, and arrives byte for byte, every byte written once, every
  * message completed once; SACK recovery resends far less than Go-Back-N;
- * more than 1024 packets fly with a long, fat wire; ACKs are coalesced yet
+ * more than 1024 packets fly with a long, fat wire; path_per_packet spreads
+ * a chunk's packets over paths, and without it a chunk keeps one; ACKs are coalesced yet
  * prompt around holes; forged and damaged packets are dropped and counted;
  * a refusal at the receiver fails the message at the sender, and a refused
  * message never completes as a success whatever the wire loses, reorders or
@@ -487,6 +488,69 @@ static struct wirelink_params clean_link(void)
 {
 	return (struct wirelink_params){ .seed = 1, .mtu = 9000, .rate_gbps = 100,
 					 .delay_ns = 10 * US };
+}
+
+/* Records the paths each 32 KiB chunk of a's DATA went on (first sends). */
+struct pathtap {
+	uint64_t seen[64][4];          /* chunk -> bitmap of 256 paths */
+};
+
+static int64_t tap_paths(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct pathtap *t = arg;
+	struct wire_pkt w;
+	uint64_t chunk;
+
+	if (from != 0 || wire_parse(pkt, len, &w) < 0 || w.type != WIRE_DATA ||
+	    (w.data.flags & WIRE_F_RETX))
+		return 0;
+	chunk = w.data.roff + w.data.msg_off;       /* 32 KiB messages: one chunk each */
+	chunk /= 32768;
+	assert_true(chunk < 64 && w.data.path < 256);
+	t->seen[chunk][w.data.path / 64] |= 1ull << (w.data.path % 64);
+	return 0;
+}
+
+static uint32_t paths_of(const struct pathtap *t, uint32_t chunk)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < 4; i++)
+		n += (uint32_t)__builtin_popcountll(t->seen[chunk][i]);
+	return n;
+}
+
+/* path_per_packet: a chunk's packets are spread over paths; without it the
+ * chunk keeps one. Either way every byte arrives. */
+static void test_path_per_packet_sprays_a_chunk(void **state)
+{
+	for (int per_pkt = 0; per_pkt <= 1; per_pkt++) {
+		struct world w;
+		struct tpchan_params p = chan_params(false);
+		struct wirelink_params lp = clean_link();
+		struct pathtap t = { 0 };
+		uint32_t spread = 0;
+
+		p.npaths = 256;
+		p.path_per_packet = per_pkt;
+		world_init(&w, 64, false);
+		world_chans(&w, &p, &p, &lp);
+		wirelink_set_tap(w.link, tap_paths, &t);
+		assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+		check_transfer(&w);
+		for (uint32_t c = 0; c < 64; c++) {
+			assert_true(paths_of(&t, c) >= 1);
+			if (!per_pkt)
+				assert_int_equal(paths_of(&t, c), 1);
+			else if (paths_of(&t, c) > 4)
+				spread++;
+		}
+		/* 23 packets a chunk over 256 paths: nearly all distinct */
+		if (per_pkt)
+			assert_int_equal(spread, 64);
+		world_fini(&w);
+	}
+	(void)state;
 }
 
 static void test_more_than_1024_packets_in_flight_on_a_long_fat_wire(void **state)
@@ -2321,6 +2385,7 @@ int main(void)
 		cmocka_unit_test(test_gathered_payloads_arrive_byte_exact),
 		cmocka_unit_test(test_sack_resends_far_less_than_go_back_n),
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
+		cmocka_unit_test(test_path_per_packet_sprays_a_chunk),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
