@@ -210,6 +210,7 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,
 		.adaptive_chunk = cf->adaptive_chunk,
+		.path_per_packet = cf->path_per_packet,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
 		.dupthresh = cf->dupthresh,
 		.rack_off = !cf->reorder_window,

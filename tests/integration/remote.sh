@@ -7,6 +7,7 @@
 # fails within a bounded time, the other daemon keeps serving), restarted
 # and connected to again, and forged UDP packets (random bytes, a truncated
 # header, a wrong token) dropped and counted while a transfer stays intact.
+# Daemon a picks a path per packet (path_per_packet), b one per chunk.
 # The congestion controller of a live channel is switched with ucclctl
 # set-cc (also in the middle of a verified transfer), with the library call,
 # and by a reload of peer_cc; unknown controllers and peers are refused with
@@ -44,6 +45,9 @@ write_conf() { # write_conf FILE NAME PORT DATA_PORT PATHS MTU
 # channel takes the smaller MTU: 1500 here (netns.sh runs 9000).
 write_conf "$TMPD/a.conf" node-a "$PA" 0 4 1500
 echo "cc = swift" >>"$TMPD/a.conf"     # b keeps the default, window
+# a sprays every packet over its paths (b picks one per chunk): the
+# transfers a->b below check that the data arrives intact that way too
+echo "path_per_packet = true" >>"$TMPD/a.conf"
 write_conf "$TMPD/b.conf" node-b "$PB" 0 8 9000
 SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
