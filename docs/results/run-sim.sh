@@ -108,7 +108,7 @@ for rec in sack gbn; do
 done
 
 # ---- experiment 3: ECMP collisions on a leaf-spine ----
-e3() { # spines paths dupthresh cc [chunk]
+e3() { # spines paths dupthresh cc [chunk [spray]]
 	cat <<EOT
 # Experiment 3 (issue #4): permutation traffic (8 MiB per host, always to
 # another leaf) on 8 leaves x 8 hosts, $1 spines, 100G everywhere
@@ -128,6 +128,7 @@ rto_min = 100us
 dupthresh = $3
 paths = $2
 chunk = ${5:-32KiB}
+spray = ${6:-chunk}
 sample = 0ns
 time_limit = 5s
 permutation = 8MiB
@@ -142,6 +143,11 @@ for sp in 8 4; do
 		done
 		# a path decision per packet: 4 KiB chunks are one packet at MTU 4096
 		e3 $sp $p 64 window 4KiB >"$scn/e3-ecmp-s$sp-p$p-d64-window-c4k.scn"
+	done
+	# a path decision per packet with 32 KiB chunks (spray = packet): the
+	# window still moves a chunk at a time; one path needs no such rows
+	for d in 3 64; do
+		e3 $sp 256 $d window 32KiB packet >"$scn/e3-ecmp-s$sp-p256-d$d-window-pp.scn"
 	done
 done
 

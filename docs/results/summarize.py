@@ -224,6 +224,12 @@ with open(os.path.join(data, 'e3-ecmp.csv'), 'w') as f:
         for p in (1, 256):
             e3_row(f, f'e3-ecmp-s{sp}-p{p}-d64-window-c4k', sp, 'window-c4k',
                    'window, 4 KiB chunks', p, 64)
+    # a path per packet, 32 KiB chunks; its one-path reference is the
+    # window rows above (one path: every packet takes path 0 either way)
+    for sp in (8, 4):
+        for d in (3, 64):
+            e3_row(f, f'e3-ecmp-s{sp}-p256-d{d}-window-pp', sp, 'window-pp',
+                   'window, a path per packet', 256, d)
 print('\nratios 256 paths / 1 path (goodput to last completion; sum of per-flow rates):')
 for sp in (8, 4):
     for cc in ('window', 'none'):
@@ -232,6 +238,10 @@ for sp in (8, 4):
             print(f'  spines {sp} cc {cc} dupthresh {d}: {a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
     a, b = res3[(sp, 'window-c4k', 256, 64)], res3[(sp, 'window-c4k', 1, 64)]
     print(f'  spines {sp} cc window, 4 KiB chunks, dupthresh 64: {a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
+    for d in (3, 64):
+        a, b = res3[(sp, 'window-pp', 256, d)], res3[(sp, 'window', 1, d)]
+        print(f'  spines {sp} cc window, a path per packet, dupthresh {d}: '
+              f'{a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
 
 # ---- experiment 4 ----
 E4_CCS = ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none', 'hint+inband')
