@@ -36,7 +36,9 @@ set boxwidth 0.9
 set ylabel 'Gbit/s'
 set xlabel 'spines, cc, paths, dupthresh'
 set xtics rotate by -30
+set rmargin 16                 # room for the last rotated label
 plot 'data/e3-ecmp.csv' every ::1 using 7:xticlabels(strcol(1).' '.strcol(3).' p'.strcol(4).' d'.strcol(5)) notitle
+unset rmargin
 set style data lines
 set xtics norotate
 
