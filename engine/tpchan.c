@@ -208,8 +208,9 @@ struct tchan {
 	uint32_t q_head, q_tail;
 	uint64_t seq;
 	uint32_t cur;                  /* message whose chunk is being cut, or NONE */
-	uint64_t chunk_start, chunk_end;
+	uint64_t chunk_end;
 	uint16_t chunk_path;
+	bool chunk_picked;             /* chunk_path is fresh: its first packet takes it */
 	bool closing;
 
 	/* refusals of our DATA (we are the sender) */
@@ -874,7 +875,7 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 			m = &c->m[i];
 			c->cur = i;
 			left = m->len - m->next_off;
-			c->chunk_start = m->next_off;
+			c->chunk_picked = true;
 			c->chunk_end = m->next_off + min_u64(ch, left);
 			c->chunk_path = paths_pick(c->paths, now);
 			if (ch < c->p.chunk_bytes && ch < left)
@@ -884,8 +885,9 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 		m = &c->m[i];
 		off = m->next_off;
 		/* the chunk's first packet takes the pick made above */
-		if (c->p.path_per_packet && off != c->chunk_start)
+		if (c->p.path_per_packet && !c->chunk_picked)
 			c->chunk_path = paths_pick(c->paths, now);
+		c->chunk_picked = false;
 		len = (uint32_t)min_u64(c->mss, c->chunk_end - off);
 		if (!fill_payload(c, i, off, len, &out[n]))
 			continue;      /* failed and dequeued; nothing was numbered */
