@@ -133,6 +133,11 @@ static int pool_grow(struct ep *ep)
 		n = ep->max_outstanding - ep->pool_cap;
 	if (n == 0)
 		return -ENOBUFS;
+	/* every op of the new pool may wait on a match queue at once */
+	if (!ep->tags && !(ep->tags = opq_tags_new()))
+		return -ENOMEM;
+	if (opq_tags_reserve(ep->tags, ep->pool_cap + n) < 0)
+		return -ENOMEM;
 	t = realloc(ep->pools, (ep->npools + 1) * sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -730,6 +735,7 @@ static struct ep *ep_free(struct ep *ep)
 	for (uint32_t k = 0; k < ep->npools; k++)
 		opq_pool_free(ep->pools[k]);
 	free(ep->pools);
+	opq_tags_free(ep->tags);
 	for (uint32_t k = 0; k < ep->nchunks; k++)
 		free(ep->conns[k]);
 	free(ep->conns);
@@ -761,7 +767,7 @@ struct conn *eng_conn_make(struct ep *ep, uint32_t id)
 	if (!chunk)
 		return NULL;
 	for (uint32_t i = 0; i < CONN_CHUNK; i++) {
-		opq_conn_init(&chunk[i].q);
+		opq_conn_init(&chunk[i].q, &ep->tags);
 		chunk[i].ep = ep;
 		chunk[i].id = k * CONN_CHUNK + i;
 	}

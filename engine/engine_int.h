@@ -83,8 +83,9 @@ struct ep {
 	struct ring_side cq;       /* engine produces */
 	uint64_t *sems;            /* shared, indexed by this endpoint's conn id */
 	struct conn **conns;       /* nchunks chunks of CONN_CHUNK sides, or NULL */
-	uint32_t nchunks;          /* grows by doubling */
 	struct opq_pool **pools;   /* op pools of 16, 16, 32, 64...: max_outstanding in all */
+	struct opq_tags *tags;     /* its sides' tag index, made and sized with the pools */
+	uint32_t nchunks;          /* grows by doubling */
 	uint32_t npools;
 	uint32_t pool_cap;         /* ops in the pools so far */
 	uint32_t id;

@@ -58,6 +58,11 @@ struct opq_op {
 	struct opq_op *pnext, *pprev;   /* PUT: its side's unacknowledged puts */
 	void *rside;                    /* its connection side (struct conn) */
 	void *rrec;                     /* RECV: the incoming message it was matched to */
+	/* tag index (struct opq_tags): the FIFO of its side's waiting ops of
+	 * its kind and tag, and when it joined its match queue */
+	struct opq_op *tnext, *tprev;
+	uint32_t tb;                    /* its bucket */
+	uint64_t mseq;
 };
 #define OPQ_NO_RMSG UINT32_MAX
 
@@ -87,6 +92,28 @@ struct opq_creorder {
 	uint32_t count;
 };
 
+/*
+ * The tag index of one endpoint: for every connection side, kind (waiting
+ * sends, posted receives) and tag that has ops waiting, a FIFO of those ops,
+ * so that matching a tag is a hash lookup, not a scan of the side's whole
+ * match queue. A receive of UCCL_TAG_ANY sits in the bucket of that tag;
+ * finding the receive for a send compares the heads of its tag's bucket and
+ * of the ANY bucket by join order (mseq). Buckets come from a table that
+ * opq_tags_reserve sizes for the most ops that can wait at once (the
+ * endpoint's pool), so joining a queue never allocates. Sides made with no
+ * index (NULL), or an index that ran out of buckets, scan as before.
+ */
+struct opq_tags;
+
+/* An empty index (no buckets until the first reserve), or NULL. */
+struct opq_tags *opq_tags_new(void);
+struct opq_tags *opq_tags_free(struct opq_tags *t);      /* accepts NULL, returns NULL */
+/* Whether it ran out of buckets (a reserve was skipped) and scans now. */
+bool opq_tags_broken(const struct opq_tags *t);
+/* Room for n ops waiting at once: 0, or -ENOMEM with the index unchanged. */
+int opq_tags_reserve(struct opq_tags *t, uint32_t n);
+size_t opq_tags_bytes(const struct opq_tags *t);         /* heap bytes held */
+
 /* A match queue (FIFO) of waiting sends or of posted receives. */
 struct opq_mq {
 	struct opq_op *head, *tail;
@@ -98,9 +125,13 @@ struct opq_conn {
 	struct opq_creorder order;
 	struct opq_mq sends;
 	struct opq_mq recvs;
+	/* where its endpoint keeps its index (made when the first op is
+	 * stored, so an endpoint that never had one holds none); NULL, or
+	 * NULL there: scan */
+	struct opq_tags *const *tags;
 };
 
-void opq_conn_init(struct opq_conn *qc);
+void opq_conn_init(struct opq_conn *qc, struct opq_tags *const *tags);
 /* Whether the completion of op must wait for earlier ones (STRICT, FLUSH). */
 bool opq_op_held(const struct opq_op *op);
 /* Whether a new op with these flags may start now rather than stall. */
