@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# make-bundle.sh BUILDDIR [OUT]: a self-contained copy of the daemon, the
+# benchmark clients and the reference tools (iperf3, sockperf, ucx_perftest,
+# nft, ethtool, ip, ss, perf) with every shared library they load, the
+# dynamic loader included, for a machine that cannot install packages (the
+# GPU machines lent to sessions: Ubuntu, no network). Each program runs
+# through a wrapper in OUT/bin that starts it with the bundled loader, so the
+# other machine's libc does not matter. OUT/build mimics a build tree for
+# bench/run-remote-perf.sh. OUT defaults to ./devbundle (git-ignored there
+# with .git/info/exclude); about 56 MB.
+set -eu
+build=$(cd "${1:?usage: make-bundle.sh BUILDDIR [OUT]}" && pwd)
+out=${2:-devbundle}
+inst=$(mktemp -d)
+trap 'rm -rf "$inst"' EXIT
+make -C "$build" install DESTDIR="$inst" >/dev/null
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/libexec" "$out/lib" "$out/build/daemon" "$out/build/bench" "$out/build/client"
+p=$inst/usr/local
+for b in "$p/sbin/ucclsvcd" "$p/bin/uccl_rperf" "$p/bin/ucclctl" "$p/bin/uccl_xfer"; do
+	cp -L "$b" "$out/libexec/"
+done
+for t in iperf3 sockperf ucx_perftest nft ethtool ip ss timeout taskset perf; do
+	b=$(command -v "$t") || { echo "make-bundle.sh: $t not installed, left out" >&2; continue; }
+	cp -L "$b" "$out/libexec/"
+done
+for b in "$out"/libexec/*; do
+	LD_LIBRARY_PATH=$p/lib ldd "$b" | awk '/=>/ && $3 ~ /^\// {print $3}'
+done | sort -u | while read -r l; do cp -L "$l" "$out/lib/"; done
+cp -L /lib64/ld-linux-x86-64.so.2 "$out/lib/"
+for f in "$out"/libexec/*; do
+	n=$(basename "$f")
+	printf '#!/bin/sh\nB=$(cd "$(dirname "$0")/.." && pwd)\nexec "$B/lib/ld-linux-x86-64.so.2" --library-path "$B/lib" "$B/libexec/%s" "$@"\n' \
+		"$n" >"$out/bin/$n"
+	chmod +x "$out/bin/$n"
+done
+for x in daemon/ucclsvcd bench/uccl_rperf client/ucclctl; do
+	printf '#!/bin/sh\nB=$(cd "$(dirname "$0")/../.." && pwd)\nexec "$B/bin/%s" "$@"\n' "$(basename "$x")" >"$out/build/$x"
+	chmod +x "$out/build/$x"
+done
+du -sh "$out"
