@@ -90,6 +90,7 @@ struct conf {
 	bool go_back_n;                   /* loss recovery: Go-Back-N instead of selective */
 	bool adaptive_chunk;              /* smaller chunks under a small window or heavy loss */
 	bool path_per_packet;             /* a path per packet, not per chunk */
+	uint32_t path_run_bytes;          /* 0: a path per chunk */
 	bool data_crc;                    /* crc32c over every data payload */
 	uint64_t max_inflight_bytes;      /* per channel */
 	uint32_t max_inflight_msgs;       /* per channel: messages queued or in flight */

@@ -211,6 +211,7 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.go_back_n = cf->go_back_n,
 		.adaptive_chunk = cf->adaptive_chunk,
 		.path_per_packet = cf->path_per_packet,
+		.path_run_bytes = cf->path_run_bytes,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
 		.dupthresh = cf->dupthresh,
 		.rack_off = !cf->reorder_window,

@@ -212,6 +212,8 @@ struct tchan {
 	uint16_t chunk_path;
 	bool chunk_picked;             /* chunk_path is fresh: its first packet takes it */
 	bool closing;
+	uint32_t run_left;             /* path_run_bytes left on chunk_path (high bytes of
+					* the packed word: 0 costs nothing frozen) */
 
 	/* refusals of our DATA (we are the sender) */
 	uint32_t ref_seen;             /* every refusal 1..ref_seen has arrived */
@@ -829,6 +831,10 @@ static uint64_t chunk_size(const struct tchan *c)
 {
 	uint64_t full = c->p.chunk_bytes, ch = full;
 
+	/* with path runs, whole packets: a short packet at every chunk's
+	 * end would end the NIC's batch there (GSO takes equal sizes) */
+	if (c->p.path_run_bytes)
+		full = (full + c->mss - 1) / c->mss * c->mss;
 	if (!c->p.adaptive_chunk)
 		return full;
 	if (c->win < ADAPT_WIN_CHUNKS * full)
@@ -877,7 +883,13 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 			left = m->len - m->next_off;
 			c->chunk_picked = true;
 			c->chunk_end = m->next_off + min_u64(ch, left);
-			c->chunk_path = paths_pick(c->paths, now);
+			/* path_run_bytes: chunks keep the path until the run
+			 * is used up (one GSO send can then span them) */
+			if (!c->p.path_run_bytes || c->run_left == 0) {
+				c->chunk_path = paths_pick(c->paths, now);
+				c->run_left = c->p.path_run_bytes;
+			}
+			c->run_left -= (uint32_t)min_u64(c->run_left, min_u64(ch, left));
 			if (ch < c->p.chunk_bytes && ch < left)
 				c->st.small_chunks++;
 		}

@@ -98,6 +98,10 @@ struct tpchan_params {
 	 * stays the unit of window decisions): finer spraying, but a NIC that
 	 * batches a chunk's packets per path (UDP GSO) batches less */
 	bool path_per_packet;
+	/* 0: a path per chunk. Else chunks keep their path until this many
+	 * bytes went on it, so that a NIC batching per path (UDP GSO) can
+	 * batch across chunks; the window still moves a chunk at a time */
+	uint32_t path_run_bytes;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
 	uint64_t cc_line_rate_bps;     /* cc_params.line_rate_bps (0: unknown) */

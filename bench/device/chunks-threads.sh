@@ -10,37 +10,7 @@
 # Results under OUT (default /tmp/out).
 #
 #   bench/device/make-bundle.sh build && bench/device/chunks-threads.sh   # BUNDLE=devbundle
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
-. "$R/bench/netpair.sh"
-netpair_start dv 10.77.0.1 10.77.0.2 || exit 1
-D=$B/build/daemon/ucclsvcd RP=$B/build/bench/uccl_rperf CTL=$B/build/client/ucclctl
-conf() { printf 'peer_listen = %s\npeers = node-a=10.77.0.1:7471, node-b=10.77.0.2:7472\nhost_name = %s\ndata_port = 0\nmtu = 9000\n%b\n' "$2" "$3" "$4" >"$1"; }
-start() { # start TAG EXTRA_CONF
-	conf "$tmp/a$1.conf" 10.77.0.1:7471 node-a "$2"; conf "$tmp/b$1.conf" 10.77.0.2:7472 node-b "$2"
-	ip netns exec "$NS1" "$D" --config "$tmp/a$1.conf" --runtime-dir "$tmp/ra$1" >"$OUT/a$1.log" 2>&1 & PA=$!
-	ip netns exec "$NS2" "$D" --config "$tmp/b$1.conf" --runtime-dir "$tmp/rb$1" >"$OUT/b$1.log" 2>&1 & PB=$!
-	pids="$pids $PA $PB"
-	for _ in $(seq 100); do [ "$(grep -c 'data channel .* up' "$OUT/a$1.log")" -ge "${3:-1}" ] && break; sleep 0.1; done
-	sleep 0.5
-	SA=$tmp/ra$1/ucclsvcd.sock SB=$tmp/rb$1/ucclsvcd.sock
-}
-srv() { # srv NAME
-	: >"$tmp/srv-$1.err"
-	ip netns exec "$NS2" "$RP" --socket "$SB" --timeout 100 server "$1" >>"$OUT/srv.log" 2>"$tmp/srv-$1.err" & 
-	pids="$pids $!"
-	for _ in $(seq 50); do grep -q listening "$tmp/srv-$1.err" && break; sleep 0.1; done
-}
-stop() { kill $PA $PB 2>/dev/null; wait $PA $PB 2>/dev/null; }
-gbps() { awk '$1 ~ /^[0-9]/ && $2 ~ /iB$/ {print $3}' "$1" | tail -1; }
-iperf() { # iperf ARGS: Gbit/s
-	ip netns exec "$NS2" timeout 20 iperf3 -s -1 -B 10.77.0.2 >/dev/null 2>&1 & s=$!; sleep 0.5
-	ip netns exec "$NS1" timeout 20 iperf3 -c 10.77.0.2 -t 4 "$@" -f g 2>&1 | awk '/receiver/ {v=$(NF-2)} END {print v}'
-	wait $s
-}
+. "$(dirname "$0")/common.sh"
 echo "iperf3 cubic 1 stream: $(iperf -C cubic) Gbit/s" | tee -a "$OUT/summary.txt"
 for round in 1 2; do
 	for ch in 32K 64K 128K; do

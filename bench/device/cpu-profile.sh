@@ -10,30 +10,7 @@
 # Results under OUT (default /tmp/out).
 #
 #   bench/device/make-bundle.sh build && bench/device/cpu-profile.sh   # BUNDLE=devbundle
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
-. "$R/bench/netpair.sh"
-netpair_start dv 10.77.0.1 10.77.0.2 || exit 1
-D=$B/build/daemon/ucclsvcd RP=$B/build/bench/uccl_rperf CTL=$B/build/client/ucclctl
-conf() { printf 'peer_listen = %s\npeers = node-a=10.77.0.1:7471, node-b=10.77.0.2:7472\nhost_name = %s\ndata_port = 0\nmtu = 9000\n%s\n' "$2" "$3" "$4" >"$1"; }
-start() { # start TAG EXTRA_CONF
-	conf "$tmp/a$1.conf" 10.77.0.1:7471 node-a "$2"; conf "$tmp/b$1.conf" 10.77.0.2:7472 node-b "$2"
-	ip netns exec "$NS1" "$D" --config "$tmp/a$1.conf" --runtime-dir "$tmp/ra$1" >"$OUT/a$1.log" 2>&1 & PA=$!
-	ip netns exec "$NS2" "$D" --config "$tmp/b$1.conf" --runtime-dir "$tmp/rb$1" >"$OUT/b$1.log" 2>&1 & PB=$!
-	pids="$pids $PA $PB"
-	for _ in $(seq 100); do grep -q 'data channel .* up' "$OUT/a$1.log" && grep -q 'data channel .* up' "$OUT/b$1.log" && break; sleep 0.1; done
-	SA=$tmp/ra$1/ucclsvcd.sock SB=$tmp/rb$1/ucclsvcd.sock
-}
-srv() { # a server for the next client run
-	: >"$tmp/srv.err"
-	ip netns exec "$NS2" "$RP" --socket "$SB" --timeout 100 server rperf >>"$OUT/srv.log" 2>"$tmp/srv.err" & PS=$!
-	pids="$pids $PS"
-	for _ in $(seq 50); do grep -q listening "$tmp/srv.err" && break; sleep 0.1; done
-}
-stop() { kill $PA $PB 2>/dev/null; wait $PA $PB 2>/dev/null; }
+. "$(dirname "$0")/common.sh"
 cpu() { # cpu PID...: "pid tid comm ticks" for every thread
 	for p in "$@"; do for t in /proc/$p/task/*; do
 		read -r _ c rest <"$t/stat" 2>/dev/null || continue
@@ -41,9 +18,9 @@ cpu() { # cpu PID...: "pid tid comm ticks" for every thread
 	done; done
 }
 hz=$(getconf CLK_TCK)
-start 1 ""
+start 1
 for sz in 16M 256M; do
-	srv; cpu $PA $PB $PS >"$tmp/c0"; t0=$(date +%s.%N)
+	srv rperf; cpu $PA $PB $PS >"$tmp/c0"; t0=$(date +%s.%N)
 	ip netns exec "$NS1" "$RP" --socket "$SA" --seconds 4 --sizes $sz --lat-samples 0 client node-b/rperf >"$OUT/gp-$sz.txt" 2>&1 &
 	PC=$!; sleep 1; cpu $PC >>"$tmp/c0"
 	wait $PC; t1=$(date +%s.%N); cpu $PA $PB $PS >"$tmp/c1"
@@ -51,7 +28,7 @@ for sz in 16M 256M; do
 	awk -v hz=$hz -v dt=$(echo "$t1 - $t0" | bc 2>/dev/null || python3 -c "print($t1-$t0)") 'NR==FNR {a[$1" "$2]=$4; n[$1" "$2]=$3; next} ($1" "$2) in a {d=($4-a[$1" "$2])/hz/dt*100; if (d>2) printf "  pid %s tid %s %s: %.0f%% of a core\n", $1, $2, $3, d}' "$tmp/c0" "$tmp/c1" | tee -a "$OUT/summary.txt"
 done
 # perf profile of daemon A (sender) and B (receiver) during a 16M goodput run
-srv
+srv rperf
 ip netns exec "$NS1" "$RP" --socket "$SA" --seconds 5 --sizes 16M --lat-samples 0 client node-b/rperf >"$OUT/gp-perf.txt" 2>&1 & PC=$!
 sleep 1
 perf record -g -p $PA -o "$tmp/pa.data" -- sleep 3 >"$OUT/perf-rec-a.err" 2>&1 & PF=$!
@@ -65,7 +42,7 @@ perf report -i "$tmp/pb.data" --no-children --sort dso --stdio 2>/dev/null | gre
 for r in 1 2 3; do
 	for mode in sleep spin; do
 		a=""; [ $mode = spin ] && a=--spin
-		srv
+		srv rperf
 		ip netns exec "$NS1" "$RP" --socket "$SA" --sizes 64K --seconds 0.3 --lat-samples 20000 $a client node-b/rperf >"$OUT/lat-$mode-$r.txt" 2>&1
 		echo "== lat $mode $r: $(grep -iE 'p50|one-way' "$OUT/lat-$mode-$r.txt" | tr '\n' ' ')" | tee -a "$OUT/summary.txt"
 	done
@@ -74,7 +51,7 @@ stop
 # engines that never sleep (engine_idle_spin_us = 1 s) with spinning clients
 start 2 "engine_idle_spin_us = 1000000"
 for r in 1 2 3; do
-	srv
+	srv rperf
 	ip netns exec "$NS1" "$RP" --socket "$SA" --sizes 64K --seconds 0.3 --lat-samples 20000 --spin client node-b/rperf >"$OUT/lat-allspin-$r.txt" 2>&1
 	echo "== lat engines+clients spinning $r: $(grep -iE 'p50|one-way' "$OUT/lat-allspin-$r.txt" | tr '\n' ' ')" | tee -a "$OUT/summary.txt"
 done

@@ -8,27 +8,9 @@
 # Results under OUT (default /tmp/out).
 #
 #   bench/device/make-bundle.sh build && bench/device/lat-profile.sh   # BUNDLE=devbundle
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
-. "$R/bench/netpair.sh"
-netpair_start dv 10.77.0.1 10.77.0.2 || exit 1
-D=$B/build/daemon/ucclsvcd RP=$B/build/bench/uccl_rperf CTL=$B/build/client/ucclctl
-conf() { printf 'peer_listen = %s\npeers = node-a=10.77.0.1:7471, node-b=10.77.0.2:7472\nhost_name = %s\ndata_port = 0\nmtu = 9000\n%b\n' "$2" "$3" "$4" >"$1"; }
-conf "$tmp/a.conf" 10.77.0.1:7471 node-a ""; conf "$tmp/b.conf" 10.77.0.2:7472 node-b ""
-ip netns exec "$NS1" "$D" --config "$tmp/a.conf" --runtime-dir "$tmp/ra" >"$OUT/a.log" 2>&1 & PA=$!
-ip netns exec "$NS2" "$D" --config "$tmp/b.conf" --runtime-dir "$tmp/rb" >"$OUT/b.log" 2>&1 & PB=$!
-pids="$pids $PA $PB"
-for _ in $(seq 100); do grep -q 'data channel .* up' "$OUT/a.log" && break; sleep 0.1; done
-sleep 0.5
-SA=$tmp/ra/ucclsvcd.sock SB=$tmp/rb/ucclsvcd.sock
-srv() { : >"$tmp/srv.err"
-	ip netns exec "$NS2" "$RP" --socket "$SB" --timeout 100 server rperf >>"$OUT/srv.log" 2>"$tmp/srv.err" & PS=$!
-	pids="$pids $PS"
-	for _ in $(seq 50); do grep -q listening "$tmp/srv.err" && break; sleep 0.1; done; }
-srv
+. "$(dirname "$0")/common.sh"
+start 1
+srv rperf
 ip netns exec "$NS1" "$RP" --socket "$SA" --sizes 64K --seconds 0.3 --lat-samples 300000 --spin client node-b/rperf >"$OUT/lat.txt" 2>&1 & PC=$!
 sleep 1.5
 perf record -g -p $PA -o "$tmp/pa.data" -- sleep 2 >/dev/null 2>&1 & P1=$!

@@ -519,6 +519,7 @@ static const struct bound bounds[] = {
 	{ "cc_base_rtt_us", "0", "1000000", NULL, "1000001" },
 	{ "reorder_window", "false", "true", NULL, "2" },
 	{ "path_per_packet", "false", "true", NULL, "yes-ish" },
+	{ "path_run_bytes", "0", "16M", NULL, "17M" },
 };
 
 static void test_bounds_of_every_option(void **state)
@@ -648,7 +649,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 51);
+	assert_int_equal(l.n, 52);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -865,7 +866,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 51 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 52 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -873,7 +874,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:55: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:56: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -953,7 +954,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:55: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:56: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1105,7 +1106,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 51);
+	assert_int_equal(options, 52);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));

@@ -5,7 +5,8 @@
  * and duplication, and arrives byte for byte, every byte written once, every
  * message completed once; SACK recovery resends far less than Go-Back-N;
  * more than 1024 packets fly with a long, fat wire; path_per_packet spreads
- * a chunk's packets over paths, and without it a chunk keeps one; ACKs are coalesced yet
+ * a chunk's packets over paths, and without it a chunk keeps one;
+ * path_run_bytes keeps a path over whole-packet chunks; ACKs are coalesced yet
  * prompt around holes; forged and damaged packets are dropped and counted;
  * a refusal at the receiver fails the message at the sender, and a refused
  * message never completes as a success whatever the wire loses, reorders or
@@ -550,6 +551,69 @@ static void test_path_per_packet_sprays_a_chunk(void **state)
 			assert_int_equal(spread, 64);
 		world_fini(&w);
 	}
+	(void)state;
+}
+
+/* Records the path and payload size of a's first sends, in psn order. */
+struct runtap {
+	uint16_t path[1024];
+	uint32_t len[1024];
+	uint32_t n;
+};
+
+static int64_t tap_runs(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct runtap *t = arg;
+	struct wire_pkt w;
+
+	if (from != 0 || wire_parse(pkt, len, &w) < 0 || w.type != WIRE_DATA ||
+	    (w.data.flags & WIRE_F_RETX))
+		return 0;
+	assert_true(w.data.psn < 1024);
+	t->path[w.data.psn] = w.data.path;
+	t->len[w.data.psn] = w.data.payload_len;
+	if (w.data.psn + 1 > t->n)
+		t->n = w.data.psn + 1;
+	return 0;
+}
+
+/* path_run_bytes: chunks keep their path for a run of that many bytes and
+ * are cut at whole packets, so every packet but the message's last is
+ * full; without it every chunk picks a path and ends short. */
+static void test_path_run_keeps_a_path_over_chunks(void **state)
+{
+	uint32_t switches[2];
+
+	for (int run = 0; run <= 1; run++) {
+		struct world w;
+		struct tpchan_params p = chan_params(false);
+		struct wirelink_params lp = clean_link();
+		struct runtap t = { .n = 0 };
+		uint32_t short_pkts = 0;
+
+		p.npaths = 256;
+		p.path_run_bytes = run ? 4 * 32768 : 0;
+		world_init(&w, 16, false);
+		w.nmsgs = 1;                   /* one 512 KiB message */
+		w.msgs[0].len = w.total;
+		world_chans(&w, &p, &p, &lp);
+		wirelink_set_tap(w.link, tap_runs, &t);
+		assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+		check_transfer(&w);
+		switches[run] = 0;
+		for (uint32_t i = 0; i + 1 < t.n; i++) {
+			switches[run] += t.path[i + 1] != t.path[i];
+			short_pkts += t.len[i] != MSS1500;
+		}
+		if (run)
+			assert_int_equal(short_pkts, 0);       /* the last one aside */
+		else
+			assert_true(short_pkts >= 15);         /* each chunk's end */
+		world_fini(&w);
+	}
+	/* 16 chunks: about 15 switches one path a chunk, at most 4 a run of 4 */
+	assert_true(switches[0] >= 12);
+	assert_true(switches[1] <= 4);
 	(void)state;
 }
 
@@ -2386,6 +2450,7 @@ int main(void)
 		cmocka_unit_test(test_sack_resends_far_less_than_go_back_n),
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
 		cmocka_unit_test(test_path_per_packet_sprays_a_chunk),
+		cmocka_unit_test(test_path_run_keeps_a_path_over_chunks),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
