@@ -234,12 +234,11 @@ int opq_tags_reserve(struct opq_tags *t, uint32_t n)
 	return 0;
 }
 
-static struct opq_tagb *tag_find(const struct opq_tags *t, const struct opq_conn *qc,
-				 uint8_t kind, uint64_t tag)
+/* The bucket of (qc, kind, tag) in chain h (its tag_hash), or NULL. */
+static struct opq_tagb *tag_find_in(const struct opq_tags *t, uint32_t h,
+				    const struct opq_conn *qc, uint8_t kind, uint64_t tag)
 {
-	if (!t->idx)
-		return NULL;
-	for (uint32_t i = t->idx[tag_hash(t, qc, kind, tag)]; i != TB_NONE; i = t->b[i].next) {
+	for (uint32_t i = t->idx[h]; i != TB_NONE; i = t->b[i].next) {
 		struct opq_tagb *x = &t->b[i];
 
 		if (x->qc == qc && x->kind == kind && x->tag == tag)
@@ -248,26 +247,37 @@ static struct opq_tagb *tag_find(const struct opq_tags *t, const struct opq_conn
 	return NULL;
 }
 
+static struct opq_tagb *tag_find(const struct opq_tags *t, const struct opq_conn *qc,
+				 uint8_t kind, uint64_t tag)
+{
+	return t->idx ? tag_find_in(t, tag_hash(t, qc, kind, tag), qc, kind, tag) : NULL;
+}
+
 static void tag_join(struct opq_tags *t, const struct opq_conn *qc, uint8_t kind,
 		     struct opq_op *op)
 {
 	struct opq_tagb *x;
+	uint32_t h;
 
 	op->mseq = t->seq++;
 	if (t->broken)
 		return;
-	x = tag_find(t, qc, kind, op->key);
+	if (!t->idx) {
+		t->broken = true;      /* the reserve was skipped: scan from now on */
+		return;
+	}
+	h = tag_hash(t, qc, kind, op->key);
+	x = tag_find_in(t, h, qc, kind, op->key);
 	if (!x) {
-		uint32_t i = t->free, h;
+		uint32_t i = t->free;
 
-		if (!t->idx || i == TB_NONE || i >= t->cap) {
-			t->broken = true;      /* the reserve was skipped: scan from now on */
+		if (i == TB_NONE || i >= t->cap) {
+			t->broken = true;      /* likewise */
 			return;
 		}
 		x = &t->b[i];
 		t->free = x->next;
 		*x = (struct opq_tagb){ .qc = qc, .tag = op->key, .kind = kind };
-		h = tag_hash(t, qc, kind, op->key);
 		x->next = t->idx[h];
 		t->idx[h] = i;
 	}

@@ -210,7 +210,6 @@ struct tchan {
 	uint32_t cur;                  /* message whose chunk is being cut, or NONE */
 	uint64_t chunk_end;
 	uint16_t chunk_path;
-	bool chunk_picked;             /* chunk_path is fresh: its first packet takes it */
 	bool closing;
 	uint32_t run_left;             /* path_run_bytes left on chunk_path (high bytes of
 					* the packed word: 0 costs nothing frozen) */
@@ -881,11 +880,10 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 			m = &c->m[i];
 			c->cur = i;
 			left = m->len - m->next_off;
-			c->chunk_picked = true;
 			c->chunk_end = m->next_off + min_u64(ch, left);
 			/* path_run_bytes: chunks keep the path until the run
 			 * is used up (one GSO send can then span them) */
-			if (!c->p.path_run_bytes || c->run_left == 0) {
+			if (!c->p.path_per_packet && (!c->p.path_run_bytes || c->run_left == 0)) {
 				c->chunk_path = paths_pick(c->paths, now);
 				c->run_left = c->p.path_run_bytes;
 			}
@@ -896,10 +894,8 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 		i = c->cur;
 		m = &c->m[i];
 		off = m->next_off;
-		/* the chunk's first packet takes the pick made above */
-		if (c->p.path_per_packet && !c->chunk_picked)
+		if (c->p.path_per_packet)
 			c->chunk_path = paths_pick(c->paths, now);
-		c->chunk_picked = false;
 		len = (uint32_t)min_u64(c->mss, c->chunk_end - off);
 		if (!fill_payload(c, i, off, len, &out[n]))
 			continue;      /* failed and dequeued; nothing was numbered */

@@ -100,7 +100,9 @@ struct tpchan_params {
 	bool path_per_packet;
 	/* 0: a path per chunk. Else chunks keep their path until this many
 	 * bytes went on it, so that a NIC batching per path (UDP GSO) can
-	 * batch across chunks; the window still moves a chunk at a time */
+	 * batch across chunks; the window still moves a chunk at a time.
+	 * Chunks are then cut at whole packets. path_per_packet overrides
+	 * the path choice (not the cut). */
 	uint32_t path_run_bytes;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */
