@@ -14,14 +14,7 @@
 echo "iperf3 cubic 1 stream: $(iperf -C cubic) Gbit/s" | tee -a "$OUT/summary.txt"
 for round in 1 2; do
 	for ch in 32K 64K 128K; do
-		start c$ch$round "chunk_bytes = $ch"
-		for sz in 16M 256M; do
-			srv rperf
-			ip netns exec "$NS1" "$RP" --socket "$SA" --seconds 4 --sizes $sz --lat-samples 0 client node-b/rperf >"$tmp/gp.txt" 2>&1
-			echo "round $round chunk $ch size $sz: $(gbps "$tmp/gp.txt") Gbit/s" | tee -a "$OUT/summary.txt"
-		done
-		"$CTL" --socket "$SA" channels 2>&1 | grep -E "nic " | sed 's/^/    /' | tee -a "$OUT/summary.txt"
-		stop
+		goodput_set "c$ch$round" "round $round chunk $ch" 4 "chunk_bytes = $ch"
 	done
 done
 echo "iperf3 cubic 1 stream: $(iperf -C cubic) Gbit/s" | tee -a "$OUT/summary.txt"

@@ -11,6 +11,9 @@
 #   stop                            both daemons
 #   gbps FILE                       the Gbit/s of uccl_rperf's last size line
 #   iperf ARGS...                   iperf3 a -> b for 4 s: receiver Gbit/s
+#   goodput_set TAG LABEL SECONDS CONF  fresh daemons with CONF, 16 MiB and
+#                                   256 MiB puts for SECONDS each, then the
+#                                   NIC's line (GSO sends): to summary.txt
 R=$(cd "$(dirname "$0")/../.." && pwd)
 B=${BUNDLE:-$R/devbundle}
 OUT=${OUT:-/tmp/out}
@@ -55,4 +58,16 @@ iperf() {
 	ip netns exec "$NS1" timeout 20 iperf3 -c 10.77.0.2 -t 4 "$@" -f g 2>&1 |
 		awk '/receiver/ {v=$(NF-2)} END {print v}'
 	wait $s
+}
+goodput_set() {
+	local sz
+	start "$1" "$4"
+	for sz in 16M 256M; do
+		srv rperf
+		ip netns exec "$NS1" "$RP" --socket "$SA" --seconds "$3" --sizes $sz --lat-samples 0 \
+			client node-b/rperf >"$tmp/gp.txt" 2>&1
+		echo "$2 size $sz: $(gbps "$tmp/gp.txt") Gbit/s" | tee -a "$OUT/summary.txt"
+	done
+	"$CTL" --socket "$SA" channels 2>&1 | grep -E "nic " | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+	stop
 }

@@ -16,14 +16,7 @@ for round in 1 2 3; do
 	k=0
 	for set in "" "path_run_bytes = 64K" "path_run_bytes = 128K" "chunk_bytes = 128K"; do
 		k=$((k+1))
-		start r$k$round "$set"
-		for sz in 16M 256M; do
-			srv rperf
-			ip netns exec "$NS1" "$RP" --socket "$SA" --seconds 3 --sizes $sz --lat-samples 0 client node-b/rperf >"$tmp/gp.txt" 2>&1
-			echo "round $round [${set:-default}] size $sz: $(gbps "$tmp/gp.txt") Gbit/s" | tee -a "$OUT/summary.txt"
-		done
-		"$CTL" --socket "$SA" channels 2>&1 | grep -E "nic " | sed 's/^/    /' | tee -a "$OUT/summary.txt"
-		stop
+		goodput_set "r$k$round" "round $round [${set:-default}]" 3 "$set"
 	done
 done
 echo "iperf3 cubic 1 stream: $(iperf -C cubic) Gbit/s" | tee -a "$OUT/summary.txt"
