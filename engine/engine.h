@@ -187,6 +187,7 @@ struct engine_txpkt {
 	 * the whole packet is in buf */
 	const uint8_t *payload;
 	uint32_t hdr_len;
+	bool any_path;                 /* tpchan_txpkt.any_path */
 };
 /* Up to max packets to send now, across channels in turn. */
 int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int max);

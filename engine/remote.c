@@ -1117,6 +1117,7 @@ turn:
 				out[n + i].path = tp[i].path;
 				out[n + i].payload = tp[i].payload;
 				out[n + i].hdr_len = tp[i].hdr_len;
+				out[n + i].any_path = tp[i].any_path;
 				out[n + i].chan = ch->id;
 				ch->deficit -= tp[i].len;
 			}

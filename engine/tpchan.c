@@ -785,6 +785,7 @@ static void write_data(struct tchan *c, uint32_t i, uint64_t off, uint32_t len, 
 	out->len = r > 0 ? (uint32_t)r : 0;
 	out->hdr_len = out->payload ? WIRE_DATA_HDR_LEN : 0;
 	out->path = path;
+	out->any_path = false;
 	c->sync_owed = false;
 	c->st.data_pkts_tx++;
 	c->st.data_bytes_tx += d.payload_len;
@@ -865,6 +866,10 @@ static bool can_send_new(const struct tchan *c)
 
 static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
+	/* bytes of the short chunks (under a packet) cut in a row in this
+	 * call, all on chunk_path; UINT64_MAX: the last chunk was not short */
+	uint64_t short_bytes = UINT64_MAX;
+
 	while (n < max && can_send_new(c)) {
 		struct tmsg *m;
 		uint64_t off;
@@ -874,16 +879,26 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 		if (c->cur == NONE) {
 			/* a chunk: one window decision, one path for all its
 			 * packets unless path_per_packet */
-			uint64_t left, ch = chunk_size(c);
+			uint64_t left, ch = chunk_size(c), bytes;
+			bool keep;
 
 			i = c->q_head;
 			m = &c->m[i];
 			c->cur = i;
 			left = m->len - m->next_off;
-			c->chunk_end = m->next_off + min_u64(ch, left);
+			bytes = min_u64(ch, left);
+			c->chunk_end = m->next_off + bytes;
+			/* short chunks cut in a row share a path, up to a chunk's
+			 * worth: a small put and the signal behind it then leave
+			 * in one system call and arrive for one ACK. Spreading
+			 * them would balance nothing. */
+			keep = short_bytes != UINT64_MAX && bytes < c->mss &&
+			       short_bytes + bytes <= c->p.chunk_bytes;
+			short_bytes = bytes >= c->mss ? UINT64_MAX : (keep ? short_bytes : 0) + bytes;
 			/* path_run_bytes: chunks keep the path until the run
 			 * is used up (one GSO send can then span them) */
-			if (!c->p.path_per_packet && (!c->p.path_run_bytes || c->run_left == 0)) {
+			if (!c->p.path_per_packet && !keep &&
+			    (!c->p.path_run_bytes || c->run_left == 0)) {
 				c->chunk_path = paths_pick(c->paths, now);
 				c->run_left = c->p.path_run_bytes;
 			}
@@ -1017,6 +1032,7 @@ static int send_refusals(struct tchan *c, uint64_t now, struct tpchan_txpkt *out
 		out[n].payload = NULL;         /* all of it is in buf */
 		out[n].hdr_len = 0;
 		out[n].path = 0;
+		out[n].any_path = true;
 		if (e->sent) {
 			resent = true;
 			c->st.nacks_retx++;
@@ -1074,6 +1090,7 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		out[n].payload = NULL;         /* all of it is in buf */
 		out[n].hdr_len = 0;
 		out[n].path = c->ack_path;
+		out[n].any_path = true;
 		c->sync_owed = false;
 		c->st.acks_tx++;
 		copies--;
@@ -1104,6 +1121,7 @@ static int send_sync(struct tchan *c, struct tpchan_txpkt *out, int n, int max)
 	out[n].payload = NULL;                 /* all of it is in buf */
 	out[n].hdr_len = 0;
 	out[n].path = 0;
+	out[n].any_path = true;
 	c->sync_owed = false;
 	c->st.acks_tx++;
 	return n + 1;
@@ -1177,6 +1195,7 @@ static int send_credit(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, 
 	out[n].payload = NULL;                 /* all of it is in buf */
 	out[n].hdr_len = 0;
 	out[n].path = 0;
+	out[n].any_path = true;
 	c->cr_req_owed = c->cr_grant_owed = false;
 	c->st.credits_tx++;
 	return n + 1;

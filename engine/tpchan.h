@@ -143,6 +143,10 @@ struct tpchan_txpkt {
 	 * whole packet is in buf */
 	const uint8_t *payload;
 	uint32_t hdr_len;
+	/* set by tpchan_tx: not DATA (ACK, NACK, CREDIT). The receiver does
+	 * not care which path it came on, so a backend may send it on another
+	 * path's socket to batch it with the packets around it. */
+	bool any_path;
 };
 
 struct tpchan_stats {

@@ -617,6 +617,69 @@ static void test_path_run_keeps_a_path_over_chunks(void **state)
 	(void)state;
 }
 
+/* Short messages (under a packet) cut in one tpchan_tx call share a path,
+ * up to a chunk's worth, so a small put and the signal behind it leave in
+ * one system call; a full chunk still picks its own. Only DATA names its
+ * path for certain: ACKs may ride on any. */
+static void test_short_messages_cut_together_share_a_path(void **state)
+{
+	static const uint64_t sizes[] = { 64, 0, 64, 32768, 64, 0 };
+	enum { NSIZED = 6, NSMALL = 30, NMSG = NSIZED + NSMALL, SMALL = 1000 };
+	static uint8_t bufs[64][1500];
+	struct tpchan_txpkt out[64];
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct wire_pkt pk;
+	uint16_t path_of[NMSG];
+	uint64_t off = 0, now = 1000000;
+	uint32_t small_paths = 0;
+	int n;
+
+	(void)state;
+	p.npaths = 256;
+	world_init(&w, NMSG, false);
+	for (uint32_t i = 0; i < NMSG; i++) {
+		/* 30 messages of 1000 B after the six: 30000 B, under a chunk */
+		w.msgs[i].len = i < NSIZED ? sizes[i] : SMALL;
+		w.msgs[i].off = off;
+		off += w.msgs[i].len;
+	}
+	w.total = off;
+	world_chans(&w, &p, &p, &lp);
+	for (int i = 0; i < 64; i++)
+		out[i].buf = bufs[i];
+	for (uint32_t i = 0; i < NMSG; i++) {
+		struct tpchan_msg m = msg_of(&w, i);
+
+		assert_int_equal(tpchan_submit(w.a, &m), 0);
+	}
+	n = tpchan_tx(w.a, now, out, 64);
+	assert_int_equal(n, 3 + 24 + 2 + NSMALL);  /* 32768 B: 23 full packets and a short one */
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(wire_parse(out[i].buf, out[i].len, &pk), 0);
+		assert_int_equal(pk.type, WIRE_DATA);
+		assert_false(out[i].any_path);
+		assert_int_equal(pk.data.path, out[i].path);
+		path_of[(pk.data.msg_id >> 24) - 1] = out[i].path;  /* its last packet's */
+	}
+	assert_int_equal(path_of[1], path_of[0]);
+	assert_int_equal(path_of[2], path_of[0]);
+	assert_int_equal(path_of[5], path_of[4]);
+	assert_int_not_equal(path_of[3], path_of[2]);  /* a chunk picks (seeded) */
+	for (uint32_t i = NSIZED + 1; i < NMSG; i++)
+		small_paths += path_of[i] != path_of[i - 1];
+	assert_int_equal(small_paths, 0);
+	/* the receiver's ACK may go on any path */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(tpchan_rx(w.b, out[i].buf, out[i].len, now + 10000), 0);
+	assert_int_equal(tpchan_tx(w.b, now + 10000, out, 64), 1);
+	assert_int_equal(wire_parse(out[0].buf, out[0].len, &pk), 0);
+	assert_int_equal(pk.type, WIRE_ACK);
+	assert_true(out[0].any_path);
+	world_fini(&w);
+}
+
 static void test_more_than_1024_packets_in_flight_on_a_long_fat_wire(void **state)
 {
 	struct world w;
@@ -2451,6 +2514,7 @@ int main(void)
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
 		cmocka_unit_test(test_path_per_packet_sprays_a_chunk),
 		cmocka_unit_test(test_path_run_keeps_a_path_over_chunks),
+		cmocka_unit_test(test_short_messages_cut_together_share_a_path),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
