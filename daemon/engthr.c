@@ -345,6 +345,7 @@ static int nic_tx_pass(struct engthr *t, uint64_t now)
 					.peer = chan < t->max_chans ? t->nic_peer_of[chan] : NIC_PEER_UNKNOWN,
 					.payload = t->tx[i].payload,
 					.hdr_len = t->tx[i].hdr_len,
+					.any_path = t->tx[i].any_path,
 				};
 			}
 		}

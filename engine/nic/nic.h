@@ -48,6 +48,9 @@ struct nic_pkt {
 	 * it is in buf. Must stay readable until tx returns. */
 	const uint8_t *payload;
 	uint32_t hdr_len;
+	/* tx, optional: path is only a preference; the backend may send the
+	 * packet on another path to batch it with its neighbours (ACKs) */
+	bool any_path;
 };
 #define NIC_PEER_UNKNOWN UINT32_MAX
 

@@ -4,8 +4,10 @@
  * Linux NIC. Path i is a socket bound to base_port + i; socket 0 also
  * receives. Sends are batched with sendmmsg and, when allowed, runs of
  * equal-sized packets to one peer on one path go out as one UDP_SEGMENT (GSO)
- * super-datagram; receives use recvmmsg and split UDP_GRO super-datagrams
- * back into the sender's packets. Never blocks, never logs.
+ * super-datagram; a packet that may take any path (an ACK) goes on the
+ * socket of its neighbour in the batch, so it needs no sendmmsg of its own;
+ * receives use recvmmsg and split UDP_GRO super-datagrams back into the
+ * sender's packets. Never blocks, never logs.
  *
  * Peer identification: a datagram from address A, port p belongs to the peer
  * added with address A and base port b where b <= p < b + npaths (npaths of
@@ -564,12 +566,15 @@ static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i
 	const struct nic_pkt *f = &pkts[i];
 	uint32_t k = 1, total = f->len, iovs = pkt_iovs(f);
 
-	if (!n->gso || f->len == 0)
+	/* a leader that may take any path may be on another path's socket,
+	 * where DATA of its own path must not follow it */
+	if (!n->gso || f->len == 0 || f->any_path)
 		return 1;
 	while (k < GSO_MAX_SEGS && i + (int)k < count) {
 		const struct nic_pkt *q = &pkts[i + k];
 
-		if (q->peer != f->peer || q->path % n->npaths != f->path % n->npaths ||
+		if (q->peer != f->peer ||
+		    (!q->any_path && q->path % n->npaths != f->path % n->npaths) ||
 		    q->len == 0 || q->len > f->len || total + q->len > GSO_MAX_BYTES ||
 		    iovs + pkt_iovs(q) > iov_left || pkt_check(n, q) < 0)
 			break;
@@ -676,6 +681,22 @@ static enum batch_result send_batch(struct nic *n, int fd, uint32_t nmsgs, int *
 	return BATCH_SENT;
 }
 
+/* The socket packet i goes out on: its path's. One that may take any path
+ * joins the batch being built on fd (>= 0), or else takes the socket of
+ * the next packet that may not, so that an ACK does not cost a system
+ * call of its own. */
+static int pkt_fd(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd)
+{
+	if (pkts[i].any_path) {
+		if (fd >= 0)
+			return fd;
+		for (int j = i + 1; j < count && j < i + (int)TX_MSGS; j++)
+			if (!pkts[j].any_path)
+				return n->fds[pkts[j].path % n->npaths];
+	}
+	return n->fds[pkts[i].path % n->npaths];
+}
+
 static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 {
 	int sent = 0, i = 0, stop = 0;
@@ -695,9 +716,11 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 				stop = r;
 				break;
 			}
-			if (nmsgs && n->fds[p->path % n->npaths] != fd)
+			int pfd = pkt_fd(n, pkts, i, count, nmsgs ? fd : -1);
+
+			if (nmsgs && pfd != fd)
 				break;
-			fd = n->fds[p->path % n->npaths];
+			fd = pfd;
 			k = group_len(n, pkts, i, count, TX_IOVS - niov);
 			niov += add_msg(n, nmsgs, niov, pkts, i, k);
 			nmsgs++;

@@ -800,6 +800,92 @@ static void test_paths_send_from_distinct_ports_of_one_peer(void **state)
 	ops->close(c);
 }
 
+/* A packet that may take any path (an ACK) leaves on the socket of the
+ * packet next to it, in the same sendmmsg: ahead of DATA it takes the
+ * DATA's path, behind DATA it joins the DATA's batch. Without the flag each
+ * path is a system call of its own. DATA keeps its path either way, and a
+ * leader on a borrowed socket never heads a GSO group of its own path. */
+static void test_any_path_packets_ride_with_their_neighbours(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct nic *a;
+	uint8_t ack[64], data[200];
+	uint32_t to_s;
+	uint16_t base;
+
+	(void)state;
+	p.npaths = 8;
+	a = open_nic(&p);
+	base = nic_port(a);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&sa, sl, &to_s), 0);
+	fill(ack, sizeof(ack), 1);
+	fill(data, sizeof(data), 2);
+	for (int any = 0; any < 2; any++) {
+		/* ACK (path 5), DATA, DATA (path 2), ACK (path 6); the second
+		 * DATA is no longer than the ACK's neighbour, so GSO could
+		 * group them if the leader were allowed to */
+		struct nic_pkt pk[4] = {
+			{ .buf = ack, .len = sizeof(ack), .peer = to_s, .path = 5, .any_path = any },
+			{ .buf = data, .len = sizeof(data), .peer = to_s, .path = 2 },
+			{ .buf = data, .len = sizeof(data), .peer = to_s, .path = 2 },
+			{ .buf = ack, .len = sizeof(ack), .peer = to_s, .path = 6, .any_path = any },
+		};
+		uint64_t calls = stats(a).tx_calls;
+		uint16_t want[4] = { (uint16_t)(base + (any ? 2 : 5)), (uint16_t)(base + 2),
+				     (uint16_t)(base + 2), (uint16_t)(base + (any ? 2 : 6)) };
+
+		assert_int_equal(ops->tx(a, pk, 4), 4);
+		assert_int_equal(stats(a).tx_calls - calls, any ? 1 : 3);
+		for (int i = 0; i < 4; i++) {
+			uint8_t buf[256];
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			struct pollfd pf = { .fd = s, .events = POLLIN };
+			uint32_t seq;
+			ssize_t r;
+
+			assert_int_equal(poll(&pf, 1, 2000), 1);
+			r = recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+			assert_int_equal(r, (ssize_t)pk[i].len);
+			assert_true(intact(buf, (uint32_t)r, &seq));
+			assert_int_equal(seq, i == 0 || i == 3 ? 1 : 2);
+			assert_int_equal(ntohs(from.sin_port), want[i]);
+		}
+	}
+	{
+		/* an ACK that borrowed path 2's socket in mid-batch, then DATA
+		 * of the ACK's own path and size: that DATA must not join the
+		 * ACK's GSO group, which goes out on path 2's socket */
+		struct nic_pkt pk[3] = {
+			{ .buf = data, .len = 100, .peer = to_s, .path = 2 },
+			{ .buf = data, .len = 150, .peer = to_s, .path = 5, .any_path = true },
+			{ .buf = data, .len = 150, .peer = to_s, .path = 5 },
+		};
+		uint16_t want[3] = { (uint16_t)(base + 2), (uint16_t)(base + 2),
+				     (uint16_t)(base + 5) };
+
+		assert_int_equal(ops->tx(a, pk, 3), 3);
+		for (int i = 0; i < 3; i++) {
+			uint8_t buf[256];
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			struct pollfd pf = { .fd = s, .events = POLLIN };
+
+			assert_int_equal(poll(&pf, 1, 2000), 1);
+			assert_int_equal(recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl),
+					 (ssize_t)pk[i].len);
+			assert_int_equal(ntohs(from.sin_port), want[i]);
+		}
+	}
+	close(s);
+	ops->close(a);
+}
+
 /* Flooding without reading never blocks the sender; the receiver's kernel
  * drops what does not fit (on loopback the send buffer empties at once, so
  * tx may well accept everything), and what does arrive is intact and in
@@ -1023,6 +1109,7 @@ int main(void)
 		cmocka_unit_test(test_tx_refuses_bad_packets),
 		cmocka_unit_test(test_peer_table_add_remove),
 		cmocka_unit_test(test_paths_send_from_distinct_ports_of_one_peer),
+		cmocka_unit_test(test_any_path_packets_ride_with_their_neighbours),
 		cmocka_unit_test(test_flood_never_blocks_and_nothing_arrives_corrupt),
 		cmocka_unit_test(test_ipv6_loopback_exchange),
 		cmocka_unit_test(test_refused_gso_falls_back_to_plain_datagrams),
