@@ -5,15 +5,17 @@
 # for comparing two daemon binaries in one session. The same two network
 # namespaces joined by a veth pair (MTU 9000) stand for two hosts; for each
 # round and each daemon binary given, a fresh pair of daemons is started and
-# uccl_rperf runs its ping-pong (1000 warm-up + SAMPLES round trips; a 64 KiB
-# goodput pass comes first, as uccl_rperf always measures one size). The
-# binaries alternate round by round so that both see the same machine load.
-# Prints one line per run and the median of the runs' p50 per binary. Every
-# run is bounded with timeout(1); namespaces and daemons go on exit.
+# uccl_rperf runs its ping-pong alone (1000 warm-up + SAMPLES round trips).
+# The binaries alternate round by round so that both see the same machine
+# load. Prints one line per run (with each daemon's send system calls and
+# packets per round trip, from `ucclctl channels`: NIC totals over the
+# daemon's life, so keepalives count too) and the median of the runs' p50
+# per binary. Every run is bounded with timeout(1); namespaces and daemons
+# go on exit.
 #
 # Usage: bench/run-sig-lat.sh BUILDDIR RUNS DAEMON...     (as root)
-#   BUILDDIR  build tree with bench/uccl_rperf (its client library is used
-#             with every daemon: the client protocol is the same)
+#   BUILDDIR  build tree with bench/uccl_rperf and client/ucclctl (used with
+#             every daemon: the client protocol is the same)
 #   DAEMON    ucclsvcd binaries to compare, e.g. an old copy and BUILDDIR's
 #   SAMPLES   ping-pong samples (default 10000)
 set -euo pipefail
@@ -28,13 +30,16 @@ daemons=("$@")
 samples=${SAMPLES:-10000}
 [ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces, veth)"
 rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
+ctl=$(cd "$builddir" && pwd)/client/ucclctl
 [ -x "$rperf" ] || die "$rperf not found"
+[ -x "$ctl" ] || die "$ctl not found"
 for d in "${daemons[@]}"; do [ -x "$d" ] || die "$d not found"; done
 
 IP1=10.78.0.1 IP2=10.78.0.2
 netpair_start usl "$IP1" "$IP2" || die "cannot set up the namespaces"
 
-# one_run DAEMON TAG: a fresh daemon pair, one uccl_rperf client; prints p50 p99
+# one_run DAEMON TAG: a fresh daemon pair, one uccl_rperf client; prints p50
+# p99 and, per daemon, send calls and packets per round trip
 one_run() {
 	local daemon=$1 tag=$2 pa pb ps
 	for h in a b; do
@@ -58,14 +63,22 @@ one_run() {
 		server rperf >"$tmp/srv.log" 2>&1 & ps=$!
 	for _ in $(seq 100); do grep -q listening "$tmp/srv.log" && break; sleep 0.05; done
 	timeout 60 ip netns exec "$NS1" "$rperf" --socket "$tmp/ra/ucclsvcd.sock" --json \
-		--sizes 64K --seconds 1 --lat-samples "$samples" client node-b/rperf >"$tmp/$tag.json" \
+		--sizes none --lat-samples "$samples" client node-b/rperf >"$tmp/$tag.json" \
 		2>"$tmp/cli.err" || { tail -n 5 "$tmp/cli.err" >&2; die "$tag: uccl_rperf failed"; }
 	wait "$ps" 2>/dev/null || true
+	"$ctl" --socket "$tmp/ra/ucclsvcd.sock" --json channels >"$tmp/$tag.a.json"
+	"$ctl" --socket "$tmp/rb/ucclsvcd.sock" --json channels >"$tmp/$tag.b.json"
 	kill -TERM "$pa" "$pb" 2>/dev/null || true
 	wait "$pa" "$pb" 2>/dev/null || true
 	pids=''
-	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency"]; print(l["one_way_p50_us"], l["one_way_p99_us"])' \
-		"$tmp/$tag.json"
+	python3 - "$tmp/$tag.json" "$tmp/$tag.a.json" "$tmp/$tag.b.json" <<'EOF'
+import json, sys
+l = json.load(open(sys.argv[1]))["latency"]
+rt = l["warmup"] + l["samples"]
+nic = [json.load(open(f))["nic"] for f in sys.argv[2:4]]
+print(l["one_way_p50_us"], l["one_way_p99_us"],
+      *("%.2f %.2f" % (n["tx_calls"] / rt, n["tx_pkts"] / rt) for n in nic))
+EOF
 }
 
 declare -A p50s
@@ -73,8 +86,9 @@ for i in $(seq "$runs"); do
 	k=0
 	for d in "${daemons[@]}"; do
 		k=$((k + 1))
-		read -r p50 p99 < <(one_run "$d" "r$i-d$k")
-		echo "round $i daemon $k ($d): one-way p50 $p50 us, p99 $p99 us"
+		read -r p50 p99 ca pa cb pb < <(one_run "$d" "r$i-d$k")
+		echo "round $i daemon $k ($d): one-way p50 $p50 us, p99 $p99 us;" \
+			"per round trip: a $ca sends ($pa packets), b $cb sends ($pb packets)"
 		p50s[$k]="${p50s[$k]:-} $p50"
 	done
 done

@@ -863,6 +863,8 @@ static int parse_sizes(const char *arg, struct opts *o)
 		return -1;
 	strcpy(buf, arg);
 	o->nsizes = 0;
+	if (strcmp(arg, "none") == 0)
+		return 0;              /* latency only */
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (o->nsizes == MAX_SIZES || parse_size(tok, &o->sizes[o->nsizes]) < 0)
 			return -1;
@@ -893,7 +895,7 @@ static void usage(FILE *f)
 		"\n"
 		"  -s, --socket PATH      control socket (default: $UCCL_SOCKET, else %s)\n"
 		"client:\n"
-		"  -z, --sizes LIST       message sizes (default 64K,1M,16M,256M,1G)\n"
+		"  -z, --sizes LIST       sizes (default 64K,1M,16M,256M,1G; none: latency only)\n"
 		"  -t, --seconds S        measuring time per size (default 2; at least %u messages)\n"
 		"  -n, --lat-samples N    ping-pong samples after %u warm-up (default %u; 0: none)\n"
 		"  -p, --put-max BYTES    largest single put (default 16M)\n"
