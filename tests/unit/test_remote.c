@@ -587,6 +587,8 @@ static int drain(struct fx *f, int side)
 			for (int i = 0; i < k; i++) {
 				assert_int_equal(f->txp[i].chan, 0);
 				assert_true(f->txp[i].len <= f->p.mtu);
+				/* only DATA is bound to its path (byte 2: the type) */
+				assert_int_equal(f->txp[i].any_path, f->txp[i].buf[2] != WIRE_DATA);
 				if (f->txp[i].payload) {
 					/* the NIC gathers header and payload */
 					assert_true(f->p.gather);
