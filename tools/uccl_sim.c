@@ -275,9 +275,12 @@ static int summary(const struct sim_net *n, const struct sim_conf *c, const char
 		       (double)c->hosts_per_leaf * (double)c->host_rate_mbps /
 		       ((double)c->spines * (double)c->uplink_rate_mbps));
 	printf("\n");
-	printf("transport      cc %s, %s, %u paths%s%s%s%s\n", c->cc_name,
+	printf("transport      cc %s, %s, %u paths%s", c->cc_name,
 	       c->net.go_back_n ? "gbn" : "sack", c->net.npaths,
-	       c->net.path_per_packet ? " (a path per packet)" : "",
+	       c->net.path_per_packet ? " (a path per packet)" : "");
+	if (c->net.path_run_bytes)
+		printf(" (a path per %u-byte run)", c->net.path_run_bytes);
+	printf("%s%s%s\n",
 	       c->net.adaptive_chunk ? ", adaptive chunk" : "", c->net.inband ? ", inband" : "",
 	       c->net.rack_off && !c->net.go_back_n ? ", rack off" : "");
 	printf("result         %s\n", run == 0 ? "all flows done" : run == -ETIME ?

@@ -409,14 +409,26 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 		np->npaths = (uint32_t)v;
 		return 0;
 	case K_SPRAY:
-		if ((r = words_expect(ps, "spray", nw, 1, 1)) < 0)
+		if ((r = words_expect(ps, "spray", nw, 1, 2)) < 0)
 			return r;
-		if (strcmp(w[0], "chunk") == 0)
-			np->path_per_packet = false;
-		else if (strcmp(w[0], "packet") == 0)
+		np->path_per_packet = false;
+		np->path_run_bytes = 0;
+		if (strcmp(w[0], "run") == 0) {
+			/* chunks keep a path for SIZE bytes (the daemon's
+			 * path_run_bytes, same bounds) */
+			if (nw != 2)
+				return fail(ps, ps->line, "spray: run needs a SIZE (spray = run 128KiB)");
+			if ((r = num(ps, "spray run", w[1], size_units, 1, 16777216, &v)) < 0)
+				return r;
+			np->path_run_bytes = (uint32_t)v;
+			return 0;
+		}
+		if (nw != 1)
+			return fail(ps, ps->line, "spray: '%s' takes no SIZE", w[0]);
+		if (strcmp(w[0], "packet") == 0)
 			np->path_per_packet = true;
-		else
-			return fail(ps, ps->line, "spray: '%s' is not chunk or packet", w[0]);
+		else if (strcmp(w[0], "chunk") != 0)
+			return fail(ps, ps->line, "spray: '%s' is not chunk, packet or run SIZE", w[0]);
 		return 0;
 	case K_MAX_INFLIGHT:
 		if ((r = words_expect(ps, "max_inflight", nw, 1, 1)) < 0)

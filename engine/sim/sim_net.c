@@ -760,6 +760,7 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 		.rack_off = n->p.rack_off,
 		.adaptive_chunk = n->p.adaptive_chunk,
 		.path_per_packet = n->p.path_per_packet,
+		.path_run_bytes = n->p.path_run_bytes,
 		.cc_delay_slack_ns = n->p.cc_delay_slack_ns,
 		.cc_base_rtt_ns = n->p.cc_base_rtt_ns,
 		.seed = sim_mix(n->p.seed ^ ((uint64_t)host << 32 | remote)),

@@ -86,6 +86,7 @@ struct sim_net_params {
 	bool rack_off;                 /* tpchan_params.rack_off (scenario `rack = off`) */
 	bool adaptive_chunk;           /* tpchan_params.adaptive_chunk */
 	bool path_per_packet;          /* tpchan_params.path_per_packet */
+	uint32_t path_run_bytes;       /* tpchan_params.path_run_bytes (`spray = run SIZE`) */
 	/* in-band queue reports: each switch stamps on a DATA packet the queue
 	 * it finds at its output port, in ppm of the depth at which ECN marks
 	 * every packet (k for step, max for red, the port's queue size with ECN

@@ -69,7 +69,7 @@ write_simconf_dict() {
 		pfc spray; do
 		printf '"%s = "\n' "$k"
 	done
-	for v in pair star leafspine none step red random bursty sack gbn window eqds on off to at packet \
+	for v in pair star leafspine none step red random bursty sack gbn window eqds on off to at packet run \
 		every 100G 1us 64KiB 1MiB 0.1% 10ppm; do
 		printf '"%s"\n' "$v"
 	done

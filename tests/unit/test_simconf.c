@@ -6,7 +6,8 @@
  * or when its words are wrong; sim_net_new refuses the same bad thresholds;
  * and a parsed PFC incast runs lossless with pauses counted. The option
  * "rack": on (the reordering window) unless "rack = off". The option
- * "spray": a path per chunk unless "spray = packet".
+ * "spray": a path per chunk unless "spray = packet" or "spray = run SIZE"
+ * (tpchan_params.path_run_bytes, 1 byte to 16 MiB).
  */
 #include "config.h"
 
@@ -78,6 +79,16 @@ static void test_spray_is_per_chunk_unless_packet(void **state)
 	assert_false(conf.net.path_per_packet);
 	expect_error("spray = flowlet", "t.scn:5");
 	expect_error("spray = packet chunk", "t.scn:5");
+	assert_int_equal(parse_with("spray = run 128KiB"), 0);
+	assert_false(conf.net.path_per_packet);
+	assert_int_equal(conf.net.path_run_bytes, 131072);
+	assert_int_equal(parse_with("spray = chunk"), 0);
+	assert_int_equal(conf.net.path_run_bytes, 0);
+	expect_error("spray = run", "needs a SIZE");
+	expect_error("spray = run 0", "t.scn:5");
+	expect_error("spray = run 32MiB", "t.scn:5");
+	expect_error("spray = run 64KiB 1", "t.scn:5");
+	expect_error("spray = packet 64KiB", "takes no SIZE");
 }
 
 static void test_rack_is_on_unless_turned_off(void **state)
