@@ -150,6 +150,11 @@ for sp in 8 4; do
 		e3 $sp 256 $d window 32KiB packet >"$scn/e3-ecmp-s$sp-p256-d$d-window-pp.scn"
 	done
 done
+# a path per run of chunks (spray = run: the daemon's path_run_bytes, which
+# batches more per GSO send): what coarser path decisions cost the fabric
+for r in 64KiB 128KiB; do
+	e3 8 256 3 window 32KiB "run $r" >"$scn/e3-ecmp-s8-p256-d3-window-r$r.scn"
+done
 
 # ---- experiment 4: flows starting one by one ----
 e4() { # cc [base-rtt line]

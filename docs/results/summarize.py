@@ -230,6 +230,10 @@ with open(os.path.join(data, 'e3-ecmp.csv'), 'w') as f:
         for d in (3, 64):
             e3_row(f, f'e3-ecmp-s{sp}-p256-d{d}-window-pp', sp, 'window-pp',
                    'window, a path per packet', 256, d)
+    # a path per run of 32 KiB chunks (spray = run, path_run_bytes), 1:1 only
+    for r in ('64KiB', '128KiB'):
+        e3_row(f, f'e3-ecmp-s8-p256-d3-window-r{r}', 8, f'window-r{r}',
+               f'window, a path per {r} run', 256, 3)
 print('\nratios 256 paths / 1 path (goodput to last completion; sum of per-flow rates):')
 for sp in (8, 4):
     for cc in ('window', 'none'):
@@ -242,6 +246,10 @@ for sp in (8, 4):
         a, b = res3[(sp, 'window-pp', 256, d)], res3[(sp, 'window', 1, d)]
         print(f'  spines {sp} cc window, a path per packet, dupthresh {d}: '
               f'{a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
+for r in ('64KiB', '128KiB'):
+    a, b = res3[(8, f'window-r{r}', 256, 3)], res3[(8, 'window', 1, 3)]
+    print(f'  spines 8 cc window, a path per {r} run, dupthresh 3: '
+          f'{a[0] / b[0]:.2f}x ; {a[1] / b[1]:.2f}x')
 
 # ---- experiment 4 ----
 E4_CCS = ('window', 'swift', 'timely', 'dcqcn', 'hint', 'eqds', 'none', 'hint+inband')
