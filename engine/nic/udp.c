@@ -710,14 +710,13 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 		while (i < count && nmsgs < TX_MSGS && niov + pkt_iovs(&pkts[i]) <= TX_IOVS) {
 			const struct nic_pkt *p = &pkts[i];
 			uint32_t k;
-			int r = pkt_check(n, p);
+			int r = pkt_check(n, p), pfd;
 
 			if (r < 0) {
 				stop = r;
 				break;
 			}
-			int pfd = pkt_fd(n, pkts, i, count, nmsgs ? fd : -1);
-
+			pfd = pkt_fd(n, pkts, i, count, nmsgs ? fd : -1);
 			if (nmsgs && pfd != fd)
 				break;
 			fd = pfd;
