@@ -26,6 +26,16 @@
  * it is kept per thread and read with uccl_last_error(NULL). */
 static __thread char attach_err[CTX_ERR_LEN];
 
+/* The calling thread's last failure on a context: a context's own text is
+ * shared by all of its threads, and another thread's failure would replace
+ * it before this one read it. serial tells the context apart from a later
+ * one at the same address (0: none yet). */
+static __thread struct {
+	uint64_t serial;
+	char text[CTX_ERR_LEN];
+} thread_err;
+static uint64_t ctx_serials;
+
 int64_t client_now_ns(void)
 {
 	struct timespec ts;
@@ -39,8 +49,10 @@ void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
+	vsnprintf(thread_err.text, sizeof(thread_err.text), fmt, ap);
 	va_end(ap);
+	thread_err.serial = ctx->serial;
+	memcpy(ctx->err, thread_err.text, sizeof(ctx->err));
 }
 
 int ctx_timeout(const struct uccl_ctx *ctx)
@@ -341,6 +353,7 @@ UCCL_EXPORT int uccl_attach(const char *socket_path, const char *name, struct uc
 		return -ENOMEM;
 	}
 	ctx->fd = -1;
+	ctx->serial = __atomic_add_fetch(&ctx_serials, 1, __ATOMIC_RELAXED);
 	ctlio_rx_init(&ctx->rx, CTX_REPLY_MAX);
 	r = env_timeout(&ctx->timeout_ms);
 	if (r < 0) {
@@ -401,7 +414,11 @@ UCCL_EXPORT void uccl_detach(struct uccl_ctx *ctx)
 
 UCCL_EXPORT const char *uccl_last_error(const struct uccl_ctx *ctx)
 {
-	return ctx ? ctx->err : attach_err;
+	if (!ctx)
+		return attach_err;
+	/* this thread's own failure, while ctx is the last it failed on;
+	 * else the context's last, whichever thread had it */
+	return thread_err.serial == ctx->serial ? thread_err.text : ctx->err;
 }
 
 UCCL_EXPORT int uccl_set_timeout(struct uccl_ctx *ctx, int timeout_ms)

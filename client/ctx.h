@@ -66,7 +66,8 @@ struct uccl_ctx {
 	struct ctlio_rx rx;              /* survives timeouts so a half-read frame is kept */
 	struct uccl_ep *eps;
 	struct uccl_mr *mrs;
-	char err[CTX_ERR_LEN];
+	uint64_t serial;                 /* tells contexts apart for uccl_last_error */
+	char err[CTX_ERR_LEN];           /* the last failure of any of its threads */
 };
 
 static inline void ctx_lock(struct uccl_ctx *ctx)

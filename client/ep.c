@@ -171,7 +171,7 @@ out_daemon_ep:
 	 * why the mapping failed rather than how the destroy went. */
 	memcpy(why, ctx->err, sizeof(why));
 	(void)ep_destroy_remote(ctx, ep->id);
-	memcpy(ctx->err, why, sizeof(why));
+	ctx_set_error(ctx, "%s", why);
 	close(fds[1]);
 	close(fds[2]);
 out_free:

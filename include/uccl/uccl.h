@@ -36,8 +36,9 @@ struct uccl_mr;                  /* a registered memory region */
 int uccl_attach(const char *socket_path, const char *name, struct uccl_ctx **ctx);
 /* Detach: destroys every endpoint and region of ctx. Accepts NULL. */
 void uccl_detach(struct uccl_ctx *ctx);
-/* The daemon's message for the last failed control call on ctx (never NULL).
- * Another thread's failing call on ctx may replace it: read it right away. */
+/* The daemon's message for the calling thread's last failed control call on
+ * ctx (never NULL); a thread with no failure of its own on ctx since its
+ * last failure elsewhere gets the context's last, whichever thread had it. */
 const char *uccl_last_error(const struct uccl_ctx *ctx);
 /* Timeout for control calls in ms (default 10000, or $UCCL_TIMEOUT_MS). */
 int uccl_set_timeout(struct uccl_ctx *ctx, int timeout_ms);

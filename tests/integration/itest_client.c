@@ -10,6 +10,8 @@
  *   pclient TARGET      the client half, connecting to TARGET ("host/NAME":
  *                       across daemons, where a send into a receive posted
  *                       later succeeds at the sender)
+ *   lasterror           two threads fail on one context in turn; each
+ *                       reads its own uccl_last_error text
  *   backpressure        ring full is -EAGAIN and nothing is lost
  *   isolation           keys, owners and bounds keep clients apart
  *   hold NAME           listen on NAME, accept one peer, print "ready", sleep
@@ -26,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -365,6 +368,66 @@ static int mode_primitives(void)
 		rc = 1;
 	}
 	return rc;
+}
+
+/* ---- uccl_last_error per thread ---- */
+
+struct lasterr {
+	struct uccl_ctx *ctx;
+	pthread_barrier_t *bar;
+	char name[64];
+	int order;                     /* fails before (0) or after (1) the other */
+	bool own;                      /* read its own failure's text */
+};
+
+/* Listen twice under one name: the second is refused, naming it. */
+static void *lasterr_thread(void *arg)
+{
+	struct lasterr *l = arg;
+	struct uccl_ep *a = NULL, *b = NULL;
+	int r;
+
+	TRY(l->ctx, uccl_ep_create(l->ctx, NULL, &a));
+	TRY(l->ctx, uccl_ep_create(l->ctx, NULL, &b));
+	TRY(l->ctx, uccl_listen(a, l->name));
+	pthread_barrier_wait(l->bar);
+	if (l->order == 1)
+		pthread_barrier_wait(l->bar);          /* the other fails first */
+	r = uccl_listen(b, l->name);
+	check(r == -EADDRINUSE, "second listen on %s refused: %s", l->name, uccl_strerror(r));
+	if (l->order == 0)
+		pthread_barrier_wait(l->bar);
+	pthread_barrier_wait(l->bar);                  /* both failed: now read */
+	l->own = strstr(uccl_last_error(l->ctx), l->name) != NULL;
+	check(l->own, "thread %d reads its own failure: '%s'", l->order, uccl_last_error(l->ctx));
+	uccl_ep_destroy(b);
+	uccl_ep_destroy(a);
+	return NULL;
+}
+
+static int mode_lasterror(void)
+{
+	struct uccl_ctx *ctx;
+	pthread_barrier_t bar;
+	struct lasterr l[2];
+	pthread_t t[2];
+
+	TRY(NULL, uccl_attach(NULL, "itest-lasterror", &ctx));
+	pthread_barrier_init(&bar, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		l[i] = (struct lasterr){ .ctx = ctx, .bar = &bar, .order = i };
+		snprintf(l[i].name, sizeof(l[i].name), "lasterr-%d-%d", i, (int)getpid());
+		if (pthread_create(&t[i], NULL, lasterr_thread, &l[i]) != 0)
+			return 1;
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&bar);
+	/* a thread with no failure of its own reads the context's last */
+	check(strstr(uccl_last_error(ctx), l[1].name) != NULL,
+	      "a third thread reads the context's last failure: '%s'", uccl_last_error(ctx));
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
 }
 
 /* ---- backpressure ---- */
@@ -870,6 +933,8 @@ int main(int argc, char **argv)
 		remote = strchr(argv[2], '/') != NULL;
 		return primitives_client(argv[2]);
 	}
+	if (argc >= 2 && strcmp(argv[1], "lasterror") == 0)
+		return mode_lasterror();
 	if (argc >= 2 && strcmp(argv[1], "backpressure") == 0)
 		return mode_backpressure();
 	if (argc >= 2 && strcmp(argv[1], "isolation") == 0)

@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Two client processes use every primitive through one daemon, with data checks.
-# Without peering, ucclctl channels lists no channel and succeeds.
+# Without peering, ucclctl channels lists no channel and succeeds. Two
+# threads failing on one context each read their own uccl_last_error.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 rc=0; "$UCCLCTL" channels >"$TMPD/channels.txt" || rc=$?
 expect "channels without peering exits 0 (rc $rc)" [ "$rc" -eq 0 ]
 expect "... and lists none" grep -qx '(none)' "$TMPD/channels.txt"
 expect "itest_client primitives" "$ITEST" primitives
+expect "itest_client lasterror" "$ITEST" lasterror
 stop_daemon
 finish
