@@ -75,6 +75,8 @@ static const struct opt opts[] = {
 	  "group whose members may use admin queries; -1: none" },
 	{ "max_clients", OT_U32, OF_RELOAD, O(max_clients), 0, 64, 1, 4096,
 	  "attached clients at once" },
+	{ "max_clients_per_uid", OT_U32, OF_RELOAD, O(max_clients_per_uid), 0, 0, 0, 4096,
+	  "attached clients of one user at once; 0: only max_clients" },
 	{ "max_endpoints_per_client", OT_U32, 0, O(max_endpoints_per_client), 0, 16, 1, 1024,
 	  "endpoints one client may create" },
 	{ "max_mrs_per_client", OT_U32, 0, O(max_mrs_per_client), 0, 256, 1, 65536,

@@ -52,6 +52,7 @@ struct conf {
 
 	/* limits on client-controllable resources */
 	uint32_t max_clients;
+	uint32_t max_clients_per_uid;     /* 0: no cap below max_clients */
 	uint32_t max_endpoints_per_client;
 	uint32_t max_mrs_per_client;
 	uint64_t max_registered_bytes;    /* per client */

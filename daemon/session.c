@@ -477,6 +477,16 @@ static void read_frame(struct session *s, int fd)
 
 /* ---- attach ---- */
 
+/* Attached clients (not observers) of uid. */
+static uint32_t clients_of_uid(const struct daemon *d, uint32_t uid)
+{
+	uint32_t n = 0;
+
+	for (const struct session *o = d->sessions; o; o = o->next)
+		n += o->attached && !o->observer && o->uid == uid;
+	return n;
+}
+
 static void handle_attach(struct session *s, UcclCtl__AttachReq *a)
 {
 	struct daemon *d = s->d;
@@ -502,6 +512,13 @@ static void handle_attach(struct session *s, UcclCtl__AttachReq *a)
 		why = msg;
 	} else if (!a->observer && d->n_clients >= d->conf.max_clients) {
 		snprintf(msg, sizeof(msg), "too many clients (max_clients = %u)", d->conf.max_clients);
+		st = -EUSERS;
+		why = msg;
+	} else if (!a->observer && d->conf.max_clients_per_uid &&
+		   clients_of_uid(d, s->uid) >= d->conf.max_clients_per_uid) {
+		/* one user must not take every slot from the others */
+		snprintf(msg, sizeof(msg), "too many clients of uid %u (max_clients_per_uid = %u)",
+			 s->uid, d->conf.max_clients_per_uid);
 		st = -EUSERS;
 		why = msg;
 	}

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# --check-config accepts good files and names FILE:LINE for bad ones.
+# --check-config accepts good files and names FILE:LINE for bad ones;
+# max_clients_per_uid caps one user's attached clients.
 . "$(dirname "$0")/lib.sh"
 expect "shipped example is valid" "$UCCLSVCD" --check-config "$top_srcdir/conf/uccl.conf.example"
 printf 'max_clients = 8\n# comment\nlog_level = debug\n' >"$TMPD/good.conf"
@@ -13,4 +14,9 @@ printf 'max_clients = 0\n' >"$TMPD/bad2.conf"
 expect "range error names file:line" grep -q "bad2.conf:1:" "$TMPD/err2"
 "$UCCLSVCD" --config "$TMPD/bad2.conf" --runtime-dir "$TMPD/run" 2>"$TMPD/err3" && fail "daemon started on a bad file" || ok "daemon refuses to start on a bad file"
 expect "--version works" "$UCCLSVCD" --version
+printf 'max_clients_per_uid = 3\n' >"$TMPD/uidcap.conf"
+start_daemon "$TMPD/uidcap.conf"
+expect "itest_client uidcap 3" "$ITEST" uidcap 3
+expect "the refusal is logged" grep -q "max_clients_per_uid = 3" "$TMPD/daemon.log"
+stop_daemon
 finish

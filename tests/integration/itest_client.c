@@ -12,6 +12,8 @@
  *                       later succeeds at the sender)
  *   lasterror           two threads fail on one context in turn; each
  *                       reads its own uccl_last_error text
+ *   uidcap N            against max_clients_per_uid = N: N attaches, one
+ *                       more refused (EUSERS), room again after a detach
  *   backpressure        ring full is -EAGAIN and nothing is lost
  *   isolation           keys, owners and bounds keep clients apart
  *   hold NAME           listen on NAME, accept one peer, print "ready", sleep
@@ -427,6 +429,35 @@ static int mode_lasterror(void)
 	check(strstr(uccl_last_error(ctx), l[1].name) != NULL,
 	      "a third thread reads the context's last failure: '%s'", uccl_last_error(ctx));
 	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+/* ---- max_clients_per_uid ---- */
+
+/* The daemon runs with max_clients_per_uid = cap: cap contexts of this
+ * process (one uid) attach, one more is refused with EUSERS and a text that
+ * names the option, and a detach makes room again. */
+static int mode_uidcap(int cap)
+{
+	struct uccl_ctx *ctx[64], *extra = NULL;
+	int r;
+
+	if (cap < 1 || cap > 63)
+		return 2;
+	for (int i = 0; i < cap; i++)
+		TRY(NULL, uccl_attach(NULL, "itest-uidcap", &ctx[i]));
+	r = uccl_attach(NULL, "itest-uidcap", &extra);
+	check(r == -EUSERS, "attach %d of one uid refused: %s", cap + 1, uccl_strerror(r));
+	check(r < 0 && strstr(uccl_last_error(NULL), "max_clients_per_uid") != NULL,
+	      "... naming the option: '%s'", uccl_last_error(NULL));
+	if (r == 0)
+		uccl_detach(extra);
+	uccl_detach(ctx[cap - 1]);
+	r = uccl_attach(NULL, "itest-uidcap", &ctx[cap - 1]);
+	check(r == 0, "after a detach one more attaches: %s", uccl_strerror(r));
+	for (int i = 0; i < cap; i++)
+		if (r == 0 || i < cap - 1)
+			uccl_detach(ctx[i]);
 	return failures ? 1 : 0;
 }
 
@@ -933,6 +964,8 @@ int main(int argc, char **argv)
 		remote = strchr(argv[2], '/') != NULL;
 		return primitives_client(argv[2]);
 	}
+	if (argc >= 3 && strcmp(argv[1], "uidcap") == 0)
+		return mode_uidcap(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "lasterror") == 0)
 		return mode_lasterror();
 	if (argc >= 2 && strcmp(argv[1], "backpressure") == 0)
