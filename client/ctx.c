@@ -4,7 +4,9 @@
  * call goes through. One Unix stream socket per context; requests carry a
  * sequence number and are serialised by the context's mutex, so the reply to
  * read is always the one for the newest request, and late replies to earlier
- * requests that timed out are recognised and dropped.
+ * requests that timed out are recognised: what they made (an endpoint, a
+ * region, a connection the caller was told failed) is undone, the rest is
+ * dropped.
  */
 #include "config.h"
 
@@ -138,6 +140,131 @@ static int read_frame(struct uccl_ctx *ctx, int64_t deadline_ns, uint8_t **buf, 
 	return 0;
 }
 
+/* ---- late replies ---- */
+
+/* A request that timed out: if it creates something, remember it (the
+ * oldest is forgotten when the table is full: bounded, best effort). */
+static void late_note(struct uccl_ctx *ctx, const UcclCtl__Request *req)
+{
+	struct ctx_late l = { .seq = req->seq, .body = req->body_case };
+
+	switch (req->body_case) {
+	case UCCL_CTL__REQUEST__BODY_EP_CREATE:
+	case UCCL_CTL__REQUEST__BODY_MEM_REG:
+		break;
+	case UCCL_CTL__REQUEST__BODY_CONNECT:
+		l.ep_id = req->connect->ep_id;
+		break;
+	case UCCL_CTL__REQUEST__BODY_ACCEPT:
+		l.ep_id = req->accept->ep_id;
+		break;
+	default:
+		return;
+	}
+	if (ctx->nlate == CTX_LATE_MAX) {
+		memmove(ctx->late, ctx->late + 1, sizeof(ctx->late[0]) * (CTX_LATE_MAX - 1));
+		ctx->nlate--;
+	}
+	ctx->late[ctx->nlate++] = l;
+}
+
+/* Send req without waiting for its reply, which a later call drops as late. */
+static int send_nowait(struct uccl_ctx *ctx, UcclCtl__Request *req)
+{
+	uint8_t *out;
+	size_t outlen;
+	int r;
+
+	req->seq = ++ctx->seq;
+	r = frame_pack_request(req, &out, &outlen);
+	if (r < 0) {
+		ctx_set_error(ctx, "cannot encode %s request: %s", frame_request_name(req),
+			      uccl_strerror(r));
+		return r;
+	}
+	r = ctlio_send(ctx->fd, out, outlen, NULL, 0, ctx_timeout(ctx));
+	free(out);
+	if (r < 0)
+		return ctx_break(ctx, r, frame_request_name(req));
+	return 0;
+}
+
+/* The late reply m to a request that timed out: undo what it made, so that
+ * it does not count against this client's limits until uccl_detach. */
+static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
+{
+	UcclCtl__Request req = UCCL_CTL__REQUEST__INIT;
+	UcclCtl__EpDestroyReq e = UCCL_CTL__EP_DESTROY_REQ__INIT;
+	UcclCtl__MemDeregReq d = UCCL_CTL__MEM_DEREG_REQ__INIT;
+	UcclCtl__CloseReq c = UCCL_CTL__CLOSE_REQ__INIT;
+	struct ctx_late l;
+	uint32_t i;
+
+	for (i = 0; i < ctx->nlate && ctx->late[i].seq != m->seq; i++)
+		;
+	if (i == ctx->nlate)
+		return 0;
+	l = ctx->late[i];
+	memmove(ctx->late + i, ctx->late + i + 1, sizeof(ctx->late[0]) * (ctx->nlate - i - 1));
+	ctx->nlate--;
+	if (m->status != 0)
+		return 0;              /* it made nothing */
+	if (l.body == UCCL_CTL__REQUEST__BODY_EP_CREATE &&
+	    m->body_case == UCCL_CTL__REPLY__BODY_EP_CREATE) {
+		e.ep_id = m->ep_create->ep_id;
+		req.body_case = UCCL_CTL__REQUEST__BODY_EP_DESTROY;
+		req.ep_destroy = &e;
+	} else if (l.body == UCCL_CTL__REQUEST__BODY_MEM_REG &&
+		   m->body_case == UCCL_CTL__REPLY__BODY_MEM_REG) {
+		d.mr_id = m->mem_reg->mr_id;
+		req.body_case = UCCL_CTL__REQUEST__BODY_MEM_DEREG;
+		req.mem_dereg = &d;
+	} else if (l.body == UCCL_CTL__REQUEST__BODY_CONNECT &&
+		   m->body_case == UCCL_CTL__REPLY__BODY_CONNECT) {
+		c.ep_id = l.ep_id;
+		c.conn_id = m->connect->conn_id;
+	} else if (l.body == UCCL_CTL__REQUEST__BODY_ACCEPT &&
+		   m->body_case == UCCL_CTL__REPLY__BODY_ACCEPT) {
+		c.ep_id = l.ep_id;
+		c.conn_id = m->accept->conn_id;
+	} else {
+		return 0;
+	}
+	if (req.body_case == UCCL_CTL__REQUEST__BODY__NOT_SET) {
+		req.body_case = UCCL_CTL__REQUEST__BODY_CLOSE;
+		req.close = &c;
+	}
+	return send_nowait(ctx, &req);
+}
+
+/* Before a new request: the late replies that arrived meanwhile, so that
+ * what they made is gone before the daemon judges the request. */
+static int late_drain(struct uccl_ctx *ctx)
+{
+	while (ctx->nlate) {
+		int got[CTLIO_MAX_FDS], ngot = 0, extra = 0;
+		UcclCtl__Reply *m = NULL;
+		uint8_t *buf;
+		uint32_t len;
+		int r = read_frame(ctx, client_now_ns(), &buf, &len, got, &ngot, &extra);
+
+		if (r == -ETIMEDOUT)
+			return 0;              /* nothing more yet */
+		if (r < 0)
+			return ctx_break(ctx, r, "a late reply");
+		close_fds(got, ngot);
+		r = frame_unpack_reply(buf, len, &m);
+		free(buf);
+		if (r < 0)
+			continue;              /* undecodable: dropped, as any late reply */
+		r = (int32_t)(m->seq - ctx->seq) <= 0 ? late_reply(ctx, m) : 0;
+		uccl_ctl__reply__free_unpacked(m, NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nfds,
 	     int64_t extra_ms, UcclCtl__Reply__BodyCase want, int want_fds, int *rfds,
 	     UcclCtl__Reply **rep)
@@ -153,6 +280,11 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 	if (ctx->broken) {
 		ctx_set_error(ctx, "control connection to the daemon is closed");
 		return -EPIPE;
+	}
+	if (ctx->nlate) {
+		r = late_drain(ctx);
+		if (r < 0)
+			return r;
 	}
 	req->seq = ++ctx->seq;
 	r = frame_pack_request(req, &out, &outlen);
@@ -172,6 +304,7 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 
 		r = read_frame(ctx, deadline, &buf, &len, got, &ngot, &extra);
 		if (r == -ETIMEDOUT) {
+			late_note(ctx, req);
 			ctx_set_error(ctx, "daemon did not answer %s within %lld ms", what,
 				      (long long)wait_ms);
 			return r;
@@ -220,9 +353,13 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 				      m->seq, req->seq);
 			return -EPROTO;
 		}
-		/* Late reply to a request that timed out earlier: drop it. */
+		/* Late reply to a request that timed out earlier: undo what
+		 * it made, else drop it. */
+		r = late_reply(ctx, m);
 		uccl_ctl__reply__free_unpacked(m, NULL);
 		m = NULL;
+		if (r < 0)
+			return r;
 	}
 }
 

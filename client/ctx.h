@@ -27,6 +27,15 @@
 #define CTX_ERR_LEN       256
 #define CTX_REPLY_MAX     (1u << 20)
 #define CTX_TIMEOUT_MS    10000
+#define CTX_LATE_MAX      16         /* timed-out creating requests remembered */
+
+/* A request that timed out and may yet make something in the daemon (an
+ * endpoint, a region, a connection): undone when its late reply comes. */
+struct ctx_late {
+	uint32_t seq;
+	uint32_t ep_id;                  /* connect, accept: the endpoint */
+	UcclCtl__Request__BodyCase body;
+};
 
 struct uccl_mr {
 	struct uccl_ctx *ctx;
@@ -67,6 +76,8 @@ struct uccl_ctx {
 	struct uccl_ep *eps;
 	struct uccl_mr *mrs;
 	uint64_t serial;                 /* tells contexts apart for uccl_last_error */
+	struct ctx_late late[CTX_LATE_MAX];
+	uint32_t nlate;
 	char err[CTX_ERR_LEN];           /* the last failure of any of its threads */
 };
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # --check-config accepts good files and names FILE:LINE for bad ones;
-# max_clients_per_uid caps one user's attached clients.
+# max_clients_per_uid caps one user's attached clients; what a timed-out
+# create or connect made in the daemon is undone when its late reply comes.
 . "$(dirname "$0")/lib.sh"
 expect "shipped example is valid" "$UCCLSVCD" --check-config "$top_srcdir/conf/uccl.conf.example"
 printf 'max_clients = 8\n# comment\nlog_level = debug\n' >"$TMPD/good.conf"
@@ -18,5 +19,10 @@ printf 'max_clients_per_uid = 3\n' >"$TMPD/uidcap.conf"
 start_daemon "$TMPD/uidcap.conf"
 expect "itest_client uidcap 3" "$ITEST" uidcap 3
 expect "the refusal is logged" grep -q "max_clients_per_uid = 3" "$TMPD/daemon.log"
+stop_daemon
+printf 'max_endpoints_per_client = 4\nmax_mrs_per_client = 2\nmax_conns_per_endpoint = 1\n' \
+	>"$TMPD/orphans.conf"
+start_daemon "$TMPD/orphans.conf"
+expect "itest_client orphans" "$ITEST" orphans "$DAEMON_PID"
 stop_daemon
 finish

@@ -12,6 +12,8 @@
  *                       later succeeds at the sender)
  *   lasterror           two threads fail on one context in turn; each
  *                       reads its own uccl_last_error text
+ *   orphans PID         creates and a connect that time out while daemon
+ *                       PID is stopped are undone when their late replies come
  *   uidcap N            against max_clients_per_uid = N: N attaches, one
  *                       more refused (EUSERS), room again after a detach
  *   backpressure        ring full is -EAGAIN and nothing is lost
@@ -428,6 +430,65 @@ static int mode_lasterror(void)
 	/* a thread with no failure of its own reads the context's last */
 	check(strstr(uccl_last_error(ctx), l[1].name) != NULL,
 	      "a third thread reads the context's last failure: '%s'", uccl_last_error(ctx));
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+/* ---- late replies to timed-out calls ---- */
+
+/* The daemon (pid dpid) runs with max_endpoints_per_client = 4,
+ * max_mrs_per_client = 2 and max_conns_per_endpoint = 1. A create or a
+ * connect that times out while the daemon is stopped is still carried out
+ * once it goes on; the library undoes it when the late reply arrives, so
+ * the next one fits the limit again. */
+static int mode_orphans(pid_t dpid)
+{
+	char na[64], nb[64];
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep1, *la, *lb, *ep4 = NULL, *lost = NULL;
+	struct uccl_mr *mr1, *mr2 = NULL, *lostmr = NULL;
+	uint32_t conn;
+	int r;
+
+	snprintf(na, sizeof(na), "orphan-a-%d", (int)getpid());
+	snprintf(nb, sizeof(nb), "orphan-b-%d", (int)getpid());
+	TRY(NULL, uccl_attach(NULL, "itest-orphans", &ctx));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep1));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &la));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &lb));
+	TRY(ctx, uccl_listen(la, na));
+	TRY(ctx, uccl_listen(lb, nb));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &mr1));
+
+	TRY(ctx, uccl_set_timeout(ctx, 300));
+	check(kill(dpid, SIGSTOP) == 0, "daemon stopped");
+	r = uccl_ep_create(ctx, NULL, &lost);
+	check(r == -ETIMEDOUT, "ep_create with the daemon stopped times out: %s", uccl_strerror(r));
+	r = uccl_mem_alloc(ctx, 4096, &lostmr);
+	check(r == -ETIMEDOUT, "mem_alloc with the daemon stopped times out: %s", uccl_strerror(r));
+	r = uccl_connect(ep1, na, 100, &conn);
+	check(r == -ETIMEDOUT, "connect with the daemon stopped times out: %s", uccl_strerror(r));
+	check(kill(dpid, SIGCONT) == 0, "daemon continued");
+	usleep(300 * 1000);            /* it makes all three and answers late */
+	TRY(ctx, uccl_set_timeout(ctx, T_MS));
+
+	r = uccl_ep_create(ctx, NULL, &ep4);
+	check(r == 0, "the fourth endpoint fits max_endpoints_per_client = 4: %s (%s)",
+	      uccl_strerror(r), r < 0 ? uccl_last_error(ctx) : "");
+	r = uccl_mem_alloc(ctx, 4096, &mr2);
+	check(r == 0, "the second region fits max_mrs_per_client = 2: %s (%s)",
+	      uccl_strerror(r), r < 0 ? uccl_last_error(ctx) : "");
+	r = uccl_connect(ep1, nb, 2000, &conn);
+	check(r == 0, "a connect fits max_conns_per_endpoint = 1 again: %s (%s)",
+	      uccl_strerror(r), r < 0 ? uccl_last_error(ctx) : "");
+	if (mr2)
+		uccl_mem_free(mr2);
+	if (ep4)
+		uccl_ep_destroy(ep4);
+	uccl_mem_free(mr1);
+	uccl_ep_destroy(lb);
+	uccl_ep_destroy(la);
+	uccl_ep_destroy(ep1);
 	uccl_detach(ctx);
 	return failures ? 1 : 0;
 }
@@ -964,6 +1025,8 @@ int main(int argc, char **argv)
 		remote = strchr(argv[2], '/') != NULL;
 		return primitives_client(argv[2]);
 	}
+	if (argc >= 3 && strcmp(argv[1], "orphans") == 0)
+		return mode_orphans((pid_t)atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "uidcap") == 0)
 		return mode_uidcap(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "lasterror") == 0)
