@@ -79,6 +79,19 @@ e1 dcqcn gbn >"$scn/e1-incast-dcqcn-gbn.scn"
 for cc in dcqcn none; do
 	e1 $cc gbn pfc >"$scn/e1-incast-$cc-gbn-pfc.scn"
 done
+# The same traffic on a two-tier fabric (4 leaves x 4 hosts, 4 spines, 1:1),
+# where a pause can spread from host 0's leaf to the spines and on to other
+# leaves. Written here, run by hand (e1-incast.md, "On a leaf-spine"): the
+# run loop below takes e[1-4]-* only.
+e1ls() { # cc recovery [pfc]
+	e1 "$@" | sed -e 's/^topology = star$/topology = leafspine\nleaves = 4\nspines = 4\nhosts_per_leaf = 4/' \
+		-e '/^hosts = 16$/d' -e 's/on a 16-host star (one switch,/on a 4x4 leaf-spine (4 spines,/'
+}
+e1ls eqds sack >"$scn/e1ls-incast-eqds-sack.scn"
+e1ls dcqcn gbn >"$scn/e1ls-incast-dcqcn-gbn.scn"
+for cc in dcqcn none; do
+	e1ls $cc gbn pfc >"$scn/e1ls-incast-$cc-gbn-pfc.scn"
+done
 
 # ---- experiment 2: loss sweep on a pair ----
 e2() { # recovery cc loss(%|none)
