@@ -73,6 +73,8 @@ static const struct opt opts[] = {
 	  "groups (gids or names) admitted when allow_all is false" },
 	{ "admin_gid", OT_I64, OF_RELOAD | OF_GROUP, O(admin_gid), 0, -1, -1, INT32_MAX,
 	  "group whose members may use admin queries; -1: none" },
+	{ "connect_same_user", OT_BOOL, OF_RELOAD, O(connect_same_user), 0, 0, 0, 1,
+	  "a local connect reaches only listeners of the connecting user (uid 0: any)" },
 	{ "max_clients", OT_U32, OF_RELOAD, O(max_clients), 0, 64, 1, 4096,
 	  "attached clients at once" },
 	{ "max_clients_per_uid", OT_U32, OF_RELOAD, O(max_clients_per_uid), 0, 0, 0, 4096,

@@ -49,6 +49,7 @@ struct conf {
 	uint32_t allow_gids[CONF_MAX_IDS];
 	uint32_t n_allow_gids;
 	int64_t admin_gid;                /* -1: only uid 0 is admin */
+	bool connect_same_user;           /* local connects only to one's own uid's listeners */
 
 	/* limits on client-controllable resources */
 	uint32_t max_clients;

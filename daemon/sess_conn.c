@@ -124,6 +124,13 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	struct engcmd *c;
 	uint32_t ca, cb;
 
+	if (s->d->conf.connect_same_user && s->uid != 0 && l->s->uid != s->uid) {
+		/* a name is not owned: without this, another user's listener
+		 * under the name one expects would take the connection */
+		session_reply_err(s, -EACCES, "'%s' is listened on by another user (connect_same_user)",
+				  l->name);
+		return;
+	}
 	if (l->backlog_n + l->backlog_pending >= l->backlog_cap) {
 		session_reply_err(s, -ECONNREFUSED, "listen backlog of '%s' is full (max_listen_backlog = %u)",
 				  l->name, l->backlog_cap);

@@ -54,7 +54,8 @@ static bool conf_equal(const struct conf *a, const struct conf *b)
 	       memcmp(a->allow_uids, b->allow_uids, sizeof(uint32_t) * a->n_allow_uids) == 0 &&
 	       a->n_allow_gids == b->n_allow_gids &&
 	       memcmp(a->allow_gids, b->allow_gids, sizeof(uint32_t) * a->n_allow_gids) == 0 &&
-	       a->admin_gid == b->admin_gid && a->max_clients == b->max_clients &&
+	       a->admin_gid == b->admin_gid && a->connect_same_user == b->connect_same_user &&
+	       a->max_clients == b->max_clients &&
 	       a->max_clients_per_uid == b->max_clients_per_uid &&
 	       a->max_endpoints_per_client == b->max_endpoints_per_client &&
 	       a->max_mrs_per_client == b->max_mrs_per_client &&
@@ -105,6 +106,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.n_allow_uids, 0);
 	assert_int_equal(c.n_allow_gids, 0);
 	assert_int_equal(c.admin_gid, -1);
+	assert_false(c.connect_same_user);
 	assert_int_equal(c.max_clients, 64);
 	assert_int_equal(c.max_clients_per_uid, 0);
 	assert_int_equal(c.max_endpoints_per_client, 16);
@@ -595,19 +597,20 @@ static void test_reload_every_reloadable_option(void **state)
 
 	conf_defaults(&cur);
 	expect_ok("allow_all = false\nallow_uids = 5\nallow_gids = 6,7\nadmin_gid = 8\n"
+		  "connect_same_user = true\n"
 		  "max_clients = 9\nmax_clients_per_uid = 3\nctl_timeout_ms = 10\n"
 		  "max_listen_backlog = 11\n"
 		  "engine_idle_spin_us = 12\nlog_level = error\n",
 		  &next);
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 10);
-	assert_int_equal(l.n, 10);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l), 11);
+	assert_int_equal(l.n, 11);
 	assert_string_equal(l.text[0], "allow_all: true -> false");
 	assert_string_equal(l.text[2], "allow_gids: none -> 6,7");
 	assert_string_equal(l.text[3], "admin_gid: -1 -> 8");
 	assert_true(conf_equal(&cur, &next));
 	/* a NULL report is allowed */
 	conf_defaults(&cur);
-	assert_int_equal(conf_reload(&cur, &next, NULL, NULL), 10);
+	assert_int_equal(conf_reload(&cur, &next, NULL, NULL), 11);
 }
 
 static void test_reload_ignores_every_restart_option(void **state)
@@ -652,24 +655,24 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 53);
+	assert_int_equal(l.n, 54);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
-	assert_string_equal(l.text[8], "max_registered_bytes = 4G");
-	assert_string_equal(l.text[13], "max_ctl_msg = 64K");
-	assert_string_equal(l.text[14], "max_op_bytes = 64M");
-	assert_string_equal(l.text[20], "engine_threads = 1");
-	assert_string_equal(l.text[21], "engine_cpus = none");
-	assert_string_equal(l.text[22], "log_level = info");
-	assert_string_equal(l.text[23], "peer_listen = none");
-	assert_string_equal(l.text[24], "peers = none");
-	assert_string_equal(l.text[25], "host_name = auto");
-	assert_string_equal(l.text[26], "data_address = auto");
-	assert_string_equal(l.text[27], "data_port = 0");
-	assert_string_equal(l.text[28], "data_paths = 64");
-	assert_string_equal(l.text[29], "mtu = 1500");
-	assert_string_equal(l.text[30], "peer_timeout_ms = 3000");
+	assert_string_equal(l.text[9], "max_registered_bytes = 4G");
+	assert_string_equal(l.text[14], "max_ctl_msg = 64K");
+	assert_string_equal(l.text[15], "max_op_bytes = 64M");
+	assert_string_equal(l.text[21], "engine_threads = 1");
+	assert_string_equal(l.text[22], "engine_cpus = none");
+	assert_string_equal(l.text[23], "log_level = info");
+	assert_string_equal(l.text[24], "peer_listen = none");
+	assert_string_equal(l.text[25], "peers = none");
+	assert_string_equal(l.text[26], "host_name = auto");
+	assert_string_equal(l.text[27], "data_address = auto");
+	assert_string_equal(l.text[28], "data_port = 0");
+	assert_string_equal(l.text[29], "data_paths = 64");
+	assert_string_equal(l.text[30], "mtu = 1500");
+	assert_string_equal(l.text[31], "peer_timeout_ms = 3000");
 }
 
 static void test_dump_round_trip(void **state)
@@ -691,7 +694,7 @@ static void test_dump_round_trip(void **state)
 			 4294967294u - (unsigned)i);
 	strcat(big, "\n");
 	snprintf(text, sizeof(text),
-		 "allow_all = false\nallow_uids = 0,65534,1000\n%sadmin_gid = 2147483647\n"
+		 "allow_all = false\nallow_uids = 0,65534,1000\n%sadmin_gid = 2147483647\nconnect_same_user = true\n"
 		 "max_clients = 4096\nmax_clients_per_uid = 4096\nmax_endpoints_per_client = 1\n"
 		 "max_mrs_per_client = 65536\n"
 		 "max_registered_bytes = 1099511627775\nmax_conns_per_endpoint = 3\n"
@@ -714,10 +717,10 @@ static void test_dump_round_trip(void **state)
 	/* a size dumps with the largest suffix that is exact, and parses back */
 	expect_ok("max_registered_bytes = 3072M\n", &a);
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_string_equal(l.text[8], "max_registered_bytes = 3G");
+	assert_string_equal(l.text[9], "max_registered_bytes = 3G");
 	expect_ok("max_registered_bytes = 1049600\n", &a);
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_string_equal(l.text[8], "max_registered_bytes = 1025K");
+	assert_string_equal(l.text[9], "max_registered_bytes = 1025K");
 	expect_ok(text, &b);
 	assert_true(conf_equal(&a, &b));
 }
@@ -870,7 +873,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 53 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 54 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -878,7 +881,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:57: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:58: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -958,7 +961,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:57: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:58: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1110,7 +1113,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 53);
+	assert_int_equal(options, 54);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));
