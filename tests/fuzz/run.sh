@@ -44,7 +44,8 @@ max_len_of() {
 # Option names for the config fuzzer, so that mutations reach past the
 # "unknown option" check quickly.
 write_conf_dict() {
-	for k in allow_all allow_uids allow_gids admin_gid connect_same_user max_clients max_clients_per_uid \
+	for k in allow_all allow_uids allow_gids admin_gid connect_same_user max_clients \
+		max_clients_per_uid \
 		max_endpoints_per_client max_mrs_per_client max_registered_bytes \
 		max_conns_per_endpoint max_outstanding ring_depth max_ring_depth \
 		max_ctl_msg ctl_timeout_ms max_listen_backlog engine_idle_spin_us \
