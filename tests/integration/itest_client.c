@@ -12,8 +12,9 @@
  *                       later succeeds at the sender)
  *   lasterror           two threads fail on one context in turn; each
  *                       reads its own uccl_last_error text
- *   orphans PID         creates and a connect that time out while daemon
- *                       PID is stopped are undone when their late replies come
+ *   orphans PID         creates, a connect and an accept that time out while
+ *                       daemon PID is stopped are undone when their late
+ *                       replies come
  *   uidcap N            against max_clients_per_uid = N: N attaches, one
  *                       more refused (EUSERS), room again after a detach
  *   backpressure        ring full is -EAGAIN and nothing is lost
@@ -443,9 +444,9 @@ static int mode_lasterror(void)
  * the next one fits the limit again. */
 static int mode_orphans(pid_t dpid)
 {
-	char na[64], nb[64];
-	struct uccl_ctx *ctx;
-	struct uccl_ep *ep1, *la, *lb, *ep4 = NULL, *lost = NULL;
+	char na[64], nb[64], nc[64];
+	struct uccl_ctx *ctx, *ctx2;
+	struct uccl_ep *ep1, *la, *lb, *lc, *cx, *ep4 = NULL, *lost = NULL;
 	struct uccl_mr *mr1, *mr2 = NULL, *lostmr = NULL;
 	uint32_t conn;
 	int r;
@@ -481,6 +482,29 @@ static int mode_orphans(pid_t dpid)
 	r = uccl_connect(ep1, nb, 2000, &conn);
 	check(r == 0, "a connect fits max_conns_per_endpoint = 1 again: %s (%s)",
 	      uccl_strerror(r), r < 0 ? uccl_last_error(ctx) : "");
+
+	/* an accept that times out and then takes a queued connection: a
+	 * second context listens, ep4 connects to it */
+	snprintf(nc, sizeof(nc), "orphan-c-%d", (int)getpid());
+	TRY(NULL, uccl_attach(NULL, "itest-orphans-2", &ctx2));
+	TRY(ctx2, uccl_ep_create(ctx2, NULL, &lc));
+	TRY(ctx2, uccl_listen(lc, nc));
+	TRY(ctx, ep4 ? uccl_connect(ep4, nc, 2000, &conn) : -EINVAL);
+	TRY(ctx2, uccl_set_timeout(ctx2, 300));
+	check(kill(dpid, SIGSTOP) == 0, "daemon stopped");
+	r = uccl_accept(lc, 0, &conn);
+	check(r == -ETIMEDOUT, "accept with the daemon stopped times out: %s", uccl_strerror(r));
+	check(kill(dpid, SIGCONT) == 0, "daemon continued");
+	usleep(300 * 1000);            /* it hands out the queued connection late */
+	TRY(ctx2, uccl_set_timeout(ctx2, T_MS));
+	TRY(ctx2, uccl_ep_create(ctx2, NULL, &cx));
+	r = uccl_connect(cx, nc, 2000, &conn);
+	check(r == 0, "the listener has room again under max_conns_per_endpoint = 1: %s (%s)",
+	      uccl_strerror(r), r < 0 ? uccl_last_error(ctx2) : "");
+	r = uccl_accept(lc, 2000, &conn);
+	check(r == 0, "... and accepts the new connection: %s (%s)", uccl_strerror(r),
+	      r < 0 ? uccl_last_error(ctx2) : "");
+	uccl_detach(ctx2);
 	if (mr2)
 		uccl_mem_free(mr2);
 	if (ep4)
