@@ -201,8 +201,12 @@ for cc in window swift timely dcqcn hint eqds none hint+inband; do
 done
 
 # ---- run ----
+total=$(ls "$scn"/e[1-4]-*.scn | wc -l) done_n=0
 for f in "$scn"/e[1-4]-*.scn; do
 	name=$(basename "$f" .scn)
+	done_n=$((done_n + 1))
+	# progress on stderr: the whole run takes a couple of minutes
+	printf 'run-sim.sh: [%d/%d] %s, seeds %s\n' "$done_n" "$total" "$name" "$SEEDS" >&2
 	for s in $SEEDS; do
 		d=$OUT/$name/s$s
 		mkdir -p "$d"
