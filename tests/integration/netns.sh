@@ -176,9 +176,10 @@ start_endless() {
 	sleep 1
 }
 
-# cut_data NS WHO [big]: drop every UDP packet into NS (or every data
-# packet: big) until the endless transfer's sender fails (WHO's channel gave
-# up; 10 s at most), then let them through again and stop the receiver
+# cut_data NS WHO [big|1000 [SOCKET]]: drop every UDP packet into NS (or every
+# data packet: big) until the endless transfer's sender fails (WHO's channel
+# gave up; 10 s at most) and, with SOCKET, that daemon's channel shows
+# failed (10 s more at most), then let them through again and stop the receiver
 cut_data() {
 	local t0 rc ms
 	set_loss "$1" "${3:-1000}"
@@ -187,6 +188,15 @@ cut_data() {
 	wait $SP
 	rc=$?
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	# SOCKET (4th): keep the cut until that daemon's channel gave up too.
+	# The transfer may end first by the other side's channel giving up
+	# (its packets go unacknowledged as well) and resetting the connection.
+	if [ -n "${4:-}" ]; then
+		for _ in $(seq 100); do
+			[ "$(chan_field "$4" failed)" = True ] && break
+			sleep 0.1
+		done
+	fi
 	set_loss "$1" 0
 	kill -TERM $RP 2>/dev/null
 	wait $RP 2>/dev/null
@@ -292,7 +302,7 @@ expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq
 # channels a rebuilds by restarting the peer (a failed channel refused every
 # new connection for as long as the control connection lasted)
 start_endless cut
-cut_data "$NS2" a
+cut_data "$NS2" a 1000 "$SOCK_A"
 cat "$TMPD/send-cut.out"
 expect "ucclctl channels shows a's channel failed" [ "$(chan_field "$SOCK_A" failed)" = True ]
 run_xfer after-cut 64M --quiet
