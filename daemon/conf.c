@@ -25,6 +25,7 @@
 
 #include "conf.h"
 #include "engine/cc/cc.h"
+#include "engine/tpchan.h"
 
 #define CONF_LINE_MAX 4096           /* characters, not counting the newline */
 #define CONF_FILE_MAX (1u << 20)     /* conf_load refuses larger files */
@@ -134,7 +135,7 @@ static const struct opt opts[] = {
 	  "Go-Back-N loss recovery (a benchmark baseline) instead of selective retransmission" },
 	{ "adaptive_chunk", OT_BOOL, 0, O(adaptive_chunk), 0, 0, 0, 1,
 	  "cut smaller chunks while the congestion window is under 4 chunks or loss is above 1%" },
-	{ "path_run_bytes", OT_U32, OF_SIZE, O(path_run_bytes), 0, 0, 0, 16777216,
+	{ "path_run_bytes", OT_U32, OF_SIZE, O(path_run_bytes), 0, 0, 0, TPCHAN_MAX_PATH_RUN,
 	  "bytes a path carries before the next chunk picks another (0: a path per chunk)" },
 	{ "path_per_packet", OT_BOOL, 0, O(path_per_packet), 0, 0, 0, 1,
 	  "pick a data path for every packet instead of once per chunk (finer spraying, less GSO)" },

@@ -357,7 +357,8 @@ static bool apply_defaults(struct tpchan_params *p)
 		return false;
 	if (p->mtu <= WIRE_DATA_HDR_LEN || p->mtu < WIRE_ACK_HDR_LEN + 8)
 		return false;
-	if (p->npaths > PATHS_MAX || p->max_msgs > MAX_MSGS_LIMIT)
+	if (p->npaths > PATHS_MAX || p->max_msgs > MAX_MSGS_LIMIT ||
+	    p->path_run_bytes > TPCHAN_MAX_PATH_RUN)
 		return false;
 	if (!p->go_back_n && p->rx_window_pkts < p->max_inflight_pkts)
 		return false;
@@ -902,7 +903,7 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 				c->chunk_path = paths_pick(c->paths, now);
 				c->run_left = c->p.path_run_bytes;
 			}
-			c->run_left -= (uint32_t)min_u64(c->run_left, min_u64(ch, left));
+			c->run_left -= (uint32_t)min_u64(c->run_left, bytes);
 			if (ch < c->p.chunk_bytes && ch < left)
 				c->st.small_chunks++;
 		}

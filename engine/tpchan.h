@@ -61,6 +61,10 @@ struct tpchan_cb {
 	void (*complete)(void *arg, uint64_t cookie, int res);
 };
 
+/* Largest tpchan_params.path_run_bytes (the daemon's and the simulator's
+ * bound too). */
+#define TPCHAN_MAX_PATH_RUN (16u << 20)
+
 struct tpchan_params {
 	uint64_t tx_token;             /* the peer's token: put in packets we send */
 	uint64_t rx_token;             /* ours: packets from the peer must carry it */
@@ -102,7 +106,7 @@ struct tpchan_params {
 	 * bytes went on it, so that a NIC batching per path (UDP GSO) can
 	 * batch across chunks; the window still moves a chunk at a time.
 	 * Chunks are then cut at whole packets. path_per_packet overrides
-	 * the path choice (not the cut). */
+	 * the path choice (not the cut). At most TPCHAN_MAX_PATH_RUN. */
 	uint32_t path_run_bytes;
 	const struct cc_ops *cc;       /* NULL: cc_window_ops */
 	uint64_t cc_delay_slack_ns;    /* cc_params.delay_slack_ns (0: the module's default) */

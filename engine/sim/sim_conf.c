@@ -20,6 +20,7 @@
 #include "engine/cc/cc.h"
 #include "engine/sim/sim_conf.h"
 #include "engine/sim/sim_core.h"
+#include "engine/tpchan.h"
 #include "engine/wire.h"
 
 #define MAX_WORDS 12
@@ -415,10 +416,10 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 		np->path_run_bytes = 0;
 		if (strcmp(w[0], "run") == 0) {
 			/* chunks keep a path for SIZE bytes (the daemon's
-			 * path_run_bytes, same bounds) */
+			 * path_run_bytes) */
 			if (nw != 2)
 				return fail(ps, ps->line, "spray: run needs a SIZE (spray = run 128KiB)");
-			if ((r = num(ps, "spray run", w[1], size_units, 1, 16777216, &v)) < 0)
+			if ((r = num(ps, "spray run", w[1], size_units, 1, TPCHAN_MAX_PATH_RUN, &v)) < 0)
 				return r;
 			np->path_run_bytes = (uint32_t)v;
 			return 0;

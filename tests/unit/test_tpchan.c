@@ -1904,6 +1904,13 @@ static void test_bad_parameters_are_refused(void **state)
 	q.npaths = 257;
 	assert_null(tpchan_new(&q));
 	q = p;
+	q.path_run_bytes = TPCHAN_MAX_PATH_RUN + 1;
+	assert_null(tpchan_new(&q));
+	q.path_run_bytes = TPCHAN_MAX_PATH_RUN;
+	c = tpchan_new(&q);
+	assert_non_null(c);
+	tpchan_free(c);
+	q = p;
 	q.max_inflight_bytes = 1000;
 	assert_null(tpchan_new(&q));
 	q = p;
