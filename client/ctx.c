@@ -209,30 +209,39 @@ static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
 	ctx->nlate--;
 	if (m->status != 0)
 		return 0;              /* it made nothing */
-	if (l.body == UCCL_CTL__REQUEST__BODY_EP_CREATE &&
-	    m->body_case == UCCL_CTL__REPLY__BODY_EP_CREATE) {
+	switch (l.body) {
+	case UCCL_CTL__REQUEST__BODY_EP_CREATE:
+		if (m->body_case != UCCL_CTL__REPLY__BODY_EP_CREATE)
+			return 0;
 		e.ep_id = m->ep_create->ep_id;
 		req.body_case = UCCL_CTL__REQUEST__BODY_EP_DESTROY;
 		req.ep_destroy = &e;
-	} else if (l.body == UCCL_CTL__REQUEST__BODY_MEM_REG &&
-		   m->body_case == UCCL_CTL__REPLY__BODY_MEM_REG) {
+		break;
+	case UCCL_CTL__REQUEST__BODY_MEM_REG:
+		if (m->body_case != UCCL_CTL__REPLY__BODY_MEM_REG)
+			return 0;
 		d.mr_id = m->mem_reg->mr_id;
 		req.body_case = UCCL_CTL__REQUEST__BODY_MEM_DEREG;
 		req.mem_dereg = &d;
-	} else if (l.body == UCCL_CTL__REQUEST__BODY_CONNECT &&
-		   m->body_case == UCCL_CTL__REPLY__BODY_CONNECT) {
+		break;
+	case UCCL_CTL__REQUEST__BODY_CONNECT:
+		if (m->body_case != UCCL_CTL__REPLY__BODY_CONNECT)
+			return 0;
 		c.ep_id = l.ep_id;
 		c.conn_id = m->connect->conn_id;
-	} else if (l.body == UCCL_CTL__REQUEST__BODY_ACCEPT &&
-		   m->body_case == UCCL_CTL__REPLY__BODY_ACCEPT) {
-		c.ep_id = l.ep_id;
-		c.conn_id = m->accept->conn_id;
-	} else {
-		return 0;
-	}
-	if (req.body_case == UCCL_CTL__REQUEST__BODY__NOT_SET) {
 		req.body_case = UCCL_CTL__REQUEST__BODY_CLOSE;
 		req.close = &c;
+		break;
+	case UCCL_CTL__REQUEST__BODY_ACCEPT:
+		if (m->body_case != UCCL_CTL__REPLY__BODY_ACCEPT)
+			return 0;
+		c.ep_id = l.ep_id;
+		c.conn_id = m->accept->conn_id;
+		req.body_case = UCCL_CTL__REQUEST__BODY_CLOSE;
+		req.close = &c;
+		break;
+	default:
+		return 0;
 	}
 	return send_nowait(ctx, &req);
 }
