@@ -53,7 +53,8 @@ struct engine_params {
 	/* host-to-host; max_chans 0: same-host only */
 	uint32_t max_chans;            /* channel ids are 0 .. max_chans-1 */
 	uint32_t max_remote_msgs;      /* messages in flight over all channels (default 65536) */
-	uint64_t max_unexpected_bytes; /* buffered incoming sends nobody has received (default 64 MiB) */
+	uint64_t max_unexpected_bytes; /* buffered incoming sends nobody has received (default 64 MiB;
+					* each connection its share, rrecv.c room_for) */
 	uint32_t max_unexpected_msgs;  /* incoming-send records and get snapshots (default 16384) */
 	uint64_t max_ep_inflight_bytes;/* one endpoint's bytes in channels; more wait (0: no limit) */
 	/* credit for peers running a receiver-driven cc (eqds): the rate

@@ -43,6 +43,7 @@ struct rconn {
 	uint32_t wire_id;          /* ours: packets to us name it in dst_conn */
 	uint32_t rep;              /* the peer's endpoint id; UINT32_MAX until known */
 	uint32_t rconn_wire;       /* the peer's wire id for its side */
+	uint32_t nrecs;            /* receive: records in recs */
 	uint64_t send_seq;         /* next SEND sequence number */
 	uint64_t put_seq;          /* next PUT number, carried by puts and signals (ord) */
 	uint64_t get_seq;          /* next get id */
@@ -58,7 +59,7 @@ struct rconn {
 	uint64_t put_done;         /* receive: puts below it settled, while rputs is released */
 	uint64_t next_seq;         /* receive: next incoming SEND to take its turn */
 	struct rrec *recs;         /* every incoming-message record of this side */
-	uint32_t nrecs;
+	uint64_t ubytes;           /* receive: bytes its records hold buffered */
 	uint64_t blocked_seq;      /* lowest send refused for lack of room, or UINT64_MAX */
 	struct rrec *um_head, *um_tail; /* took their turn, no receive matched yet */
 };

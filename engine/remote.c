@@ -380,6 +380,8 @@ static void job_free(struct engine *e, struct rjob *j)
 {
 	e->st.unexpected_bytes -= j->len;
 	e->st.unexpected_msgs--;       /* a job counts as one buffered message */
+	j->ch->jbytes -= j->len;
+	j->ch->njobs--;
 	free(j->buf);
 	free(j);
 }

@@ -44,6 +44,7 @@
 /* A get's response, snapshotted at the responder until acknowledged. */
 struct rjob {
 	struct rjob *next;             /* channel's job queue */
+	struct rchan *ch;              /* whose budget share it holds */
 	struct conn *c;                /* while queued: the side it answers for */
 	uint8_t *buf;
 	uint64_t len, get_id;
@@ -86,16 +87,18 @@ struct rchan {
 	uint32_t live_pos;
 	struct conn *conns;            /* bound sides, through r.ch_next */
 	uint32_t nconns;
+	uint32_t njobs;                /* get responses held (queued or in flight) */
 	struct opq_op *q_head, *q_tail;/* submit queue */
 	uint32_t nqueued;
-	bool blocked;                  /* refused a message (-EAGAIN): the queue waits
-					* for a completion, not for its ops' times */
+	uint32_t mtu;
 	struct refusal *refused;       /* REFUSED_RING, from the first refusal on */
 	uint32_t refused_next;
+	bool blocked;                  /* refused a message (-EAGAIN): the queue waits
+					* for a completion, not for its ops' times */
 	bool failed;                   /* a packet went unacknowledged max_retx times: the
 					* peer is out of reach and the psn space has a hole */
 	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
-	uint32_t mtu;
+	uint64_t jbytes;               /* their snapshots' bytes, and those in flight */
 	int64_t deficit;               /* deficit round robin: bytes it may still send */
 	uint64_t q_due;                /* earliest time a queued op may go (UINT64_MAX: none
 					* by time; ops held by room wait for a kick) */

@@ -8,7 +8,8 @@
  * before it (its ord) have all settled, and is held until then; sends are matched to receives in the sender's
  * issue order (a per-connection sequence number), written straight into a
  * posted receive when their turn has come, else buffered within
- * max_unexpected_bytes, else refused with -ENOBUFS for the sender to resend;
+ * max_unexpected_bytes (a connection its share, see room_for), else refused
+ * with -ENOBUFS for the sender to resend;
  * voids retire abandoned sequence numbers; get requests are snapshotted and
  * queued for an answer, get responses written at their place. Every refusal
  * goes back to the sender as a NACK carrying its reason.
@@ -37,6 +38,53 @@ static struct rrec *rec_find(struct remote *rm, const struct conn *c, uint64_t s
 		if (r->c == c && r->seq == seq)
 			return r;
 	return NULL;
+}
+
+/* The engine's budget for what peers make it hold (buffered sends, their
+ * records, get snapshots) is shared by holders: a connection holds its
+ * records, a channel the get responses it has to send. A holder may take
+ * more only while it would then hold no more than is free (a dynamic
+ * threshold with factor 1, as switches share a buffer): one that never lets
+ * go stops at half the budget, n of them at 1/(n+1) each, and the rest
+ * stays free for everyone else. One holding nothing meets the old rule:
+ * whatever is free. Bytes and records are shared alike. */
+static bool room_for(const struct engine *e, uint64_t held_bytes, uint32_t held_msgs, uint64_t len)
+{
+	const struct remote *rm = e->rm;
+	uint64_t free_b, free_n;
+
+	if (e->st.unexpected_msgs >= rm->max_unexp_msgs || e->st.unexpected_bytes > rm->max_unexp_bytes)
+		return false;
+	free_b = rm->max_unexp_bytes - e->st.unexpected_bytes;
+	free_n = rm->max_unexp_msgs - e->st.unexpected_msgs;
+	if (held_msgs >= free_n)
+		return false;
+	/* a record that buffers nothing (a void, a send going straight into
+	 * its receive) is held back by the count alone */
+	return len == 0 || (len <= free_b && held_bytes <= free_b - len);
+}
+
+/* Room for a record of c's incoming send number seq, buffering len bytes.
+ * The send whose turn has come does not count c's records of later sends
+ * (they arrived first, over other paths): those wait for it, and counted
+ * they could keep it out for ever. */
+static bool send_room(const struct engine *e, const struct conn *c, uint64_t seq, uint64_t len)
+{
+	uint64_t bytes = c->r.ubytes;
+	uint32_t n = c->r.nrecs;
+
+	if (n < REC_PER_CONN_MAX && room_for(e, bytes, n, len))
+		return true;
+	if (seq != c->r.next_seq)
+		return false;
+	for (const struct rrec *r = c->r.recs; r; r = r->cnext) {
+		if (r->seq <= seq)
+			continue;
+		n--;
+		if (r->buf)
+			bytes -= r->len;
+	}
+	return n < REC_PER_CONN_MAX && room_for(e, bytes, n, len);
 }
 
 static struct rrec *rec_new(struct engine *e, struct conn *c, const struct wire_data *d, uint8_t state)
@@ -99,6 +147,7 @@ static void buf_release(struct engine *e, struct rrec *r)
 		free(r->buf);
 		r->buf = NULL;
 		e->st.unexpected_bytes -= r->len;
+		r->c->r.ubytes -= r->len;
 	}
 }
 
@@ -269,7 +318,6 @@ static int recall_refusal(const struct rchan *ch, const struct conn *c, const st
 static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn *c,
 				const struct wire_data *d, int *err)
 {
-	struct remote *rm = e->rm;
 	struct opq_op *op = NULL;
 	struct rrec *r;
 
@@ -288,7 +336,7 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 	 * room it waits for and never be able to take their turn before it. */
 	if (!op && d->roff > c->r.blocked_seq)
 		goto nobuf;
-	if (c->r.nrecs >= REC_PER_CONN_MAX)
+	if (!send_room(e, c, d->roff, op ? 0 : d->msg_len))
 		goto nobuf;
 	if (op) {
 		if (d->msg_len > op->len) {
@@ -300,8 +348,6 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 			*err = -EMSGSIZE;
 			return NULL;
 		}
-		if (e->st.unexpected_msgs >= rm->max_unexp_msgs)
-			goto nobuf;
 		r = rec_new(e, c, d, REC_DIRECT);
 		if (!r)
 			goto nobuf;
@@ -313,9 +359,6 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 		c->r.next_seq++;
 		return r;
 	}
-	if (e->st.unexpected_msgs >= rm->max_unexp_msgs ||
-	    d->msg_len > rm->max_unexp_bytes - e->st.unexpected_bytes)
-		goto nobuf;
 	r = rec_new(e, c, d, REC_EARLY);
 	if (!r)
 		goto nobuf;
@@ -327,6 +370,7 @@ static struct rrec *rx_send_new(struct engine *e, struct rchan *ch, struct conn 
 		goto nobuf;
 	}
 	e->st.unexpected_bytes += d->msg_len;
+	c->r.ubytes += d->msg_len;
 	if (d->roff == c->r.blocked_seq)
 		c->r.blocked_seq = UINT64_MAX;
 	return r;
@@ -415,7 +459,7 @@ static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
 			break;
 		}
 	} else if (d->roff >= c->r.next_seq) {
-		if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs || c->r.nrecs >= REC_PER_CONN_MAX) {
+		if (!send_room(e, c, d->roff, 0)) {
 			e->st.rx_refused_nobuf++;
 			return -ENOBUFS;
 		}
@@ -461,8 +505,7 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 	if (c->r.rep == UINT32_MAX)
 		return -ENOTCONN;
 	/* every job counts as a buffered message, zero-length ones too */
-	if (e->st.unexpected_msgs >= e->rm->max_unexp_msgs ||
-	    len > e->rm->max_unexp_bytes - e->st.unexpected_bytes) {
+	if (!room_for(e, ch->jbytes, ch->njobs, len)) {
 		e->st.rx_refused_nobuf++;
 		return -ENOBUFS;
 	}
@@ -482,10 +525,12 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 		free(j);
 		return r;
 	}
-	*j = (struct rjob){ .c = c, .buf = j->buf, .len = len, .get_id = id, .rep = c->r.rep,
-			    .rwire = c->r.rconn_wire };
+	*j = (struct rjob){ .c = c, .ch = ch, .buf = j->buf, .len = len, .get_id = id,
+			    .rep = c->r.rep, .rwire = c->r.rconn_wire };
 	e->st.unexpected_bytes += len;
 	e->st.unexpected_msgs++;
+	ch->jbytes += len;
+	ch->njobs++;
 	if (ch->j_tail)
 		ch->j_tail->next = j;
 	else
