@@ -459,9 +459,11 @@ static void read_frame(struct session *s, int fd)
 		return;
 	}
 	if (s->rx.extra_fds || s->rx.nfds != frame_request_nfds(req)) {
-		char why[96];
-		snprintf(why, sizeof(why), "%s request carried %d file descriptor(s), expected %d",
-			 frame_request_name(req), s->rx.nfds + s->rx.extra_fds, frame_request_nfds(req));
+		char why[112];
+		/* past the control buffer the kernel drops fds uncounted */
+		snprintf(why, sizeof(why), "%s request carried %s%d file descriptor(s), expected %d",
+			 frame_request_name(req), s->rx.fds_cut ? "more than " : "",
+			 s->rx.nfds + s->rx.extra_fds - s->rx.fds_cut, frame_request_nfds(req));
 		uccl_ctl__request__free_unpacked(req, NULL);
 		session_close(s, why, true);
 		return;

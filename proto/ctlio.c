@@ -29,7 +29,7 @@ void ctlio_rx_reset(struct ctlio_rx *rx)
 	free(rx->buf);
 	rx->buf = NULL;
 	rx->need = rx->have = 0;
-	rx->nfds = rx->extra_fds = 0;
+	rx->nfds = rx->extra_fds = rx->fds_cut = 0;
 }
 
 void ctlio_rx_fini(struct ctlio_rx *rx)
@@ -59,7 +59,7 @@ static void take_fds(struct msghdr *mh, int *fds, int *nfds, int *extra)
 	}
 }
 
-static ssize_t recv_some(int fd, void *buf, size_t len, int *fds, int *nfds, int *extra)
+static ssize_t recv_some(int fd, void *buf, size_t len, struct ctlio_rx *rx)
 {
 	union {
 		char b[CMSG_SPACE(sizeof(int) * CTLIO_MAX_FDS)];
@@ -77,9 +77,11 @@ static ssize_t recv_some(int fd, void *buf, size_t len, int *fds, int *nfds, int
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	take_fds(&mh, fds, nfds, extra);
-	if (mh.msg_flags & MSG_CTRUNC)
-		(*extra)++;
+	take_fds(&mh, rx->fds, &rx->nfds, &rx->extra_fds);
+	if (mh.msg_flags & MSG_CTRUNC) {
+		rx->extra_fds++;
+		rx->fds_cut++;
+	}
 	return n;
 }
 
@@ -97,7 +99,7 @@ int ctlio_rx_read(struct ctlio_rx *rx, int fd)
 			dst = rx->buf + rx->have;
 			want = rx->need - rx->have;
 		}
-		n = recv_some(fd, dst, want, rx->fds, &rx->nfds, &rx->extra_fds);
+		n = recv_some(fd, dst, want, rx);
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return 0;
 		if (n < 0)

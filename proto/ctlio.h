@@ -22,6 +22,9 @@ struct ctlio_rx {
 	int fds[CTLIO_MAX_FDS];
 	int nfds;
 	int extra_fds;               /* fds beyond CTLIO_MAX_FDS, closed on arrival */
+	int fds_cut;                 /* the kernel dropped fds past the control buffer
+				      * (how many is not told; each cut counts one in
+				      * extra_fds too) */
 };
 
 void ctlio_rx_init(struct ctlio_rx *rx, uint32_t max);
