@@ -348,30 +348,41 @@ static uint64_t sem_load(const struct uccl_ep *ep, uint32_t conn)
 	return __atomic_load_n(&ep->sem[conn], __ATOMIC_ACQUIRE);
 }
 
+/* 0: the count reached value; -ECONNRESET: it did not and never will (the
+ * connection was reset); 1: wait on. */
+static int sem_check(const struct uccl_ep *ep, uint32_t conn, uint64_t value)
+{
+	uint64_t s = sem_load(ep, conn);
+
+	if ((s & ~UCCL_SEM_RESET) >= value)
+		return 0;
+	return s & UCCL_SEM_RESET ? -ECONNRESET : 1;
+}
+
 UCCL_EXPORT uint64_t uccl_sem_value(const struct uccl_ep *ep, uint32_t conn)
 {
 	if (!ep || conn >= ep->sem_count)
 		return 0;
-	return sem_load(ep, conn);
+	return sem_load(ep, conn) & ~UCCL_SEM_RESET;
 }
 
 UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int timeout_ms)
 {
 	int64_t deadline, spin_end;
-	int r;
+	int r, done;
 
 	if (!ep || conn >= ep->sem_count || timeout_ms < -1)
 		return -EINVAL;
-	if (sem_load(ep, conn) >= value)
-		return 0;
+	if ((r = sem_check(ep, conn, value)) <= 0)
+		return r;
 	if (timeout_ms == 0)
 		return -ETIMEDOUT;
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
 		spin_end = client_now_ns() + SPIN_NS;
 		do {
-			if (sem_load(ep, conn) >= value)
-				return 0;
+			if ((r = sem_check(ep, conn, value)) <= 0)
+				return r;
 			cpu_relax();
 		} while (client_now_ns() < spin_end && !past(deadline));
 		if (past(deadline))
@@ -382,10 +393,10 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 		 * looked at the flag. CQ entries do not matter here. */
 		r = notify_arm(ep);
 		if (r >= 0)
-			r = sem_load(ep, conn) >= value ? 0 : notify_sleep(ep, deadline);
+			r = sem_check(ep, conn, value) <= 0 ? 0 : notify_sleep(ep, deadline);
 		notify_disarm(ep);
-		if (sem_load(ep, conn) >= value)
-			return 0;
+		if ((done = sem_check(ep, conn, value)) <= 0)
+			return done;
 		if (r < 0)
 			return r;
 	}

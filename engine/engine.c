@@ -520,10 +520,18 @@ static void conn_detach(struct conn *c, enum conn_state st)
 	c->peer_id = 0;
 }
 
+/* Tell a client waiting on c's semaphore: no signal will come any more. */
+static void sem_mark_reset(struct engine *e, struct conn *c)
+{
+	__atomic_fetch_or(&c->ep->sems[c->id], UCCL_SEM_RESET, __ATOMIC_RELEASE);
+	eng_touch(e, c->ep);
+}
+
 void eng_conn_reset(struct engine *e, struct conn *c, int err)
 {
 	conn_flush_ops(e, c, err, false);
 	conn_detach(c, CONN_RESET);
+	sem_mark_reset(e, c);
 }
 
 void eng_settle(struct engine *e)
@@ -558,6 +566,7 @@ static void conn_reset_peer(struct engine *e, struct conn *c)
 
 	conn_detach(p, CONN_RESET);
 	conn_flush_ops(e, p, -ECONNRESET, false);
+	sem_mark_reset(e, p);
 }
 
 static void live_del(struct engine *e, struct ep *ep)

@@ -22,8 +22,13 @@ extern "C" {
 #endif
 
 #define UCCL_SHM_MAGIC       0x314d48534c434355ULL  /* "UCCLSHM1" little endian */
-#define UCCL_SHM_ABI_VERSION 1u
+#define UCCL_SHM_ABI_VERSION 2u   /* 2: UCCL_SEM_RESET */
 #define UCCL_CACHELINE       64u
+
+/* Set in a connection's semaphore by the daemon when the connection is
+ * reset (the peer went away, or its channel gave up); the signal count is
+ * the other 63 bits. Cleared when the id joins a new connection. */
+#define UCCL_SEM_RESET       (1ull << 63)
 
 /* Descriptor formats. Only the 64-byte CPU format is implemented; the 16-byte
  * format is reserved for GPU-written commands and refused with -EOPNOTSUPP. */

@@ -105,8 +105,9 @@ int uccl_nop(struct uccl_ep *ep, unsigned flags, uint64_t user_data);
 int uccl_submit(struct uccl_ep *ep);
 
 /* Block until this endpoint's semaphore for conn reaches value (signals
- * received from the peer), or timeout_ms passes (-ETIMEDOUT; -1 = forever).
- * Spins briefly, then sleeps on the endpoint's notify pipe. */
+ * received from the peer), or timeout_ms passes (-ETIMEDOUT; -1 = forever),
+ * or the connection is reset short of it (-ECONNRESET: no signal will
+ * come). Spins briefly, then sleeps on the endpoint's notify pipe. */
 int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int timeout_ms);
 /* Current value of the semaphore, without waiting. */
 uint64_t uccl_sem_value(const struct uccl_ep *ep, uint32_t conn);

@@ -78,6 +78,14 @@ static void die(const char *what, int r, struct uccl_ctx *ctx)
 
 #define TRY(ctx, call) do { int r_ = (call); if (r_ < 0) die(#call, r_, ctx); } while (0)
 
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* Wait for the completion carrying user_data ud; others are kept aside. */
 struct cq_stash { struct uccl_cqe c[256]; int n; };
 
@@ -206,9 +214,17 @@ static int primitives_server(const char *name)
 	TRY(ctx, uccl_recv(ep, conn, mr, 0, 10, 6, 0, 402));
 	check(op_res(ep, &st, 402) == -EMSGSIZE, "recv into a too-small buffer: -EMSGSIZE");
 
-	/* 6: the client closes; our next operation sees the reset */
+	/* 6: the client closes; a wait for a signal that will not come ends
+	 * with the reset (not the timeout), and our next operation sees it */
 	r = uccl_wait(ep, conn, 4, T_MS);
 	check(r == 0, "wait for signal 4 (closing)");
+	int64_t t0 = now_ms();
+	r = uccl_wait(ep, conn, 5, T_MS);
+	check(r == -ECONNRESET && now_ms() - t0 < T_MS / 2,
+	      "wait for a signal after the peer closed: -ECONNRESET in %lld ms (%s)",
+	      (long long)(now_ms() - t0), uccl_strerror(r));
+	check(uccl_sem_value(ep, conn) == 4, "the count stays readable: 4 signals");
+	check(uccl_wait(ep, conn, 4, 0) == 0, "a wait for signals that came still succeeds");
 	for (int i = 0; i < 200; i++) {
 		TRY(ctx, uccl_put(ep, conn, mr, 0, ck.alloc_key, 0, 8, 0, 500 + i));
 		r = op_res(ep, &st, 500 + i);

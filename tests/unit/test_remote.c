@@ -1039,7 +1039,8 @@ static void test_signal_whose_puts_are_lost_is_held_then_applied(void **state)
 }
 
 /* B resets its side while it holds signals for lost puts: they are freed
- * (ASan: no leak), never applied, and A's ops fail -ECONNRESET. */
+ * (ASan: no leak), never applied (the semaphore says reset, with a count
+ * of 0), and A's ops fail -ECONNRESET. */
 static void test_held_signals_are_dropped_on_reset(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 312, ROUGH(0)));
@@ -1057,7 +1058,7 @@ static void test_held_signals_are_dropped_on_reset(void **state)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(cqe(f, HA, 10 + (uint64_t)i).res, -ECONNRESET);
 	settle(f);
-	assert_int_equal(sem(f, HB, CONN_B), 0);
+	assert_int_equal(sem(f, HB, CONN_B), UCCL_SEM_RESET);
 }
 
 /* More signals than B may hold (SIG_HOLD_MAX, 64) behind a lost put: A
@@ -2054,6 +2055,9 @@ static void test_chan_remove_fails_every_pending_op_once(void **state)
 	run_steps(f, 1);
 	assert_int_equal(cqe(f, HA, 20).res, -ECONNRESET);
 	assert_int_equal(cqe(f, HA, 21).res, -ECONNRESET);
+	/* a client waiting for signals learns it from the semaphores */
+	assert_int_equal(sem(f, HA, CONN_A), UCCL_SEM_RESET);
+	assert_int_equal(sem(f, HA, CONN_A2), UCCL_SEM_RESET);
 	assert_int_equal(engine_rconn_connect(f->h[HA].e, EP_A, CONN_A, EP_B, WIRE(CONN_B, GEN_B)),
 			 -ECONNRESET);
 	assert_int_equal(engine_conn_remove(f->h[HA].e, EP_A, CONN_A), 0);

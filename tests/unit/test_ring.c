@@ -120,7 +120,8 @@ static void test_region_check_rejects_bad_headers(void **state)
 	assert_int_equal(ring_region_check(&good, len), 0);
 	assert_int_equal(ring_region_check(&good, len - 1), -EBADMSG);
 	EXPECT(h.magic ^= 1, -EBADMSG);
-	EXPECT(h.abi_version = 2, -EPROTONOSUPPORT);
+	EXPECT(h.abi_version = UCCL_SHM_ABI_VERSION + 1, -EPROTONOSUPPORT);
+	EXPECT(h.abi_version = 1, -EPROTONOSUPPORT);   /* before UCCL_SEM_RESET */
 	EXPECT(h.hdr_size = 8, -EBADMSG);
 	EXPECT(h.sq_entry_size = UCCL_SQE16_SIZE, -EOPNOTSUPP);
 	EXPECT(h.sq_entry_size = 128, -EBADMSG);
