@@ -564,17 +564,27 @@ static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data 
 		return -ESTALE;
 	if (d->msg_len != op->len)
 		return -EBADMSG;
-	if (op->lmr && d->payload_len)
-		r = eng_copy(e, op->lmr, op->loff + d->msg_off, &tmp, 0, d->payload_len);
-	if (r < 0 && op->res == 0)
-		op->res = r;
-	op->rgot += d->payload_len;
+	/* an honest responder never overlaps the packets of a response: the
+	 * get would wait for ever for bytes counted twice. It fails instead. */
+	if (d->payload_len > op->len - op->rgot) {
+		if (op->res == 0)
+			op->res = -EBADMSG;
+		op->rgot = op->len;
+		r = -EBADMSG;
+	} else {
+		if (op->lmr && d->payload_len)
+			r = eng_copy(e, op->lmr, op->loff + d->msg_off, &tmp, 0, d->payload_len);
+		if (r < 0 && op->res == 0)
+			op->res = r;
+		op->rgot += d->payload_len;
+		r = 0;
+	}
 	if (op->rgot == op->len) {
 		op->rflags |= RFL_GET_DATA;
 		if (op->rflags & RFL_GET_ACKED)
 			remote_op_finish(e, op, 0);
 	}
-	return 0;
+	return r;
 }
 
 /* ---- puts counted for the signals behind them ---- */

@@ -62,6 +62,8 @@
 #define REG_LEN ((size_t)4 * MiB + 64 * KiB)
 #define REG_C_LEN ((size_t)64 * KiB)
 
+#define OP_GET_RESP_WIRE 0x81u   /* a get's response on the wire (docs/wire-protocol.md) */
+
 #define TOKEN(gen, to) (0x5eed000000000000ull | (uint64_t)(gen) << 8 | (uint64_t)(to))
 
 /* Descriptor builders: defaults first, the test's fields override them. */
@@ -151,6 +153,7 @@ struct fx {
 	struct b_state saved;
 	uint64_t gathered;            /* packets sent as header + mapped payload */
 	uint64_t drop_puts_until;     /* A's PUT packets are lost until then */
+	bool drop_get_resps;          /* A's get responses are lost */
 };
 
 /* ---- memory ---- */
@@ -533,10 +536,11 @@ static void wire_put(struct fx *f, int from, const uint8_t *pkt, uint32_t len, u
 	depart += (uint64_t)len * 8 / 100;
 	f->free_at[from] = depart;
 	f->ls.sent[from]++;
-	if (from == HA && f->now < f->drop_puts_until) {
+	if (from == HA && (f->now < f->drop_puts_until || f->drop_get_resps)) {
 		struct wire_pkt w;
 
-		if (wire_parse(pkt, len, &w) == 0 && w.type == WIRE_DATA && w.data.opcode == UCCL_OP_PUT) {
+		if (wire_parse(pkt, len, &w) == 0 && w.type == WIRE_DATA &&
+		    w.data.opcode == (f->drop_get_resps ? OP_GET_RESP_WIRE : UCCL_OP_PUT)) {
 			f->ls.lost[from]++;
 			return;
 		}
@@ -2765,6 +2769,30 @@ static void test_get_snapshots_count_as_buffered_messages(void **state)
 	assert_true(st(f, HB)->unexpected_msgs <= 8192);
 }
 
+/* A hostile responder overlaps two packets of a get's response: the get
+ * fails with -EBADMSG (counting the bytes twice, it waited for ever). */
+static void test_an_overlapping_get_response_fails_the_get(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 206));
+	uint64_t other;
+
+	f->drop_get_resps = true;      /* only the forged response arrives */
+	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 1, .loff = 0, .rkey = KEY_A,
+			  .roff = 0, .len = 200, .user_data = 1));
+	run_for(f, 1 * MS);            /* the request is acknowledged */
+	assert_false(has_cqe(f, HB, 1));
+	f->forged_psn = 0;
+	assert_int_equal(inject(f, 0, DATA(.opcode = OP_GET_RESP_WIRE, .rkey = 0, .msg_len = 200,
+					   .msg_off = 0, .payload_len = 100)), 0);
+	other = st(f, HB)->rx_refused_other;
+	assert_int_equal(inject(f, 0, DATA(.opcode = OP_GET_RESP_WIRE, .rkey = 0, .msg_len = 200,
+					   .msg_off = 50, .payload_len = 150)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_other, other + 1);
+	wait_cqe(f, HB, 1);
+	assert_int_equal(cqe(f, HB, 1).res, -EBADMSG);
+	assert_int_equal(cqe(f, HB, 1).len, 0);
+}
+
 /* A send whose source cannot be read fails with that error, and a void
  * retires its sequence number: the connection's later sends are received
  * (they waited for the number for ever). */
@@ -2835,6 +2863,7 @@ int main(void)
 		T(test_a_refused_send_retired_by_emsgsize_lifts_the_block),
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
+		T(test_an_overlapping_get_response_fails_the_get),
 		T(test_a_send_whose_source_fails_retires_its_number),
 		T(test_a_send_the_channel_cannot_take_retires_its_number),
 		T(test_a_get_over_the_snapshot_budget_fails),
