@@ -647,6 +647,7 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "data_bytes_tx", c->data_bytes_tx);
 	json_kv_u64(j, "retx_pkts", c->retx_pkts);
 	json_kv_u64(j, "retx_timeouts", c->retx_timeouts);
+	json_kv_u64(j, "rto_spurious", c->rto_spurious);
 	json_kv_u64(j, "fast_retx", c->fast_retx);
 	json_kv_u64(j, "acks_tx", c->acks_tx);
 	json_kv_u64(j, "acks_rx", c->acks_rx);

@@ -414,7 +414,9 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->has_tlp_probes = ci->has_credits_tx = ci->has_credits_rx = 1;
 	ci->has_credit_granted_pkts = ci->has_small_chunks = ci->has_loss_ppm = 1;
 	ci->has_state_bytes = ci->has_state_releases = ci->has_drop_nomem = ci->has_failed = 1;
+	ci->has_rto_spurious = 1;
 	ci->failed = st->failed;
+	ci->rto_spurious = tp->rto_spurious;
 	ci->tlp_probes = tp->tlp_probes;
 	ci->credits_tx = tp->credits_tx;
 	ci->credits_rx = tp->credits_rx;

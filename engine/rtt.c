@@ -4,7 +4,11 @@
  * timeout derived from it, after RFC 6298: the first sample sets srtt = R and
  * rttvar = R/2; later ones move srtt by 1/8 and rttvar by 1/4 of the error;
  * rto = srtt + max(4 rttvar, 1 ns), kept between a floor and a ceiling and
- * doubled for every consecutive timeout. Integer nanoseconds, no clock.
+ * doubled for every consecutive timeout. The floor is rto_min until the
+ * owner reports timeouts that were spurious: a sender whose ACKs are late
+ * by more than rto_min (a descheduled engine thread on a shared core) would
+ * otherwise resend what arrived, again and again. Integer nanoseconds, no
+ * clock.
  */
 #include "config.h"
 
@@ -14,8 +18,12 @@
 
 static uint64_t clamp(const struct rtt *r, uint64_t v)
 {
-	if (v < r->rto_min_ns)
-		return r->rto_min_ns;
+	uint64_t lo = r->floor_ns > r->rto_min_ns ? r->floor_ns : r->rto_min_ns;
+
+	if (lo > r->rto_max_ns)
+		lo = r->rto_max_ns;
+	if (v < lo)
+		return lo;
 	if (v > r->rto_max_ns)
 		return r->rto_max_ns;
 	return v;
@@ -39,6 +47,7 @@ void rtt_init(struct rtt *r, uint64_t rto_init_ns, uint64_t rto_min_ns, uint64_t
 	r->rto_min_ns = rto_min_ns;
 	/* an inverted range collapses to the floor rather than ignoring it */
 	r->rto_max_ns = rto_max_ns < rto_min_ns ? rto_min_ns : rto_max_ns;
+	r->floor_ns = rto_min_ns;
 	r->rto_ns = clamp(r, rto_init_ns);
 }
 
@@ -76,4 +85,22 @@ void rtt_on_timeout(struct rtt *r)
 uint64_t rtt_rto(const struct rtt *r)
 {
 	return r->rto_ns;
+}
+
+void rtt_timeout_spurious(struct rtt *r)
+{
+	uint64_t cap = r->rto_min_ns > r->rto_max_ns / RTT_FLOOR_MAX_MULT ? r->rto_max_ns
+		       : r->rto_min_ns * RTT_FLOOR_MAX_MULT;
+	uint64_t f = r->floor_ns > r->rto_min_ns ? r->floor_ns : r->rto_min_ns;
+
+	r->floor_ns = f > cap / 2 ? cap : f * 2;
+	if (r->rto_ns < r->floor_ns)
+		r->rto_ns = clamp(r, r->rto_ns);
+}
+
+void rtt_timeout_right(struct rtt *r)
+{
+	r->floor_ns /= 2;
+	if (r->floor_ns < r->rto_min_ns)
+		r->floor_ns = r->rto_min_ns;
 }

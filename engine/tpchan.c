@@ -239,6 +239,11 @@ struct tchan {
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
 	uint64_t ack_first_ns, ack_tsecr;
+	/* the last retransmission timeout, until the ACK that first covers
+	 * psn rto_psn tells whether it was spurious (RFC 3522) */
+	uint64_t rto_at;
+	uint32_t rto_psn;
+	bool rto_judge;
 	uint16_t ack_path;
 	/* refusals of the peer's DATA (we are the receiver): records
 	 * (ref_confirmed, ref_issued] are in nacks[seq % ncap] */
@@ -1273,6 +1278,11 @@ static void check_timer(struct tchan *c, uint64_t now)
 	if (c->txk->lost > lost0)
 		loss_note(c, c->txk->lost - lost0);
 	c->st.retx_timeouts++;
+	if (!c->p.go_back_n) {
+		c->rto_judge = true;
+		c->rto_at = now;
+		c->rto_psn = c->txk->una;
+	}
 	rtt_on_timeout(&c->rtt);
 	c->cc->on_loss(c->cc_st, now, true);
 	cc_refresh(c);
@@ -1570,6 +1580,24 @@ static void release_held(struct tchan *c)
 	}
 }
 
+/* The ACK that first covers the oldest packet of the last timeout: if it
+ * echoes a copy sent before the timeout, the original arrived and the
+ * timeout was spurious (RFC 3522; a lost original is acknowledged after
+ * its resend arrives, and the receiver acknowledges every arrival past a
+ * hole at once, so the echo is the resend's). */
+static void rto_verdict(struct tchan *c, uint64_t tsecr)
+{
+	if (!c->rto_judge || !psn_lt(c->rto_psn, c->txk->una))
+		return;
+	c->rto_judge = false;
+	if (tsecr < c->rto_at) {
+		c->st.rto_spurious++;
+		rtt_timeout_spurious(&c->rtt);
+	} else {
+		rtt_timeout_right(&c->rtt);
+	}
+}
+
 static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 {
 	uint32_t lost0, marked, issued_hi0;
@@ -1612,6 +1640,7 @@ static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 	}
 	ref_confirm(c, a->nacks_seen);
 	c->st.acks_rx++;
+	rto_verdict(c, a->tsecr);
 	marked = c->txk->lost + c->lost_acked - lost0;
 	if (marked) {
 		c->st.fast_retx += marked;

@@ -121,6 +121,37 @@ static void test_a_sample_ends_the_backoff(void **state)
 	assert_int_equal(rtt_rto(&r), 100 * US + 4 * (50 * US - 50 * US / 4));
 }
 
+/* Spurious timeouts double the floor up to 16 x rto_min (and never past the
+ * ceiling); right ones halve it back to rto_min. */
+static void test_spurious_timeouts_raise_the_floor(void **state)
+{
+	struct rtt r;
+
+	rtt_init(&r, 1 * MS, 100 * US, 10 * MS);
+	rtt_sample(&r, 5 * US);
+	assert_int_equal(rtt_rto(&r), 100 * US);
+	rtt_timeout_spurious(&r);
+	assert_int_equal(rtt_rto(&r), 200 * US);      /* takes effect at once */
+	for (int i = 0; i < 10; i++)
+		rtt_timeout_spurious(&r);
+	assert_int_equal(r.floor_ns, 1600 * US);       /* 16 x rto_min */
+	rtt_sample(&r, 5 * US);
+	assert_int_equal(rtt_rto(&r), 1600 * US);
+	rtt_timeout_right(&r);
+	rtt_sample(&r, 5 * US);
+	assert_int_equal(rtt_rto(&r), 800 * US);
+	for (int i = 0; i < 10; i++)
+		rtt_timeout_right(&r);
+	rtt_sample(&r, 5 * US);
+	assert_int_equal(rtt_rto(&r), 100 * US);
+
+	rtt_init(&r, 1 * MS, 1 * MS, 4 * MS);          /* the ceiling caps the floor */
+	for (int i = 0; i < 10; i++)
+		rtt_timeout_spurious(&r);
+	rtt_sample(&r, 5 * US);
+	assert_int_equal(rtt_rto(&r), 4 * MS);
+}
+
 static void test_extreme_values_do_not_overflow(void **state)
 {
 	struct rtt r;
@@ -149,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_rto_is_kept_between_floor_and_ceiling),
 		cmocka_unit_test(test_timeouts_double_up_to_the_ceiling),
 		cmocka_unit_test(test_a_sample_ends_the_backoff),
+		cmocka_unit_test(test_spurious_timeouts_raise_the_floor),
 		cmocka_unit_test(test_extreme_values_do_not_overflow),
 	};
 

@@ -889,6 +889,73 @@ static void test_lost_tail_is_probed_before_the_rto(void **state)
 	world_fini(&w);
 }
 
+/* Adds `extra` ns to every packet b sends (its ACKs) while set. */
+static int64_t late_acks(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	(void)pkt;
+	(void)len;
+	return from == 1 ? *(const int64_t *)arg : 0;
+}
+
+/* Send message i of w alone and run until it completed. */
+static void send_one(struct world *w, uint32_t i)
+{
+	struct tpchan_msg m = msg_of(w, i);
+
+	assert_int_equal(tpchan_submit(w->a, &m), 0);
+	w->next = i + 1;
+	while (w->completed + w->failed < i + 1)
+		assert_int_equal(wirelink_step(w->link), 1);
+}
+
+/* A timeout whose packet had arrived (its ACK was late by 1 ms, five RTOs
+ * of 200 us) is found spurious: the floor doubles, so once the RTT is back
+ * to 20 us the timeout is 400 us, not 200. A timeout that was right (the
+ * packet and its tail probe lost) halves it back. */
+static void test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct dropper d = { .psn = 32, .times = 2 };
+	struct tpchan_stats a;
+	int64_t extra = 0;
+
+	(void)state;
+	p.npaths = 1;
+	world_init(&w, 42, false);
+	for (uint32_t i = 0; i < w.nmsgs; i++) {   /* one packet each: message i is psn i */
+		w.msgs[i].off = i * 100;
+		w.msgs[i].len = 100;
+	}
+	w.total = w.nmsgs * 100;
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, late_acks, &extra);
+	send_one(&w, 0);
+	extra = 1 * MS;
+	send_one(&w, 1);
+	tpchan_get_stats(w.a, &a);
+	assert_true(a.retx_timeouts >= 1);
+	assert_int_equal(a.rto_spurious, 1);
+	extra = 0;
+	for (uint32_t i = 2; i < 32; i++)
+		send_one(&w, i);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.rto_ns, 400 * US);
+
+	wirelink_set_tap(w.link, drop_once, &d);
+	send_one(&w, 32);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(d.dropped, 2);
+	assert_int_equal(a.rto_spurious, 1);
+	for (uint32_t i = 33; i < w.nmsgs; i++)
+		send_one(&w, i);
+	tpchan_get_stats(w.a, &a);
+	assert_int_equal(a.rto_ns, 200 * US);
+	check_transfer(&w);
+	world_fini(&w);
+}
+
 /* One packet lost again and again while the rest of the transfer flows: its
  * losses are found by SACKs and the reordering window, the peer answers
  * all along, so resends past max_retx do not fail the channel; only the
@@ -2529,6 +2596,7 @@ int main(void)
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
+		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
 		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
 		cmocka_unit_test(test_forged_refusal_counters_are_dropped),
 		cmocka_unit_test(test_refused_delivery_fails_the_message_at_the_sender),
