@@ -61,7 +61,11 @@ static bool room_for(const struct engine *e, uint64_t held_bytes, uint32_t held_
 		return false;
 	/* a record that buffers nothing (a void, a send going straight into
 	 * its receive) is held back by the count alone */
-	return len == 0 || (len <= free_b && held_bytes <= free_b - len);
+	if (len == 0 || (held_bytes == 0 && len <= free_b))
+		return true;
+	/* held + len <= free - len: what it would hold, against what would
+	 * be left (records: held < free, which also stops a hog at half) */
+	return len <= free_b / 2 && held_bytes <= free_b - 2 * len;
 }
 
 /* Room for a record of c's incoming send number seq, buffering len bytes.
