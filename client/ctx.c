@@ -112,8 +112,10 @@ static int wait_readable(int fd, int64_t deadline_ns)
  * when a timeout struck is finished by the next call rather than lost, which
  * would leave the stream in the middle of a frame.
  */
+/* *extra: fds past CTLIO_MAX_FDS that were counted; *cut: the kernel
+ * dropped more without saying how many. */
 static int read_frame(struct uccl_ctx *ctx, int64_t deadline_ns, uint8_t **buf, uint32_t *len,
-		      int *fds, int *nfds, int *extra)
+		      int *fds, int *nfds, int *extra, bool *cut)
 {
 	struct ctlio_rx *rx = &ctx->rx;
 	int r;
@@ -132,7 +134,8 @@ static int read_frame(struct uccl_ctx *ctx, int64_t deadline_ns, uint8_t **buf, 
 	*len = rx->need;
 	memcpy(fds, rx->fds, sizeof(int) * (size_t)rx->nfds);
 	*nfds = rx->nfds;
-	*extra = rx->extra_fds;
+	*extra = rx->extra_fds - rx->fds_cut;
+	*cut = rx->fds_cut > 0;
 	/* Ownership of buf and fds moved to the caller. */
 	rx->buf = NULL;
 	rx->nfds = 0;
@@ -255,7 +258,8 @@ static int late_drain(struct uccl_ctx *ctx)
 		UcclCtl__Reply *m = NULL;
 		uint8_t *buf;
 		uint32_t len;
-		int r = read_frame(ctx, client_now_ns(), &buf, &len, got, &ngot, &extra);
+		bool cut;
+		int r = read_frame(ctx, client_now_ns(), &buf, &len, got, &ngot, &extra, &cut);
 
 		if (r == -ETIMEDOUT)
 			return 0;              /* nothing more yet */
@@ -310,8 +314,9 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 		int got[CTLIO_MAX_FDS], ngot = 0, extra = 0;
 		uint8_t *buf;
 		uint32_t len;
+		bool cut = false;
 
-		r = read_frame(ctx, deadline, &buf, &len, got, &ngot, &extra);
+		r = read_frame(ctx, deadline, &buf, &len, got, &ngot, &extra, &cut);
 		if (r == -ETIMEDOUT) {
 			late_note(ctx, req);
 			ctx_set_error(ctx, "daemon did not answer %s within %lld ms", what,
@@ -336,9 +341,10 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 				   (want != UCCL_CTL__REPLY__BODY__NOT_SET && m->body_case != want)) {
 				ctx_set_error(ctx, "malformed %s reply from the daemon", what);
 				r = -EPROTO;
-			} else if (ngot != want_fds || extra) {
-				ctx_set_error(ctx, "daemon sent %d file descriptors with the %s reply, "
-					      "expected %d", ngot + extra, what, want_fds);
+			} else if (ngot != want_fds || extra || cut) {
+				ctx_set_error(ctx, "daemon sent %s%d file descriptors with the %s reply, "
+					      "expected %d", cut ? "more than " : "", ngot + extra, what,
+					      want_fds);
 				r = -EPROTO;
 			}
 			if (r < 0) {

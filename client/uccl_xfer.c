@@ -111,8 +111,9 @@ static void wait_ud(struct uccl_ep *ep, uint64_t ud, struct uccl_ctx *ctx)
 	}
 }
 
-/* uccl_wait in short slices, failing at once on an error completion (a
- * peer that went away fails the pending operations, not the wait). */
+/* uccl_wait in short slices, failing at once on an error completion (an
+ * operation can fail while its connection stays up; a peer that went away
+ * ends the wait itself with -ECONNRESET). */
 static int wait_sem(struct uccl_ep *ep, uint32_t conn, uint64_t value, struct uccl_ctx *ctx)
 {
 	for (int waited = 0; waited < TIMEOUT_MS; waited += 100) {
