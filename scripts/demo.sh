@@ -114,9 +114,13 @@ a = [c for c in json.load(open(sys.argv[1]))["channels"] if c["peer"] == "node-b
 b = [c for c in json.load(open(sys.argv[2]))["channels"] if c["peer"] == "node-a"]
 retx = sum(c["retx_pkts"] for c in a)
 dup = sum(c["dup_pkts_rx"] for c in b)
+to = sum(c["retx_timeouts"] for c in a)
+spur = sum(c.get("rto_spurious", 0) for c in a)
 if retx:
     print("retransmissions node-a -> node-b: %d packets, %d of them arrived twice "
           "(resent before their ACK came back, not lost)" % (retx, min(dup, retx)))
+    print("retransmission timeouts: %d, %d of them spurious (each raises the "
+          "channel's timeout floor)" % (to, spur))
 else:
     print("retransmissions node-a -> node-b: none")
 EOF
