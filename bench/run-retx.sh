@@ -8,7 +8,7 @@
 # with the first daemon build, then the second (fresh daemons each run),
 # and prints per run: goodput, packets the sender resent, how many of them
 # the receiver already had (dup_pkts_rx), retransmission timeouts, and
-# those found spurious (rto_spurious; "-" for a build without it). LOSS=N
+# those found spurious (rto_spurious; 0 for a build without it). LOSS=N
 # drops N per mille of UDP packets into B (nftables numgen random, with
 # segmentation offloads off so single packets drop). Every run is bounded
 # with timeout(1); namespaces and daemons go on exit.
@@ -105,8 +105,8 @@ b = [x for x in (b or {}).get("channels", []) if x.get("peer") == "node-a"]
 retx = sum(x["retx_pkts"] for x in a)
 dup = sum(x["dup_pkts_rx"] for x in b)
 to = sum(x["retx_timeouts"] for x in a)
-sp = "-" if a and any("rto_spurious" not in x for x in a) else sum(x.get("rto_spurious", 0) for x in a)
-print("%s %d %d %d %s" % (g, retx, dup, to, sp))
+sp = sum(x.get("rto_spurious", 0) for x in a)
+print("%s %d %d %d %d" % (g, retx, dup, to, sp))
 PY
 }
 
@@ -123,7 +123,7 @@ import statistics, sys
 for n, s in enumerate(sys.argv[1:3], 1):
     rows = [r.split() for r in s.split(";") if r.strip()]
     def med(k):
-        v = [float(r[k]) for r in rows if r[k] not in ("failed", "-")]
+        v = [float(r[k]) for r in rows if r[k] != "failed"]
         return statistics.median(v) if v else float("nan")
     print("build %d medians over %d runs: goodput %.2f Gbit/s, resent %.0f, already there %.0f, "
           "timeouts %.0f" % (n, len(rows), med(0), med(1), med(2), med(3)))
