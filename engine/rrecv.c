@@ -68,6 +68,20 @@ static bool room_for(const struct engine *e, uint64_t held_bytes, uint32_t held_
 	return len <= free_b / 2 && held_bytes <= free_b - 2 * len;
 }
 
+/* Sends that arrive before their turn may not take the last eighth of the
+ * budget: it is kept for sends whose turn has come. Early records wait for
+ * those; without the reserve, early records of a few connections could
+ * fill the budget and every connection wait for a turn that never gets
+ * in. */
+static bool reserve_kept(const struct engine *e, uint64_t len)
+{
+	const struct remote *rm = e->rm;
+	uint64_t free_b = rm->max_unexp_bytes - e->st.unexpected_bytes;   /* room_for checked */
+	uint64_t free_n = rm->max_unexp_msgs - e->st.unexpected_msgs;
+
+	return free_n > rm->max_unexp_msgs / 8 && free_b - len >= rm->max_unexp_bytes / 8;
+}
+
 /* Room for a record of c's incoming send number seq, buffering len bytes.
  * The send whose turn has come does not count c's records of later sends
  * (they arrived first, over other paths): those wait for it, and counted
@@ -78,7 +92,7 @@ static bool send_room(const struct engine *e, const struct conn *c, uint64_t seq
 	uint32_t n = c->r.nrecs;
 
 	if (n < REC_PER_CONN_MAX && room_for(e, bytes, n, len))
-		return true;
+		return seq == c->r.next_seq || reserve_kept(e, len);
 	if (seq != c->r.next_seq)
 		return false;
 	for (const struct rrec *r = c->r.recs; r; r = r->cnext) {

@@ -2762,6 +2762,42 @@ static void test_get_snapshots_count_as_buffered_messages(void **state)
 	assert_true(st(f, HB)->unexpected_msgs <= 8192);
 }
 
+/* Sends of six connections that arrive before their turn (seq 0 of each
+ * lost on the way) take what they may; an eighth of the records is kept
+ * for sends whose turn has come, so a connection's seq 0 still gets in and
+ * the early ones behind it follow. Without the reserve the early records
+ * took the last free one and every seq 0 was refused for ever. */
+static void test_early_sends_leave_room_for_sends_in_turn(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 207, .max_unexp_msgs = 16));
+	const uint32_t conns[6] = { CONN_B, CONN_B2, 4, 5, 6, 7 };
+	const uint32_t gens[6] = { GEN_B, 3, 1, 1, 1, 1 };
+	uint64_t nobuf;
+
+	for (uint32_t k = 2; k < 6; k++)
+		rconn_pair(f, conns[k], 1, conns[k], 1);
+	f->forged_psn = 0;
+	for (uint32_t k = 0; k < 6; k++)
+		for (uint64_t seq = 1; seq <= 10; seq++)
+			assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND,
+							   .dst_conn = WIRE(conns[k], gens[k]),
+							   .rkey = 7, .roff = seq, .msg_len = 100,
+							   .payload_len = 100)), 0);
+	assert_true(st(f, HB)->rx_refused_nobuf > 0);
+	assert_true(st(f, HB)->unexpected_msgs <= 16 - 2);
+	nobuf = st(f, HB)->rx_refused_nobuf;
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 7, .roff = 0, .msg_len = 100,
+					   .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, nobuf);   /* taken */
+	for (int i = 0; i < 4; i++)
+		submit(f, HB, RECV(.loff = (uint64_t)i * 1000, .len = 1000, .tag = 7, .user_data = 1 + i));
+	run_steps(f, 3);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(cqe(f, HB, 1 + i).res, 0);
+		assert_int_equal(cqe(f, HB, 1 + i).len, 100);
+	}
+}
+
 /* A hostile responder overlaps two packets of a get's response: the get
  * fails with -EBADMSG (counting the bytes twice, it waited for ever). */
 static void test_an_overlapping_get_response_fails_the_get(void **state)
@@ -2857,6 +2893,7 @@ int main(void)
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
 		T(test_an_overlapping_get_response_fails_the_get),
+		T(test_early_sends_leave_room_for_sends_in_turn),
 		T(test_a_send_whose_source_fails_retires_its_number),
 		T(test_a_send_the_channel_cannot_take_retires_its_number),
 		T(test_a_get_over_the_snapshot_budget_fails),
