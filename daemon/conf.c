@@ -118,6 +118,9 @@ static const struct opt opts[] = {
 	  "address:port of the TCP listener for peer daemons; none: peering off" },
 	{ "peers", OT_PEERS, OF_RELOAD | OF_APPEND, O(peers), O(n_peers), 0, 0, CONF_MAX_PEERS,
 	  "peer daemons, name=address:port, comma-separated; none" },
+	{ "dynamic_peers", OT_U32, OF_RELOAD, O(dynamic_peers), 0, 0, 0, CONF_MAX_PEERS,
+	  "peers added at run time: dialed for a connect to ADDRESS:PORT/name, accepted from "
+	  "unlisted daemons; 0: only the peers listed" },
 	{ "host_name", OT_HOSTNAME, 0, O(host_name), 0, 0, 0, 0,
 	  "this daemon's name towards its peers; auto: gethostname()" },
 	{ "data_address", OT_ADDR, 0, O(data_address), 0, 0, 0, 0,
@@ -364,7 +367,7 @@ static int scan_addr(const char *s, struct conf_addr *a)
 
 /* "a.b.c.d:port" or "[v6]:port", port 1..65535. 0, -EINVAL (syntax) or
  * -ERANGE (port). */
-static int scan_addr_port(const char *s, struct conf_addr *a)
+int conf_scan_addr_port(const char *s, struct conf_addr *a)
 {
 	char host[INET6_ADDRSTRLEN + 4];
 	const char *colon, *p;
@@ -883,7 +886,7 @@ static int parse_listen(struct parser *p, struct conf *c, const struct opt *o, c
 		memset(field(c, o), 0, sizeof(a));
 		return 0;
 	}
-	r = scan_addr_port(val, &a);
+	r = conf_scan_addr_port(val, &a);
 	if (r == -ERANGE) {
 		fail_msg(p, "%s: port in '%s' is out of range (1..65535)", o->name, show(val).s);
 		return r;
@@ -998,7 +1001,7 @@ static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, ch
 		}
 		memset(&add[n], 0, sizeof(add[n]));
 		snprintf(add[n].name, sizeof(add[n].name), "%s", name);
-		r = scan_addr_port(addr, &add[n].addr);
+		r = conf_scan_addr_port(addr, &add[n].addr);
 		if (r == -ERANGE) {
 			fail_msg(p, "%s: %s: port in '%s' is out of range (1..65535)", o->name, name,
 				 show(addr).s);

@@ -80,6 +80,7 @@ struct conf {
 	struct conf_addr peer_listen;     /* family 0: peering off */
 	struct conf_peer peers[CONF_MAX_PEERS];
 	uint32_t n_peers;
+	uint32_t dynamic_peers;           /* peers added at run time, at most */
 	char host_name[CONF_PEER_NAME_MAX + 1];   /* "": gethostname() */
 	struct conf_addr data_address;    /* family 0: the peer_listen address */
 	uint32_t data_port;               /* base UDP port announced; 0: not set yet */
@@ -148,6 +149,9 @@ const struct conf_addr *conf_data_addr(const struct conf *c);
 bool conf_has_data_plane(const struct conf *c);
 /* Whether a and b are the same address (ports not compared). */
 bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b);
+/* A numeric address:port (IPv6 as [addr]:port): 0, -ERANGE for the port,
+ * or -EINVAL. */
+int conf_scan_addr_port(const char *s, struct conf_addr *a);
 /* The congestion controller configured for peer's channel: its peer_cc
  * entry, else cc. */
 const char *conf_cc_of(const struct conf *c, const char *peer);

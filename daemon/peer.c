@@ -336,6 +336,11 @@ static void read_cb(struct bufferevent *bev, void *arg);
 static void event_cb(struct bufferevent *bev, short what, void *arg);
 
 /* The peer lost its connection c (which was p->conn). */
+static void peer_remove(struct peer *p, const char *why);
+static void peer_expire(struct peer *p);
+static struct peer *peer_add_dynamic(struct peermgr *pm, const char *name, const struct conf_addr *a,
+				     bool dials);
+
 static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
 {
 	struct peermgr *pm = p->pm;
@@ -361,7 +366,10 @@ static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
 	peer_reqs_fail(p, -ENOTCONN);
 	if (was_up)
 		p->backoff_ms = BACKOFF_MIN_MS;
-	peer_schedule_retry(p);
+	if (p->dynamic && !pm->stopping)
+		peer_expire(p);        /* a client's connect dials it again if it wants */
+	else
+		peer_schedule_retry(p);
 }
 
 static void write_drained_cb(struct bufferevent *bev, void *arg)
@@ -598,6 +606,10 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	char why[PEER_ERROR_MAX];
 	int r;
 
+	/* an unlisted daemon: a peer for as long as its connection lasts, if
+	 * dynamic_peers allows one more */
+	if (!p && conf_peer_name_valid(h->host_name) && strcmp(h->host_name, pm->host_name) != 0)
+		p = peer_add_dynamic(pm, h->host_name, &c->ra, false);
 	if (!p || !conf_addr_same_host(&p->addr, &c->ra)) {
 		char a[64];
 
@@ -605,9 +617,13 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 		if (p)
 			snprintf(why, sizeof(why), "hello as %s, which %s expects from %s, not from %s",
 				 h->host_name, pm->host_name, p->addrtext, a);
-		else
-			snprintf(why, sizeof(why), "%s at %s is not a configured peer of %s",
+		else if (pm->n_dynamic < pm->max_dynamic)
+			snprintf(why, sizeof(why), "%s at %s is not a valid peer name for %s",
 				 h->host_name, a, pm->host_name);
+		else
+			snprintf(why, sizeof(why), "%s at %s is not a configured peer of %s%s",
+				 h->host_name, a, pm->host_name,
+				 pm->max_dynamic ? " (dynamic_peers all taken)" : "");
 		refuse_unknown(c, why);
 		return;
 	}
@@ -640,9 +656,28 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 {
 	struct peer *p = c->peer;
+	struct peermgr *pm = c->pm;
 	char why[PEER_ERROR_MAX];
 
-	if (strcmp(h->host_name, p->name) != 0) {
+	if (p->dynamic) {
+		/* dialed by address: any name but ours, and not a daemon we
+		 * are peered with already (it would see two of us) */
+		struct peer *q = find_peer(pm, h->host_name);
+
+		for (uint32_t i = 0; !q && i < pm->n_peers; i++)
+			if (pm->peers[i] != p && pm->peers[i]->state == PEER_UP &&
+			    strcmp(pm->peers[i]->host, h->host_name) == 0)
+				q = pm->peers[i];
+		if (strcmp(h->host_name, pm->host_name) == 0)
+			snprintf(why, sizeof(why), "%s is this daemon", p->addrtext);
+		else if (q)
+			snprintf(why, sizeof(why), "answers as host '%s', already a peer as %s", h->host_name,
+				 q->name);
+		if (strcmp(h->host_name, pm->host_name) == 0 || q) {
+			pconn_close(c, why, -EEXIST);
+			return;
+		}
+	} else if (strcmp(h->host_name, p->name) != 0) {
 		snprintf(why, sizeof(why), "answers as host '%s', expected '%s'", h->host_name, p->name);
 		pconn_close(c, why, -EACCES);
 		return;
@@ -883,14 +918,28 @@ out_fail:
 	if (strcmp(p->last_error, why) != 0)
 		log_info("peer %s (%s): %s", p->name, p->addrtext, why);
 	snprintf(p->last_error, sizeof(p->last_error), "%s", why);
-	peer_schedule_retry(p);
+	if (p->dynamic)
+		peer_expire(p);
+	else
+		peer_schedule_retry(p);
 }
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct peer *p = arg;
+
 	(void)fd;
 	(void)what;
-	peer_dial(arg);
+	if (p->expire) {
+		p->expire = false;
+		if (!p->conn && p->state != PEER_UP) {
+			log_info("peer %s (%s): removed (added at run time; its connection is gone)",
+				 p->name, p->addrtext);
+			peer_remove(p, "its connection is gone");
+		}
+		return;
+	}
+	peer_dial(p);
 }
 
 static void peer_schedule_retry(struct peer *p)
@@ -921,7 +970,8 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 
 	conf_addr_of(ss, &ra);
 	conf_addr_fmt(&ra, true, a, sizeof(a));
-	known = find_peer_by_host(pm, &ra) != NULL;
+	/* an unlisted host may say hello while dynamic_peers has room */
+	known = find_peer_by_host(pm, &ra) != NULL || pm->n_dynamic < pm->max_dynamic;
 	if (pm->n_conns >= MAX_CONNS_HARD || (known && pm->n_unident >= PEER_MAX_UNIDENTIFIED)) {
 		if (ratelog_allow(pm, RL_TOO_MANY, &ra, &suppressed))
 			log_warn("peer connection from %s: refused: %u connections wait for a hello "
@@ -950,8 +1000,8 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 		char why[192], h[64];
 
 		conf_addr_fmt(&ra, false, h, sizeof(h));
-		snprintf(why, sizeof(why), "%s is not the address of a configured peer of %s", h,
-			 pm->host_name);
+		snprintf(why, sizeof(why), "%s is not the address of a configured peer of %s%s", h,
+			 pm->host_name, pm->max_dynamic ? " (dynamic_peers all taken)" : "");
 		refuse_unknown(c, why);
 		return;
 	}
@@ -1036,23 +1086,27 @@ out_err:;
 
 /* ---- peers: adding and removing ------------------------------------------------------------ */
 
-static int peer_add(struct peermgr *pm, const struct conf_peer *cp)
+/* dials: 1 or 0, or -1 to decide by the names (the one that sorts first). */
+static struct peer *peer_new(struct peermgr *pm, const struct conf_peer *cp, int dials)
 {
-	struct peer *p = calloc(1, sizeof(*p));
+	struct peer *p;
 
+	if (pm->n_peers >= CONF_MAX_PEERS)
+		return NULL;
+	p = calloc(1, sizeof(*p));
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	p->retry_ev = evtimer_new(pm->base, retry_cb, p);
 	if (!p->retry_ev) {
 		free(p);
-		return -ENOMEM;
+		return NULL;
 	}
 	p->pm = pm;
 	snprintf(p->name, sizeof(p->name), "%s", cp->name);
 	p->addr = cp->addr;
 	sockaddr_of(&cp->addr, cp->addr.port, &p->sa, &p->salen);
 	conf_addr_fmt(&cp->addr, true, p->addrtext, sizeof(p->addrtext));
-	p->dials = strcmp(pm->host_name, p->name) < 0;
+	p->dials = dials < 0 ? strcmp(pm->host_name, p->name) < 0 : dials > 0;
 	p->state = PEER_CONNECTING;
 	p->since_ms = now_ms();
 	p->backoff_ms = BACKOFF_MIN_MS;
@@ -1063,7 +1117,45 @@ static int peer_add(struct peermgr *pm, const struct conf_peer *cp)
 
 		evtimer_add(p->retry_ev, &tv);   /* dial from the loop */
 	}
-	return 0;
+	return p;
+}
+
+static int peer_add(struct peermgr *pm, const struct conf_peer *cp)
+{
+	return peer_new(pm, cp, -1) ? 0 : -ENOMEM;
+}
+
+/* A dynamic peer named name at a (dialed by us or not), within
+ * dynamic_peers; NULL past it or without memory. */
+static struct peer *peer_add_dynamic(struct peermgr *pm, const char *name, const struct conf_addr *a,
+				     bool dials)
+{
+	struct conf_peer cp = { .addr = *a };
+	struct peer *p;
+
+	if (pm->n_dynamic >= pm->max_dynamic)
+		return NULL;
+	snprintf(cp.name, sizeof(cp.name), "%s", name);
+	p = peer_new(pm, &cp, dials);
+	if (!p)
+		return NULL;
+	p->dynamic = true;
+	pm->n_dynamic++;
+	log_info("peer %s (%s): added at run time (%s; %u of dynamic_peers = %u)", p->name, p->addrtext,
+		 dials ? "a client connects to it" : "it dialed us", pm->n_dynamic, pm->max_dynamic);
+	return p;
+}
+
+/* A dynamic peer whose connection is gone (or could not be made) goes
+ * after peer_timeout_ms, unless a connection took its place by then; a
+ * client's connect that wants it meanwhile dials it again
+ * (peermgr_dynamic), and its last error stays to be told. */
+static void peer_expire(struct peer *p)
+{
+	struct timeval tv = tv_ms(p->pm->timeout_ms);
+
+	p->expire = true;
+	evtimer_add(p->retry_ev, &tv);
 }
 
 static void peer_remove(struct peer *p, const char *why)
@@ -1082,6 +1174,8 @@ static void peer_remove(struct peer *p, const char *why)
 		;
 	memmove(&pm->peers[i], &pm->peers[i + 1], sizeof(pm->peers[0]) * (pm->n_peers - i - 1));
 	pm->n_peers--;
+	if (p->dynamic)
+		pm->n_dynamic--;
 	free(p);
 }
 
@@ -1126,6 +1220,7 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 	pm->data_paths = c->data_paths;
 	pm->mtu = c->mtu;
 	pm->timeout_ms = c->peer_timeout_ms;
+	pm->max_dynamic = c->dynamic_peers;
 	if (c->host_name[0]) {
 		snprintf(pm->host_name, sizeof(pm->host_name), "%s", c->host_name);
 	} else {
@@ -1213,9 +1308,11 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c)
 			}
 		}
 	}
+	/* a lower limit lets the dynamic peers there are stay until they go */
+	pm->max_dynamic = c->dynamic_peers;
 	/* removals first, so that the table never holds more than the limit */
 	for (uint32_t i = 0; i < pm->n_peers; i++)
-		pm->peers[i]->keep = false;
+		pm->peers[i]->keep = pm->peers[i]->dynamic;
 	for (uint32_t i = 0; i < c->n_peers; i++) {
 		struct peer *p = is_self(pm, &c->peers[i]) ? NULL : find_peer(pm, c->peers[i].name);
 
@@ -1251,6 +1348,51 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c)
 		else
 			log_info("peer %s (%s): added", cp->name, a);
 	}
+}
+
+int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len)
+{
+	struct conf_addr a;
+	char canon[64];
+	struct peer *p;
+
+	if (conf_scan_addr_port(text, &a) < 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < pm->n_peers; i++) {
+		p = pm->peers[i];
+		if (conf_addr_same_host(&p->addr, &a) && p->addr.port == a.port && (p->dials || p->dynamic))
+			goto found;
+	}
+	if (conf_addr_same_host(&pm->listen, &a) && pm->listen.port == a.port)
+		return -EEXIST;
+	conf_addr_fmt(&a, true, canon, sizeof(canon));
+	if (strlen(canon) > CONF_PEER_NAME_MAX)
+		return -ENAMETOOLONG;
+	if ((p = find_peer(pm, canon)))
+		goto found;
+	if (pm->max_dynamic == 0)
+		return -EPERM;
+	if (pm->n_dynamic >= pm->max_dynamic || pm->n_peers >= CONF_MAX_PEERS)
+		return -EUSERS;
+	p = peer_add_dynamic(pm, canon, &a, true);
+	if (!p)
+		return -ENOMEM;
+found:
+	if (p->dynamic && p->dials && !p->conn && p->state != PEER_UP && !pm->stopping) {
+		p->expire = false;
+		event_del(p->retry_ev);
+		peer_dial(p);          /* failing, it expires again */
+	}
+	if (name)
+		snprintf(name, len, "%s", p->name);
+	return 0;
+}
+
+void peermgr_last_error(const struct peermgr *pm, const char *name, char *buf, size_t len)
+{
+	const struct peer *p = find_peer(pm, name);
+
+	snprintf(buf, len, "%s", p ? p->last_error : "");
 }
 
 const char *peermgr_host_name(const struct peermgr *pm)

@@ -78,6 +78,16 @@ void peermgr_set_thread_ports(struct peermgr *pm, const uint32_t *ports, uint32_
 void peermgr_listen_text(const struct peermgr *pm, char *buf, size_t len);
 size_t peermgr_count(const struct peermgr *pm);
 /* Fill up to max entries, in configuration order; returns how many. */
+/* The peer a client's connect to ADDRESS:PORT/name goes through: a
+ * configured peer we dial at that address and port, else a dynamic one
+ * (named "ADDRESS:PORT"), added now and dialed if dynamic_peers allows.
+ * Its name goes to name. -EINVAL: text is not a numeric address:port;
+ * -EEXIST: it is this daemon; -EPERM: dynamic_peers = 0; -EUSERS: that
+ * many are there already; -ENAMETOOLONG: the address is too long to name
+ * a peer (CONF_PEER_NAME_MAX). */
+int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len);
+/* Why the last attempt to reach peer name failed ("" if none or unknown). */
+void peermgr_last_error(const struct peermgr *pm, const char *name, char *buf, size_t len);
 size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t max);
 
 /* ---- for the data path (engine integration) ---- */

@@ -38,6 +38,11 @@ struct peer {
 	char addrtext[64];
 	bool dials;                    /* our host_name sorts first: we make the connection */
 	bool keep;                     /* reload: still configured */
+	bool dynamic;                  /* added at run time (dynamic_peers), not configured:
+					* named by its address:port when we dialed it, by its
+					* host name when it dialed us; removed once its
+					* connection is gone */
+	bool expire;                   /* dynamic, its connection gone: retry_ev removes it */
 	enum peer_state state;
 	uint64_t since_ms;
 	struct pconn *conn;            /* being made or up; NULL between attempts */
@@ -112,6 +117,7 @@ struct peermgr {
 	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */
 	struct peer *peers[CONF_MAX_PEERS];
 	uint32_t n_peers;
+	uint32_t max_dynamic, n_dynamic;   /* dynamic_peers, and how many there are */
 	struct pconn *conns;
 	uint32_t n_unident;
 	uint32_t n_closing;

@@ -81,10 +81,11 @@ struct rcon {
 	bool rebind;                   /* unbinding to start over, not to fail */
 	char peer[CONF_PEER_NAME_MAX + 1];
 	char name[66];
+	bool dynamic;                  /* peer named by its address: dialed on demand */
 	uint64_t deadline_ms;
 	struct event *retry;
 	int last_err;
-	char last_why[128];
+	char last_why[224];
 };
 
 static struct dchan *chan_by_name(struct daemon *d, const char *peer, uint32_t *id)
@@ -653,9 +654,19 @@ static void rcon_step(struct rcon *rc)
 	}
 	ch = chan_by_name(d, rc->peer, &id);
 	if (!ch || !ch->up) {
-		char why[128];
+		char why[224], last[160] = "";
+		int r = 0;
 
-		snprintf(why, sizeof(why), "peer %s is not connected", rc->peer);
+		/* a dynamic peer that could not be reached goes after a while:
+		 * this adds it again and dials it now */
+		if (rc->dynamic)
+			r = peermgr_dynamic(d->peers, rc->peer, NULL, 0);
+		peermgr_last_error(d->peers, rc->peer, last, sizeof(last));
+		if (r == -EUSERS)
+			snprintf(why, sizeof(why), "cannot add %s: dynamic_peers are all taken", rc->peer);
+		else
+			snprintf(why, sizeof(why), "peer %s is not connected%s%s", rc->peer,
+				 last[0] ? ": " : "", last);
 		rcon_later(rc, -EHOSTUNREACH, why);
 		return;
 	}
@@ -723,8 +734,9 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
 		return;
 	}
 	if (hl == 0 || hl > CONF_PEER_NAME_MAX || !names_valid(slash + 1)) {
-		session_reply_err(s, -EINVAL, "invalid remote name '%s': host/name, host as in peers, "
-				  "name 1-64 characters of A-Z a-z 0-9 . _ : -", target);
+		session_reply_err(s, -EINVAL, "invalid remote name '%s': host/name, host as in peers or "
+				  "ADDRESS:PORT of a daemon's peer_listen, name 1-64 characters of "
+				  "A-Z a-z 0-9 . _ : -", target);
 		return;
 	}
 	rc = calloc(1, sizeof(*rc));
@@ -739,8 +751,33 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
 		session_reply_err(s, -EINVAL, "'%s' is this host: connect to '%s'", target, slash + 1);
 		return;
 	}
-	if (!chan_by_name(d, rc->peer, &id) && peer_get(d->peers, rc->peer, &(struct peer_info){ 0 }) == -ENOENT) {
-		session_reply_err(s, -EHOSTUNREACH, "no peer named '%s' in peers", rc->peer);
+	if (conf_scan_addr_port(rc->peer, &(struct conf_addr){ 0 }) == 0) {
+		/* ADDRESS:PORT: the peer there, configured or added now */
+		char host[CONF_PEER_NAME_MAX + 1];
+		int r = peermgr_dynamic(d->peers, rc->peer, host, sizeof(host));
+
+		if (r < 0) {
+			if (r == -EPERM)
+				session_reply_err(s, -EHOSTUNREACH, "%s is not in peers, and dynamic_peers = 0 "
+						  "(no peers added at run time)", rc->peer);
+			else if (r == -EUSERS)
+				session_reply_err(s, -EUSERS, "cannot add %s: dynamic_peers = %u peers were "
+						  "added at run time already", rc->peer, d->conf.dynamic_peers);
+			else if (r == -EEXIST)
+				session_reply_err(s, -EINVAL, "%s is this daemon: connect to '%s'", rc->peer,
+						  slash + 1);
+			else
+				session_reply_err(s, r, "cannot add %s as a peer: %s", rc->peer, strerror(-r));
+			free(rc);
+			return;
+		}
+		/* a configured peer at that address goes by its name */
+		snprintf(rc->peer, sizeof(rc->peer), "%s", host);
+		rc->dynamic = true;
+	} else if (!chan_by_name(d, rc->peer, &id) &&
+		   peer_get(d->peers, rc->peer, &(struct peer_info){ 0 }) == -ENOENT) {
+		session_reply_err(s, -EHOSTUNREACH, "no peer named '%s' in peers (nor a numeric "
+				  "ADDRESS:PORT)", rc->peer);
 		free(rc);
 		return;
 	}

@@ -73,6 +73,7 @@ static bool conf_equal(const struct conf *a, const struct conf *b)
 	       memcmp(&a->peer_listen, &b->peer_listen, sizeof(a->peer_listen)) == 0 &&
 	       a->n_peers == b->n_peers &&
 	       memcmp(a->peers, b->peers, sizeof(a->peers[0]) * a->n_peers) == 0 &&
+	       a->dynamic_peers == b->dynamic_peers &&
 	       strcmp(a->host_name, b->host_name) == 0 &&
 	       memcmp(&a->data_address, &b->data_address, sizeof(a->data_address)) == 0 &&
 	       a->data_port == b->data_port && a->data_paths == b->data_paths &&
@@ -520,6 +521,7 @@ static const struct bound bounds[] = {
 	{ "data_paths", "1", "256", "0", "257" },
 	{ "mtu", "576", "9000", "575", "9001" },
 	{ "peer_timeout_ms", "200", "60000", "199", "60001" },
+	{ "dynamic_peers", "0", "64", NULL, "65" },
 	{ "cc_base_rtt_us", "0", "1000000", NULL, "1000001" },
 	{ "reorder_window", "false", "true", NULL, "2" },
 	{ "path_per_packet", "false", "true", NULL, "yes-ish" },
@@ -655,7 +657,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 54);
+	assert_int_equal(l.n, 55);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -667,12 +669,13 @@ static void test_dump_lists_every_option(void **state)
 	assert_string_equal(l.text[23], "log_level = info");
 	assert_string_equal(l.text[24], "peer_listen = none");
 	assert_string_equal(l.text[25], "peers = none");
-	assert_string_equal(l.text[26], "host_name = auto");
-	assert_string_equal(l.text[27], "data_address = auto");
-	assert_string_equal(l.text[28], "data_port = 0");
-	assert_string_equal(l.text[29], "data_paths = 64");
-	assert_string_equal(l.text[30], "mtu = 1500");
-	assert_string_equal(l.text[31], "peer_timeout_ms = 3000");
+	assert_string_equal(l.text[26], "dynamic_peers = 0");
+	assert_string_equal(l.text[27], "host_name = auto");
+	assert_string_equal(l.text[28], "data_address = auto");
+	assert_string_equal(l.text[29], "data_port = 0");
+	assert_string_equal(l.text[30], "data_paths = 64");
+	assert_string_equal(l.text[31], "mtu = 1500");
+	assert_string_equal(l.text[32], "peer_timeout_ms = 3000");
 }
 
 static void test_dump_round_trip(void **state)
@@ -702,7 +705,7 @@ static void test_dump_round_trip(void **state)
 		 "max_ctl_msg = 1025\nctl_timeout_ms = 600000\nmax_listen_backlog = 4096\n"
 		 "engine_idle_spin_us = 0\nengine_poll_batch = 1024\nengine_cpu = 4095\n"
 		 "log_level = error\npeer_listen = [fd00::1]:65535\n"
-		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\n"
+		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\ndynamic_peers = 64\n"
 		 "host_name = Host-01.example\ndata_address = 10.1.2.3\ndata_port = 65279\n"
 		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\ncc = hint\n"
 		 "peer_cc = a=swift, b.c-d_e=none\n",
@@ -873,7 +876,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 54 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 55 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -881,7 +884,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:58: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:59: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -961,7 +964,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:58: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:59: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1113,7 +1116,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 54);
+	assert_int_equal(options, 55);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Peers named at connect time (dynamic_peers): two daemons on 127.0.0.1
+# that do not list each other. A client of a connects to
+# 127.0.0.1:PORT/name; a dials b's peer_listen, b takes the unlisted
+# daemon as a peer for as long as the connection lasts, and a verified
+# transfer goes through. Clear errors: dynamic_peers = 0 on either side,
+# the limit reached, this daemon's own address. Once the transfer is over
+# and the peer connection gone, both forget the other after
+# peer_timeout_ms. No root needed; all traffic stays on 127.0.0.1.
+. "$(dirname "$0")/lib.sh"
+XFER=$top_builddir/client/uccl_xfer
+TIMEOUT_MS=500
+
+set -- $(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(3)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+PA=$1 PB=$2 PC=$3
+
+write_conf() { # write_conf FILE NAME PORT DYNAMIC
+	{
+		echo "peer_listen = 127.0.0.1:$3"
+		echo "host_name = $2"
+		echo "dynamic_peers = $4"
+		echo "peer_timeout_ms = $TIMEOUT_MS"
+		echo "mtu = 9000"
+	} >"$1"
+}
+write_conf "$TMPD/a.conf" node-a "$PA" 1
+write_conf "$TMPD/b.conf" node-b "$PB" 2
+write_conf "$TMPD/c.conf" node-c "$PC" 0
+SOCK_A=$TMPD/ra/ucclsvcd.sock
+SOCK_B=$TMPD/rb/ucclsvcd.sock
+
+finish_all() {
+	if [ "$FAILS" -ne 0 ]; then
+		for n in a b c; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
+		exit 1
+	fi
+	exit 0
+}
+# peers_json SOCK: ucclctl --json peers as "name:state name:state ..."
+peers_of() {
+	timeout 10 "$UCCLCTL" --socket "$1" --json peers 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("noreply"); sys.exit()
+print(" ".join("%s:%s" % (p["name"], p["state"]) for p in d.get("peers", [])))'
+}
+
+start_named a
+start_named b
+PID_B=$STARTED_PID
+start_named c
+expect "no peers configured: a lists none" [ -z "$(peers_of "$SOCK_A")" ]
+
+# 1. a verified transfer to b, named by address
+"$XFER" --socket "$SOCK_B" --quiet recv dyn >"$TMPD/recv.out" 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes 64M send "127.0.0.1:$PB/dyn" >"$TMPD/send.out" 2>&1
+rc=$?
+wait $RP
+rrc=$?
+cat "$TMPD/send.out"
+expect "64M moved to 127.0.0.1:$PB/dyn and verified (sender rc $rc, receiver rc $rrc)" \
+	eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+pa=$(peers_of "$SOCK_A") pb=$(peers_of "$SOCK_B")
+expect "a names b by its address ($pa)" eval 'echo "$pa" | grep -q "127.0.0.1:$PB:"'
+expect "b took a as a peer by its host name ($pb)" eval 'echo "$pb" | grep -q "node-a:"'
+expect "a logged the peer added at run time" grep -q "127.0.0.1:$PB (127.0.0.1:$PB): added at run time" "$TMPD/a.log"
+expect "b logged the peer added at run time" grep -q "peer node-a (.*): added at run time (it dialed us" "$TMPD/b.log"
+
+# 2. clear errors
+out=$("$XFER" --socket "$SOCK_A" --bytes 1M send "127.0.0.1:$PC/x" 2>&1)
+expect "a's limit (dynamic_peers = 1) reached: EUSERS ($out)" \
+	eval 'echo "$out" | grep -q "dynamic_peers = 1 peers were added at run time already"'
+out=$("$XFER" --socket "$SOCK_A" --bytes 1M send "127.0.0.1:$PA/x" 2>&1)
+expect "a's own address: a clear error ($out)" eval 'echo "$out" | grep -q "is this daemon"'
+out=$("$XFER" --socket "$TMPD/rc/ucclsvcd.sock" --bytes 1M send "127.0.0.1:$PB/dyn" 2>&1)
+expect "dynamic_peers = 0 on c: refused at once ($out)" \
+	eval 'echo "$out" | grep -q "dynamic_peers = 0"'
+out=$(UCCL_SOCKET=$SOCK_B "$ITEST" connect "127.0.0.1:$PC/x" 1500 2>&1)
+expect "c does not take unlisted daemons: b's connect fails, saying why ($out)" \
+	eval 'echo "$out" | grep -q "configured peer of node-c"'
+out=$("$XFER" --socket "$SOCK_A" --bytes 1M send "999.0.0.1:1/x" 2>&1)
+expect "not an address nor a peer: clear error ($out)" eval 'echo "$out" | grep -q "no peer named"'
+
+# 3. stopping b ends the peer connection; a forgets b after peer_timeout_ms
+kill -TERM "$PID_B"
+gone=no
+for _ in $(seq 60); do
+	case $(peers_of "$SOCK_A") in *"127.0.0.1:$PB"*) sleep 0.1 ;; *) gone=yes; break ;; esac
+done
+expect "a removed the dynamic peer once b went away" [ "$gone" = yes ]
+expect "a logged the removal" grep -q "removed (added at run time; its connection is gone)" "$TMPD/a.log"
+finish_all
