@@ -153,6 +153,25 @@ static struct peer *find_peer_by_host(const struct peermgr *pm, const struct con
 
 /* An unknown host, or one refused for too many connections, is logged once
  * per address (and kind) per minute at most. */
+/* The peer that is the daemon listening at a (address and port): a
+ * configured one, one we dial, or an unlisted one that dialed us and is up
+ * (its hello gave its port). Dials given up for the other side's own
+ * connection do not count. dialed_only: only dynamic peers we dial. */
+static struct peer *peer_at(const struct peermgr *pm, const struct conf_addr *a, bool dialed_only)
+{
+	for (uint32_t i = 0; i < pm->n_peers; i++) {
+		struct peer *p = pm->peers[i];
+		bool accepted = p->dynamic && !p->dials;
+
+		if (p->superseded || !conf_addr_same_host(&p->addr, a) ||
+		    (dialed_only && (!p->dynamic || accepted)))
+			continue;
+		if (accepted ? p->state == PEER_UP && p->listen_port == a->port : p->addr.port == a->port)
+			return p;
+	}
+	return NULL;
+}
+
 static bool ratelog_allow(struct peermgr *pm, enum ratelog_kind kind, const struct conf_addr *a,
 			  uint32_t *suppressed)
 {
@@ -264,6 +283,8 @@ static int send_hello(struct pconn *c)
 	h.daemon_version = (char *)PACKAGE_VERSION;
 	h.has_wire_version = 1;
 	h.wire_version = PEER_WIRE_VERSION;
+	h.has_listen_port = 1;
+	h.listen_port = pm->listen.port;
 	/* always once set, one thread too: its presence tells the peer we
 	 * understand the thread fields of lookups and connects */
 	if (pm->n_threads >= 1) {
@@ -568,6 +589,7 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	for (uint32_t i = 0; i < p->n_threads; i++)
 		p->thread_ports[i] = h->n_thread_ports ? h->thread_ports[i] : h->data_port;
 	p->mtu = h->mtu;
+	p->listen_port = h->has_listen_port ? (uint16_t)h->listen_port : 0;
 	p->their_timeout_ms = h->timeout_ms;
 	p->tx_token = h->token;
 	p->rx_token = c->local_token;
@@ -606,6 +628,29 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	char why[PEER_ERROR_MAX];
 	int r;
 
+	/* an unlisted daemon that we dial too (each was named the other's
+	 * address at connect time): the dial of the one whose name sorts
+	 * first stays, as for configured peers */
+	if ((!p || (p->dynamic && !p->dials)) && h->has_listen_port) {
+		struct conf_addr la = c->ra;
+		struct peer *d;
+
+		la.port = (uint16_t)h->listen_port;
+		d = peer_at(pm, &la, true);
+		if (d && strcmp(pm->host_name, h->host_name) < 0) {
+			snprintf(why, sizeof(why), "%s dials %s itself (each named the other at connect "
+				 "time)", pm->host_name, h->host_name);
+			pconn_close(c, why, -EEXIST);
+			return;
+		}
+		if (d) {
+			d->superseded = true;
+			if (d->conn)
+				pconn_close(d->conn, "the peer's own connection is used instead", 0);
+			else
+				peer_expire(d);
+		}
+	}
 	/* an unlisted daemon: a peer for as long as its connection lasts, if
 	 * dynamic_peers allows one more */
 	if (!p && conf_peer_name_valid(h->host_name) && strcmp(h->host_name, pm->host_name) != 0)
@@ -664,6 +709,8 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 		 * are peered with already (it would see two of us) */
 		struct peer *q = find_peer(pm, h->host_name);
 
+		if (q && q->dynamic && q->state != PEER_UP)
+			q = NULL;              /* one that is going: not in the way */
 		for (uint32_t i = 0; !q && i < pm->n_peers; i++)
 			if (pm->peers[i] != p && pm->peers[i]->state == PEER_UP &&
 			    strcmp(pm->peers[i]->host, h->host_name) == 0)
@@ -674,6 +721,7 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 			snprintf(why, sizeof(why), "answers as host '%s', already a peer as %s", h->host_name,
 				 q->name);
 		if (strcmp(h->host_name, pm->host_name) == 0 || q) {
+			p->superseded = q != NULL;     /* the connect uses q */
 			pconn_close(c, why, -EEXIST);
 			return;
 		}
@@ -1358,11 +1406,8 @@ int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len
 
 	if (conf_scan_addr_port(text, &a) < 0)
 		return -EINVAL;
-	for (uint32_t i = 0; i < pm->n_peers; i++) {
-		p = pm->peers[i];
-		if (conf_addr_same_host(&p->addr, &a) && p->addr.port == a.port && (p->dials || p->dynamic))
-			goto found;
-	}
+	if ((p = peer_at(pm, &a, false)))
+		goto found;
 	if (conf_addr_same_host(&pm->listen, &a) && pm->listen.port == a.port)
 		return -EEXIST;
 	conf_addr_fmt(&a, true, canon, sizeof(canon));
@@ -1378,7 +1423,8 @@ int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len
 	if (!p)
 		return -ENOMEM;
 found:
-	if (p->dynamic && p->dials && !p->conn && p->state != PEER_UP && !pm->stopping) {
+	if (p->dynamic && p->dials && !p->superseded && !p->conn && p->state != PEER_UP &&
+	    !pm->stopping) {
 		p->expire = false;
 		event_del(p->retry_ev);
 		peer_dial(p);          /* failing, it expires again */

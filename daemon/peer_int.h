@@ -43,6 +43,9 @@ struct peer {
 					* host name when it dialed us; removed once its
 					* connection is gone */
 	bool expire;                   /* dynamic, its connection gone: retry_ev removes it */
+	bool superseded;               /* dynamic, dialed by us: the other daemon's own
+					* connection to us is used instead; never dialed again */
+	uint16_t listen_port;          /* from its hello: its peer_listen port (0: unknown) */
 	enum peer_state state;
 	uint64_t since_ms;
 	struct pconn *conn;            /* being made or up; NULL between attempts */

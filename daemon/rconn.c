@@ -82,6 +82,7 @@ struct rcon {
 	char peer[CONF_PEER_NAME_MAX + 1];
 	char name[66];
 	bool dynamic;                  /* peer named by its address: dialed on demand */
+	char target[CONF_PEER_NAME_MAX + 1]; /* that ADDRESS:PORT, as the client gave it */
 	uint64_t deadline_ms;
 	struct event *retry;
 	int last_err;
@@ -647,20 +648,27 @@ static void rcon_step(struct rcon *rc)
 	struct dchan *ch;
 	struct engcmd *c;
 	uint32_t id;
+	int r = 0;
 
 	if (rc->s->closing) {
 		rcon_fail(rc, -ECANCELED, "client went away");
 		return;
 	}
+	/* the peer at that address now: the same, one that dialed us
+	 * meanwhile (its own connection won over ours), or one added again
+	 * and dialed (a dynamic peer that could not be reached goes after a
+	 * while) */
+	if (rc->dynamic) {
+		char host[CONF_PEER_NAME_MAX + 1];
+
+		r = peermgr_dynamic(d->peers, rc->target, host, sizeof(host));
+		if (r == 0)
+			snprintf(rc->peer, sizeof(rc->peer), "%s", host);
+	}
 	ch = chan_by_name(d, rc->peer, &id);
 	if (!ch || !ch->up) {
 		char why[224], last[160] = "";
-		int r = 0;
 
-		/* a dynamic peer that could not be reached goes after a while:
-		 * this adds it again and dials it now */
-		if (rc->dynamic)
-			r = peermgr_dynamic(d->peers, rc->peer, NULL, 0);
 		peermgr_last_error(d->peers, rc->peer, last, sizeof(last));
 		if (r == -EUSERS)
 			snprintf(why, sizeof(why), "cannot add %s: dynamic_peers are all taken", rc->peer);
@@ -692,7 +700,7 @@ static void rcon_step(struct rcon *rc)
 	if (!rc->looked_up && ch->rthreads > 1) {
 		uint64_t now = daemon_now_ms();
 		uint32_t left = rc->deadline_ms > now ? (uint32_t)(rc->deadline_ms - now) : 1;
-		int r = peer_lookup(d->peers, rc->peer, rc->name, left, looked_up, rc, NULL);
+		r = peer_lookup(d->peers, rc->peer, rc->name, left, looked_up, rc, NULL);
 
 		if (r == -ENOTCONN || r == -EBUSY)
 			rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, ask_why(r));
@@ -772,6 +780,7 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
 			return;
 		}
 		/* a configured peer at that address goes by its name */
+		snprintf(rc->target, sizeof(rc->target), "%s", rc->peer);
 		snprintf(rc->peer, sizeof(rc->peer), "%s", host);
 		rc->dynamic = true;
 	} else if (!chan_by_name(d, rc->peer, &id) &&

@@ -138,6 +138,10 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 			 h->data_address ? "bad" : "no");
 		return -EINVAL;
 	}
+	if (h->has_listen_port && (h->listen_port == 0 || h->listen_port > 65535)) {
+		snprintf(why, whylen, "hello: bad listen_port %u (1..65535)", h->listen_port);
+		return -EINVAL;
+	}
 	if (!h->has_data_port || h->data_port > 65535) {
 		snprintf(why, whylen, "hello: %s data_port (0..65535)", h->has_data_port ? "bad" : "no");
 		return -EINVAL;

@@ -36,7 +36,7 @@ SOCK_B=$TMPD/rb/ucclsvcd.sock
 
 finish_all() {
 	if [ "$FAILS" -ne 0 ]; then
-		for n in a b c; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
+		for n in a b c e f; do echo "--- $n.log ---"; cat "$TMPD/$n.log" 2>/dev/null; done
 		exit 1
 	fi
 	exit 0
@@ -75,6 +75,20 @@ expect "b took a as a peer by its host name ($pb)" eval 'echo "$pb" | grep -q "n
 expect "a logged the peer added at run time" grep -q "127.0.0.1:$PB (127.0.0.1:$PB): added at run time" "$TMPD/a.log"
 expect "b logged the peer added at run time" grep -q "peer node-a (.*): added at run time (it dialed us" "$TMPD/b.log"
 
+# 1b. b's client names a by address: b uses the peer it has (a dialed it),
+# no second peer connection
+"$XFER" --socket "$SOCK_A" --quiet recv back >"$TMPD/recvb.out" 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_B" --bytes 16M --quiet send "127.0.0.1:$PA/back" >"$TMPD/sendb.out" 2>&1
+rc=$?
+wait $RP
+rrc=$?
+expect "16M moved back to 127.0.0.1:$PA/back (rc $rc, $rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+pa=$(peers_of "$SOCK_A") pb=$(peers_of "$SOCK_B")
+expect "still one peer each way ($pa | $pb)" \
+	eval '[ "$(echo "$pa" | wc -w)" -eq 1 ] && [ "$(echo "$pb" | wc -w)" -eq 1 ]'
+
 # 2. clear errors
 out=$("$XFER" --socket "$SOCK_A" --bytes 1M send "127.0.0.1:$PC/x" 2>&1)
 expect "a's limit (dynamic_peers = 1) reached: EUSERS ($out)" \
@@ -89,6 +103,35 @@ expect "c does not take unlisted daemons: b's connect fails, saying why ($out)" 
 	eval 'echo "$out" | grep -q "configured peer of node-c"'
 out=$("$XFER" --socket "$SOCK_A" --bytes 1M send "999.0.0.1:1/x" 2>&1)
 expect "not an address nor a peer: clear error ($out)" eval 'echo "$out" | grep -q "no peer named"'
+
+# 2b. two more daemons that name each other by address at the same time:
+# both transfers go through, over one peer connection
+set -- $(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+PE=$1 PF=$2
+write_conf "$TMPD/e.conf" node-e "$PE" 2
+write_conf "$TMPD/f.conf" node-f "$PF" 2
+start_named e
+start_named f
+SOCK_E=$TMPD/re/ucclsvcd.sock SOCK_F=$TMPD/rf/ucclsvcd.sock
+"$XFER" --socket "$SOCK_E" --quiet recv toe >/dev/null 2>&1 &
+R1=$!
+"$XFER" --socket "$SOCK_F" --quiet recv tof >/dev/null 2>&1 &
+R2=$!
+sleep 0.3
+"$XFER" --socket "$SOCK_E" --bytes 16M --quiet send "127.0.0.1:$PF/tof" >"$TMPD/s1.out" 2>&1 &
+S1=$!
+"$XFER" --socket "$SOCK_F" --bytes 16M --quiet send "127.0.0.1:$PE/toe" >"$TMPD/s2.out" 2>&1 &
+S2=$!
+for p in $S1 $S2 $R1 $R2; do wait "$p" || fail "simultaneous transfers: process $p failed"; done
+cat "$TMPD/s1.out" "$TMPD/s2.out"
+pe=$(peers_of "$SOCK_E") pf=$(peers_of "$SOCK_F")
+expect "simultaneous connects by address: one peer each, up ($pe | $pf)" \
+	eval 'echo "$pe" | grep -q ":up" && echo "$pf" | grep -q ":up" &&
+	      [ "$(echo "$pe" | wc -w)" -eq 1 ] && [ "$(echo "$pf" | wc -w)" -eq 1 ]'
 
 # 3. stopping b ends the peer connection; a forgets b after peer_timeout_ms
 kill -TERM "$PID_B"

@@ -229,6 +229,17 @@ static void test_hello_checks(void **state)
 	assert_string_equal(why, "peer's data packets are wire version 2 or older "
 			    "(no wire_version in its hello), this daemon's are 3");
 
+	/* listen_port: optional, 1..65535 when given */
+	h = good_hello();
+	h.has_listen_port = 1;
+	h.listen_port = 7401;
+	assert_int_equal(check_hello(&h, why), 0);
+	h.listen_port = 0;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad listen_port 0 (1..65535)");
+	h.listen_port = 65536;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+
 	h = good_hello();
 	h.host_name = NULL;
 	assert_int_equal(check_hello(&h, why), -EINVAL);
