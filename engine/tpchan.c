@@ -1278,7 +1278,9 @@ static void check_timer(struct tchan *c, uint64_t now)
 	if (c->txk->lost > lost0)
 		loss_note(c, c->txk->lost - lost0);
 	c->st.retx_timeouts++;
-	if (!c->p.go_back_n) {
+	/* a timeout again before the verdict (backoff) keeps the first: the
+	 * ACK of its resend must not read as older than a later one */
+	if (!c->p.go_back_n && !c->rto_judge) {
 		c->rto_judge = true;
 		c->rto_at = now;
 		c->rto_psn = c->txk->una;
@@ -1525,6 +1527,12 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	 * coalescing delay */
 	ack_schedule(c, d, now, true,
 		     !in_order || d->msg_off + d->payload_len == d->msg_len);
+	/* a resend that arrived new (its original was lost) is what the ACK
+	 * echoes, not an older arrival waiting for the same ACK: the sender
+	 * tells a right timeout from a spurious one by the echo (RFC 3522),
+	 * and the resend's own send time gives an exact RTT */
+	if (d->flags & WIRE_F_RETX)
+		c->ack_tsecr = d->tsval;
 	return 0;
 }
 

@@ -956,6 +956,79 @@ static void test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it(void 
 	world_fini(&w);
 }
 
+/* Takes every DATA packet a sends (up to 4): none reaches b. */
+struct grab {
+	uint8_t pkt[4][9000];
+	uint32_t len[4];
+	int n;
+};
+
+static int64_t grab_data(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct grab *g = arg;
+	struct wire_pkt w;
+
+	if (from != 0 || wire_parse(pkt, len, &w) < 0 || w.type != WIRE_DATA)
+		return 0;
+	if (g->n < 4) {
+		memcpy(g->pkt[g->n], pkt, len);
+		g->len[g->n++] = len;
+	}
+	return -1;
+}
+
+/* b gets psn 1 (sent at T1), then, before it answers, the resend of the
+ * lost psn 0 (sent at T2, later): the ACK echoes the resend, so the
+ * sender can see its timeout was right (an echo of T1 read as "the
+ * original arrived"). */
+static void test_an_ack_echoes_a_resend_that_filled_a_hole(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	static struct grab g;
+	struct tpchan_txpkt out[8];
+	uint8_t bufs[8][9000];
+	struct wire_pkt d0, d1, ack;
+	uint8_t resend[9000];
+	struct tpchan_msg m;
+	int n, found = 0;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	p.npaths = 1;
+	world_init(&w, 1, false);
+	w.msgs[0].len = 2 * MSS1500;
+	w.total = 2 * MSS1500;
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, grab_data, &g);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(wire_parse(g.pkt[0], g.len[0], &d0), 0);
+	assert_int_equal(wire_parse(g.pkt[1], g.len[1], &d1), 0);
+	assert_int_equal(d1.data.psn, d0.data.psn + 1);
+	d0.data.flags |= WIRE_F_RETX;
+	d0.data.tsval = d1.data.tsval + 500 * US;
+	n = wire_write_data(resend, sizeof(resend), &d0.data);
+	assert_true(n > 0);
+	assert_int_equal(wirelink_inject(w.link, 1, g.pkt[1], g.len[1]), 0);
+	assert_int_equal(wirelink_inject(w.link, 1, resend, (size_t)n), 0);
+	for (int i = 0; i < 8; i++)
+		out[i].buf = bufs[i];
+	n = tpchan_tx(w.b, wirelink_now(w.link), out, 8);
+	for (int i = 0; i < n; i++) {
+		if (wire_parse(out[i].buf, out[i].len, &ack) < 0 || ack.type != WIRE_ACK)
+			continue;
+		assert_int_equal(ack.ack.cum_psn, d1.data.psn + 1);
+		assert_int_equal(ack.ack.tsecr, d0.data.tsval);
+		found++;
+	}
+	assert_int_equal(found, 1);
+	world_fini(&w);
+}
+
 /* One packet lost again and again while the rest of the transfer flows: its
  * losses are found by SACKs and the reordering window, the peer answers
  * all along, so resends past max_retx do not fail the channel; only the
@@ -2597,6 +2670,7 @@ int main(void)
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
+		cmocka_unit_test(test_an_ack_echoes_a_resend_that_filled_a_hole),
 		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
 		cmocka_unit_test(test_forged_refusal_counters_are_dropped),
 		cmocka_unit_test(test_refused_delivery_fails_the_message_at_the_sender),
