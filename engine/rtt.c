@@ -87,20 +87,29 @@ uint64_t rtt_rto(const struct rtt *r)
 	return r->rto_ns;
 }
 
-void rtt_timeout_spurious(struct rtt *r)
+void rtt_timeout_spurious(struct rtt *r, uint64_t now_ns)
 {
 	uint64_t cap = r->rto_min_ns > r->rto_max_ns / RTT_FLOOR_MAX_MULT ? r->rto_max_ns
 		       : r->rto_min_ns * RTT_FLOOR_MAX_MULT;
 	uint64_t f = r->floor_ns > r->rto_min_ns ? r->floor_ns : r->rto_min_ns;
 
 	r->floor_ns = f > cap / 2 ? cap : f * 2;
+	r->floor_at_ns = now_ns;
 	if (r->rto_ns < r->floor_ns)
 		r->rto_ns = clamp(r, r->rto_ns);
 }
 
-void rtt_timeout_right(struct rtt *r)
+void rtt_timeout_right(struct rtt *r, uint64_t now_ns)
 {
 	r->floor_ns /= 2;
 	if (r->floor_ns < r->rto_min_ns)
 		r->floor_ns = r->rto_min_ns;
+	r->floor_at_ns = now_ns;
+}
+
+void rtt_floor_tick(struct rtt *r, uint64_t now_ns)
+{
+	if (r->floor_ns > r->rto_min_ns && now_ns >= r->floor_at_ns &&
+	    now_ns - r->floor_at_ns >= RTT_FLOOR_HOLD_NS)
+		rtt_timeout_right(r, now_ns);
 }

@@ -21,6 +21,7 @@ struct rtt {
 	uint64_t rto_ns;               /* current timeout, backoff included */
 	uint64_t rto_min_ns, rto_max_ns;
 	uint64_t floor_ns;             /* the floor now: rto_min_ns or above */
+	uint64_t floor_at_ns;          /* when it last rose or fell */
 	uint32_t backoff;              /* consecutive timeouts */
 };
 
@@ -29,8 +30,12 @@ void rtt_sample(struct rtt *r, uint64_t rtt_ns);   /* also clears the backoff */
 void rtt_on_timeout(struct rtt *r);               /* doubles rto up to the ceiling */
 uint64_t rtt_rto(const struct rtt *r);
 /* A timeout turned out spurious (the original was acknowledged): the floor
- * doubles. One that was right: the floor halves back toward rto_min. */
-void rtt_timeout_spurious(struct rtt *r);
-void rtt_timeout_right(struct rtt *r);
+ * doubles. One that was right: the floor halves back toward rto_min, as it
+ * does after RTT_FLOOR_HOLD_NS without either (rtt_floor_tick, on ACKs):
+ * most losses are repaired without a timeout, so a right one may not come. */
+#define RTT_FLOOR_HOLD_NS 1000000000ull
+void rtt_timeout_spurious(struct rtt *r, uint64_t now_ns);
+void rtt_timeout_right(struct rtt *r, uint64_t now_ns);
+void rtt_floor_tick(struct rtt *r, uint64_t now_ns);
 
 #endif

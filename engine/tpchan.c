@@ -1600,9 +1600,9 @@ static void rto_verdict(struct tchan *c, uint64_t tsecr)
 	c->rto_judge = false;
 	if (tsecr < c->rto_at) {
 		c->st.rto_spurious++;
-		rtt_timeout_spurious(&c->rtt);
+		rtt_timeout_spurious(&c->rtt, c->rto_at);
 	} else {
-		rtt_timeout_right(&c->rtt);
+		rtt_timeout_right(&c->rtt, c->rto_at);
 	}
 }
 
@@ -1662,6 +1662,7 @@ static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 		uint64_t sample = 0;
 
 		c->tlp_armed = true;           /* progress: the next tail may probe */
+		rtt_floor_tick(&c->rtt, now);
 		if (a->tsecr <= now) {
 			sample = now - a->tsecr ? now - a->tsecr : 1;
 			rtt_sample(&c->rtt, sample);

@@ -130,24 +130,39 @@ static void test_spurious_timeouts_raise_the_floor(void **state)
 	rtt_init(&r, 1 * MS, 100 * US, 10 * MS);
 	rtt_sample(&r, 5 * US);
 	assert_int_equal(rtt_rto(&r), 100 * US);
-	rtt_timeout_spurious(&r);
+	rtt_timeout_spurious(&r, 0);
 	assert_int_equal(rtt_rto(&r), 200 * US);      /* takes effect at once */
 	for (int i = 0; i < 10; i++)
-		rtt_timeout_spurious(&r);
+		rtt_timeout_spurious(&r, 0);
 	assert_int_equal(r.floor_ns, 1600 * US);       /* 16 x rto_min */
 	rtt_sample(&r, 5 * US);
 	assert_int_equal(rtt_rto(&r), 1600 * US);
-	rtt_timeout_right(&r);
+	rtt_timeout_right(&r, 0);
 	rtt_sample(&r, 5 * US);
 	assert_int_equal(rtt_rto(&r), 800 * US);
 	for (int i = 0; i < 10; i++)
-		rtt_timeout_right(&r);
+		rtt_timeout_right(&r, 0);
 	rtt_sample(&r, 5 * US);
 	assert_int_equal(rtt_rto(&r), 100 * US);
 
+	/* with neither verdict for RTT_FLOOR_HOLD_NS, the floor halves */
+	rtt_init(&r, 1 * MS, 100 * US, 10 * MS);
+	rtt_timeout_spurious(&r, 5 * MS);
+	rtt_timeout_spurious(&r, 6 * MS);               /* 400 us since 6 ms */
+	rtt_floor_tick(&r, 6 * MS + RTT_FLOOR_HOLD_NS - 1);
+	assert_int_equal(r.floor_ns, 400 * US);
+	rtt_floor_tick(&r, 6 * MS + RTT_FLOOR_HOLD_NS);
+	assert_int_equal(r.floor_ns, 200 * US);
+	rtt_floor_tick(&r, 6 * MS + RTT_FLOOR_HOLD_NS + 1);
+	assert_int_equal(r.floor_ns, 200 * US);         /* the next hold starts now */
+	rtt_floor_tick(&r, 6 * MS + 3 * RTT_FLOOR_HOLD_NS);
+	assert_int_equal(r.floor_ns, 100 * US);
+	rtt_floor_tick(&r, 6 * MS + 9 * RTT_FLOOR_HOLD_NS);
+	assert_int_equal(r.floor_ns, 100 * US);         /* never below rto_min */
+
 	rtt_init(&r, 1 * MS, 1 * MS, 4 * MS);          /* the ceiling caps the floor */
 	for (int i = 0; i < 10; i++)
-		rtt_timeout_spurious(&r);
+		rtt_timeout_spurious(&r, 0);
 	rtt_sample(&r, 5 * US);
 	assert_int_equal(rtt_rto(&r), 4 * MS);
 }
