@@ -359,6 +359,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg);
 /* The peer lost its connection c (which was p->conn). */
 static void peer_remove(struct peer *p, const char *why);
 static void peer_expire(struct peer *p);
+static void peer_supersede(struct peer *p);
 static struct peer *peer_add_dynamic(struct peermgr *pm, const char *name, const struct conf_addr *a,
 				     bool dials);
 
@@ -631,25 +632,24 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	/* an unlisted daemon that we dial too (each was named the other's
 	 * address at connect time): the dial of the one whose name sorts
 	 * first stays, as for configured peers */
-	if ((!p || (p->dynamic && !p->dials)) && h->has_listen_port) {
+	if ((!p || (p->dynamic && !p->dials)) && h->has_listen_port &&
+	    conf_peer_name_valid(h->host_name) && strcmp(h->host_name, pm->host_name) != 0) {
 		struct conf_addr la = c->ra;
 		struct peer *d;
 
 		la.port = (uint16_t)h->listen_port;
 		d = peer_at(pm, &la, true);
-		if (d && strcmp(pm->host_name, h->host_name) < 0) {
-			snprintf(why, sizeof(why), "%s dials %s itself (each named the other at connect "
-				 "time)", pm->host_name, h->host_name);
+		/* a dial of ours that is up stays whatever the names say: the
+		 * other side took it, and a hello must not tear it down */
+		if (d && (d->state == PEER_UP || strcmp(pm->host_name, h->host_name) < 0)) {
+			snprintf(why, sizeof(why), "%s %s %s itself (each named the other at connect "
+				 "time)", pm->host_name, d->state == PEER_UP ? "is connected to" : "dials",
+				 h->host_name);
 			pconn_close(c, why, -EEXIST);
 			return;
 		}
-		if (d) {
-			d->superseded = true;
-			if (d->conn)
-				pconn_close(d->conn, "the peer's own connection is used instead", 0);
-			else
-				peer_expire(d);
-		}
+		if (d)
+			peer_supersede(d);     /* its slot is the one the new peer takes */
 	}
 	/* an unlisted daemon: a peer for as long as its connection lasts, if
 	 * dynamic_peers allows one more */
@@ -721,8 +721,10 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 			snprintf(why, sizeof(why), "answers as host '%s', already a peer as %s", h->host_name,
 				 q->name);
 		if (strcmp(h->host_name, pm->host_name) == 0 || q) {
-			p->superseded = q != NULL;     /* the connect uses q */
-			pconn_close(c, why, -EEXIST);
+			if (q)
+				peer_supersede(p);      /* the connect uses q */
+			else
+				pconn_close(c, why, -EEXIST);
 			return;
 		}
 	} else if (strcmp(h->host_name, p->name) != 0) {
@@ -1189,9 +1191,27 @@ static struct peer *peer_add_dynamic(struct peermgr *pm, const char *name, const
 		return NULL;
 	p->dynamic = true;
 	pm->n_dynamic++;
+	/* made again under the same name after a while, it must not match
+	 * events of the old one's channels (they carry its generation) */
+	p->generation = (uint64_t)++pm->n_made << 32;
 	log_info("peer %s (%s): added at run time (%s; %u of dynamic_peers = %u)", p->name, p->addrtext,
 		 dials ? "a client connects to it" : "it dialed us", pm->n_dynamic, pm->max_dynamic);
 	return p;
+}
+
+/* A dial of ours that gives way to the other daemon's connection to us:
+ * never dialed again, and no longer counted against dynamic_peers; it
+ * goes once its connection is closed. */
+static void peer_supersede(struct peer *p)
+{
+	if (p->superseded)
+		return;
+	p->superseded = true;
+	p->pm->n_dynamic--;
+	if (p->conn)
+		pconn_close(p->conn, "the peer's own connection is used instead", -EEXIST);
+	else
+		peer_expire(p);
 }
 
 /* A dynamic peer whose connection is gone (or could not be made) goes
@@ -1222,7 +1242,7 @@ static void peer_remove(struct peer *p, const char *why)
 		;
 	memmove(&pm->peers[i], &pm->peers[i + 1], sizeof(pm->peers[0]) * (pm->n_peers - i - 1));
 	pm->n_peers--;
-	if (p->dynamic)
+	if (p->dynamic && !p->superseded)
 		pm->n_dynamic--;
 	free(p);
 }
@@ -1359,8 +1379,16 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c)
 	/* a lower limit lets the dynamic peers there are stay until they go */
 	pm->max_dynamic = c->dynamic_peers;
 	/* removals first, so that the table never holds more than the limit */
-	for (uint32_t i = 0; i < pm->n_peers; i++)
-		pm->peers[i]->keep = pm->peers[i]->dynamic;
+	for (uint32_t i = 0; i < pm->n_peers; i++) {
+		struct peer *p = pm->peers[i];
+
+		/* a dynamic peer stays, unless the list now names it: then it
+		 * goes and comes back as configured (address, who dials) */
+		p->keep = p->dynamic;
+		for (uint32_t k = 0; p->dynamic && k < c->n_peers; k++)
+			if (strcmp(c->peers[k].name, p->name) == 0)
+				p->keep = false;
+	}
 	for (uint32_t i = 0; i < c->n_peers; i++) {
 		struct peer *p = is_self(pm, &c->peers[i]) ? NULL : find_peer(pm, c->peers[i].name);
 

@@ -120,7 +120,10 @@ struct peermgr {
 	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */
 	struct peer *peers[CONF_MAX_PEERS];
 	uint32_t n_peers;
-	uint32_t max_dynamic, n_dynamic;   /* dynamic_peers, and how many there are */
+	uint32_t max_dynamic, n_dynamic;   /* dynamic_peers, and how many count against it
+					    * (superseded dials do not) */
+	uint32_t n_made;                   /* dynamic peers made so far: each starts its
+					    * generations above every earlier one's */
 	struct pconn *conns;
 	uint32_t n_unident;
 	uint32_t n_closing;

@@ -104,16 +104,17 @@ expect "c does not take unlisted daemons: b's connect fails, saying why ($out)" 
 out=$("$XFER" --socket "$SOCK_A" --bytes 1M send "999.0.0.1:1/x" 2>&1)
 expect "not an address nor a peer: clear error ($out)" eval 'echo "$out" | grep -q "no peer named"'
 
-# 2b. two more daemons that name each other by address at the same time:
-# both transfers go through, over one peer connection
+# 2b. two more daemons that name each other by address at the same time,
+# each allowed one dynamic peer: both transfers go through, over one peer
+# connection (the dial that gives way frees its slot for the other's)
 set -- $(python3 -c '
 import socket
 ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))')
 PE=$1 PF=$2
-write_conf "$TMPD/e.conf" node-e "$PE" 2
-write_conf "$TMPD/f.conf" node-f "$PF" 2
+write_conf "$TMPD/e.conf" node-e "$PE" 1
+write_conf "$TMPD/f.conf" node-f "$PF" 1
 start_named e
 start_named f
 SOCK_E=$TMPD/re/ucclsvcd.sock SOCK_F=$TMPD/rf/ucclsvcd.sock
@@ -132,6 +133,32 @@ pe=$(peers_of "$SOCK_E") pf=$(peers_of "$SOCK_F")
 expect "simultaneous connects by address: one peer each, up ($pe | $pf)" \
 	eval 'echo "$pe" | grep -q ":up" && echo "$pf" | grep -q ":up" &&
 	      [ "$(echo "$pe" | wc -w)" -eq 1 ] && [ "$(echo "$pf" | wc -w)" -eq 1 ]'
+
+# 2c. a reload that lists a dynamic peer in peers makes it a configured
+# one: it stays known after its daemon stops, and takes it back when it
+# restarts listing this one too (f had node-e as a dynamic peer, or e had
+# f by address)
+case $(peers_of "$SOCK_F") in
+*node-e*) X=f XSOCK=$SOCK_F XNAME=node-f XPORT=$PF Y=e YNAME=node-e YPORT=$PE ;;
+*) X=e XSOCK=$SOCK_E XNAME=node-e XPORT=$PE Y=f YNAME=node-f YPORT=$PF ;;
+esac
+pid_of() { sed -n 's/^ucclsvcd\[\([0-9]*\)\].*ready on.*/\1/p' "$TMPD/$1.log" | tail -n 1; }
+echo "peers = $YNAME=127.0.0.1:$YPORT" >>"$TMPD/$X.conf"
+kill -HUP "$(pid_of "$X")"
+sleep 0.5
+kill -TERM "$(pid_of "$Y")"
+sleep 1.5
+px=$(peers_of "$XSOCK")
+expect "after the reload $YNAME is configured on $X: still listed once its daemon stopped ($px)" \
+	eval 'echo "$px" | grep -q "$YNAME:"'
+echo "peers = $XNAME=127.0.0.1:$XPORT" >>"$TMPD/$Y.conf"
+start_named "$Y"
+up=no
+for _ in $(seq 100); do
+	case $(peers_of "$XSOCK") in *"$YNAME:up"*) up=yes; break ;; esac
+	sleep 0.1
+done
+expect "the configured $YNAME comes back up when its daemon restarts ($(peers_of "$XSOCK"))" [ "$up" = yes ]
 
 # 3. stopping b ends the peer connection; a forgets b after peer_timeout_ms
 kill -TERM "$PID_B"
