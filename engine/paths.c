@@ -35,6 +35,7 @@ struct paths {
 	 * later, unless it is stamped earlier than the path's last one. */
 	uint64_t all_lost_until_ns;
 	bool all_lost;
+	bool load_first;               /* paths_set_load_first */
 	struct path *p;                /* n entries, or NULL (released: defaults) */
 };
 
@@ -196,12 +197,47 @@ uint16_t paths_pick(struct paths *p, uint64_t now_ns)
 		pick = b;
 	} else if (lb) {
 		pick = a;
+	} else if (p->load_first && p->p[a].st.inflight != p->p[b].st.inflight) {
+		pick = p->p[b].st.inflight < p->p[a].st.inflight ? b : a;
 	} else {
 		/* Ties go to a, itself uniform: equal paths share load evenly. */
 		pick = p->p[b].st.srtt_ns < p->p[a].st.srtt_ns ? b : a;
 	}
 	p->p[pick].st.sent_chunks++;
 	return (uint16_t)pick;
+}
+
+void paths_set_load_first(struct paths *p, bool on)
+{
+	p->load_first = on;
+}
+
+void paths_on_send(struct paths *p, uint16_t path)
+{
+	if (path < p->n && table(p) && p->p[path].st.inflight < UINT32_MAX)
+		p->p[path].st.inflight++;
+}
+
+void paths_on_done(struct paths *p, uint16_t path)
+{
+	/* a released table knows of nothing in flight */
+	if (path < p->n && p->p && p->p[path].st.inflight)
+		p->p[path].st.inflight--;
+}
+
+uint64_t paths_load(const struct paths *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; p->p && i < p->n; i++)
+		n += p->p[i].st.inflight;
+	return n;
+}
+
+void paths_clear_load(struct paths *p)
+{
+	for (uint32_t i = 0; p->p && i < p->n; i++)
+		p->p[i].st.inflight = 0;
 }
 
 void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns)

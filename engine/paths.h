@@ -2,12 +2,16 @@
 /*
  * paths: the per-path table of a channel. A path is one UDP source port (one
  * ECMP hash); the transport picks a path per chunk by power-of-two choices on
- * smoothed per-path RTT and avoids paths that lost packets recently.
+ * smoothed per-path RTT and avoids paths that lost packets recently. With a
+ * path per packet (paths_set_load_first) the choice goes to the path with
+ * fewer packets in flight first, RTT breaking ties: a path whose hash lands
+ * on a busy link returns its ACKs later and so holds more packets.
  * Deterministic from a seed (no randomness of its own).
  */
 #ifndef UCCL_ENGINE_PATHS_H
 #define UCCL_ENGINE_PATHS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +24,7 @@ struct paths;
 
 struct paths_stat {
 	uint64_t srtt_ns;              /* 0 until sampled */
+	uint32_t inflight;             /* packets sent on it, not acknowledged or resent */
 	uint64_t sent_chunks;
 	uint64_t losses;
 	uint64_t last_loss_ns;
@@ -43,6 +48,14 @@ int paths_pack(const struct paths *p, struct vpack *v);
 struct paths *paths_unpack(struct vunpack *r);
 
 uint16_t paths_pick(struct paths *p, uint64_t now_ns);
+/* Fewer packets in flight wins the choice before RTT (off when created). */
+void paths_set_load_first(struct paths *p, bool on);
+/* A packet went on path / left it (acknowledged, or to be resent on
+ * another); paths_clear_load: nothing is in flight any more. */
+void paths_on_send(struct paths *p, uint16_t path);
+void paths_on_done(struct paths *p, uint16_t path);
+void paths_clear_load(struct paths *p);
+uint64_t paths_load(const struct paths *p);    /* the counts added up */
 void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns);
 void paths_on_loss(struct paths *p, uint16_t path, uint64_t now_ns);
 uint32_t paths_count(const struct paths *p);

@@ -405,6 +405,8 @@ static struct tchan *ch_new(const struct tpchan_params *params)
 	if (!c->rx)
 		goto out_tx;
 	c->paths = paths_new(c->p.npaths, c->p.seed, c->p.path_loss_hold_ns);
+	if (c->paths)
+		paths_set_load_first(c->paths, c->p.path_per_packet);
 	if (!c->paths)
 		goto out_rx;
 	c->cc = c->p.cc;
@@ -727,6 +729,7 @@ static void ch_reset(struct tchan *c, int err)
 	c->cur = NONE;
 	c->held_head = c->held_tail = NONE;
 	sb_tx_clear(c->tx, NULL, NULL);
+	paths_clear_load(c->paths);
 	c->gbn_una = c->next_psn;
 	c->gbn_una_resends = 0;
 	c->cr_told = c->cr_req_owed = false;   /* nothing waits for credit now */
@@ -944,6 +947,7 @@ static int send_new(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int
 			.cookie = (uint64_t)i << OFF_BITS | off, .sent_ns = now,
 			.bytes = len, .path = c->chunk_path,
 		});
+		paths_on_send(c->paths, c->chunk_path);
 		write_data(c, i, off, len, psn, c->chunk_path, false, more, now, &out[n]);
 		c->next_psn = psn + 1;
 		c->last_data_ns = now;
@@ -985,7 +989,9 @@ static int send_lost(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		}
 		/* steer the resend away from the path that lost it */
 		paths_on_loss(c->paths, sp.path, now);
+		paths_on_done(c->paths, sp.path);
 		path = paths_pick(c->paths, now);
+		paths_on_send(c->paths, path);
 		/* a read() error fails the message; the resend is then a filler */
 		fill_payload(c, i, off, sp.bytes, &out[n]);
 		write_data(c, i, off, sp.bytes, psn, path, true,
@@ -1548,6 +1554,7 @@ static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 	c->lost_acked += c->lost_seen - lost;
 	c->lost_seen = lost;
 	c->acked_bytes += p->bytes;
+	paths_on_done(c->paths, p->path);
 	if (c->p.go_back_n) {
 		c->gbn_una = psn + 1;          /* cumulative only: in psn order */
 		c->gbn_una_resends = 0;
@@ -1837,6 +1844,7 @@ static void ch_get_stats(const struct tchan *c, struct tpchan_stats *out)
 	*out = c->st;
 	out->inflight_pkts = sb_tx_inflight(c->tx);
 	out->inflight_bytes = sb_tx_inflight_bytes(c->tx);
+	out->path_load_pkts = paths_load(c->paths);
 	out->queued_msgs = c->queued;
 	out->nacks_pending = c->ref_issued - c->ref_confirmed;
 	out->srtt_ns = c->rtt.srtt_ns;

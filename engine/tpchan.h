@@ -168,6 +168,7 @@ struct tpchan_stats {
 	uint64_t credit_granted_pkts;  /* packets' worth of credit granted to the peer */
 	uint64_t tlp_probes;           /* tail loss probes: the newest packet resent early */
 	uint64_t rto_spurious;         /* retransmission timeouts whose originals arrived */
+	uint64_t path_load_pkts;       /* now: packets the path table counts in flight */
 	uint64_t spurious_retx;        /* resends acknowledged by an ACK an older copy triggered */
 	uint64_t srtt_ns, rto_ns, cwnd_bytes;
 	uint64_t small_chunks;         /* adaptive_chunk: chunks cut below chunk_bytes */

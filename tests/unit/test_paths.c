@@ -71,6 +71,44 @@ static void test_bad_arguments_are_refused(void **state)
 	paths_free(p);
 }
 
+/* With load first, the path holding fewer packets wins the two choices
+ * whatever the RTTs say; off, the RTT decides. Counts go down with done,
+ * never below 0, and clear or a release empties them. */
+static void test_load_first_prefers_the_path_with_fewer_packets(void **state)
+{
+	struct paths *p = paths_new(2, 3, HOLD);
+	struct paths_stat s;
+
+	(void)state;
+	paths_on_rtt(p, 0, 10 * US);
+	paths_on_rtt(p, 1, 50 * US);   /* path 1 looks slower */
+	for (int i = 0; i < 5; i++)
+		paths_on_send(p, 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(paths_pick(p, 1), 0);   /* off: RTT */
+	paths_set_load_first(p, true);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(paths_pick(p, 1), 1);
+	for (int i = 0; i < 5; i++)
+		paths_on_done(p, 0);
+	paths_on_done(p, 0);           /* one more: stays at 0 */
+	assert_int_equal(paths_stat(p, 0, &s), 0);
+	assert_int_equal(s.inflight, 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(paths_pick(p, 1), 0);   /* equal load: RTT again */
+	paths_on_send(p, 1);
+	paths_on_send(p, 7);           /* no such path: ignored */
+	paths_clear_load(p);
+	assert_int_equal(paths_stat(p, 1, &s), 0);
+	assert_int_equal(s.inflight, 0);
+	paths_on_send(p, 1);
+	paths_release(p);
+	paths_on_done(p, 1);           /* released: nothing to count down */
+	assert_int_equal(paths_stat(p, 1, &s), 0);
+	assert_int_equal(s.inflight, 0);
+	paths_free(p);
+}
+
 static void test_one_path_is_always_path_0(void **state)
 {
 	struct paths *p = paths_new(1, 42, HOLD);
@@ -393,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_unsampled_path_is_tried),
 		cmocka_unit_test(test_srtt_is_ewma_with_one_eighth_gain),
 		cmocka_unit_test(test_loss_counts_and_time),
+		cmocka_unit_test(test_load_first_prefers_the_path_with_fewer_packets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

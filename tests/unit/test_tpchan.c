@@ -554,6 +554,49 @@ static void test_path_per_packet_sprays_a_chunk(void **state)
 	(void)state;
 }
 
+static uint64_t g_max_load;
+
+/* pump, noting the most packets the path table counted in flight */
+static bool pump_load(void *arg)
+{
+	struct world *w = arg;
+	struct tpchan_stats s;
+	bool done = pump(arg);
+
+	tpchan_get_stats(w->a, &s);
+	if (s.path_load_pkts > g_max_load)
+		g_max_load = s.path_load_pkts;
+	return done;
+}
+
+/* The path table's count of packets in flight follows every send, ACK and
+ * resend: with loss, reordering and duplicates it rises during a transfer
+ * and is back at 0 once everything is acknowledged, with a path per packet
+ * (where it steers the choice) and per chunk. */
+static void test_path_load_returns_to_zero_after_a_lossy_transfer(void **state)
+{
+	for (int per_pkt = 0; per_pkt <= 1; per_pkt++) {
+		struct world w;
+		struct tpchan_params p = chan_params(false);
+		struct wirelink_params lp = link_params(10000, 21 + (uint64_t)per_pkt);
+		struct tpchan_stats a;
+
+		p.npaths = 64;
+		p.path_per_packet = per_pkt;
+		g_max_load = 0;
+		world_init(&w, 256, false);
+		world_chans(&w, &p, &p, &lp);
+		assert_int_equal(wirelink_run(w.link, pump_load, &w, 1000 * MS), 0);
+		check_transfer(&w);
+		tpchan_get_stats(w.a, &a);
+		assert_true(a.retx_pkts > 0);
+		assert_true(g_max_load > 64);
+		assert_int_equal(a.path_load_pkts, 0);
+		world_fini(&w);
+	}
+	(void)state;
+}
+
 /* Records the path and payload size of a's first sends, in psn order. */
 struct runtap {
 	uint16_t path[1024];
@@ -2663,6 +2706,7 @@ int main(void)
 		cmocka_unit_test(test_sack_resends_far_less_than_go_back_n),
 		cmocka_unit_test(test_more_than_1024_packets_in_flight_on_a_long_fat_wire),
 		cmocka_unit_test(test_path_per_packet_sprays_a_chunk),
+		cmocka_unit_test(test_path_load_returns_to_zero_after_a_lossy_transfer),
 		cmocka_unit_test(test_path_run_keeps_a_path_over_chunks),
 		cmocka_unit_test(test_short_messages_cut_together_share_a_path),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
