@@ -271,9 +271,11 @@ static void world_chans(struct world *w, const struct tpchan_params *pa,
 
 static void world_fini(struct world *w)
 {
-	wirelink_free(w->link);
+	/* channels first: failing what is still pending calls back into the
+	 * world, which reads the link's clock */
 	tpchan_free(w->a);
 	tpchan_free(w->b);
+	wirelink_free(w->link);
 	free(w->msgs);
 }
 
