@@ -512,6 +512,7 @@ static void json_peer(struct json *j, const UcclCtl__PeerInfo *p)
 	else
 		json_null(j);
 	json_kv_u64(j, "reconnects", p->reconnects);
+	json_kv_bool(j, "dynamic", p->has_dynamic && p->dynamic);
 	json_kv_str(j, "last_error", opt_name(p->last_error));
 	json_obj_end(j);
 }

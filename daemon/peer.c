@@ -1510,6 +1510,7 @@ size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t 
 		s->data_paths = p->data_paths;
 		s->mtu = p->mtu;
 		s->reconnects = p->reconnects;
+		s->dynamic = p->dynamic;
 		snprintf(s->last_error, sizeof(s->last_error), "%s", p->last_error);
 	}
 	return n;

@@ -67,6 +67,7 @@ struct peer_status {
 	char data_address[48];
 	uint32_t data_port, data_paths, mtu;
 	uint32_t reconnects;
+	bool dynamic;                      /* added at run time (dynamic_peers) */
 	char last_error[160];
 };
 

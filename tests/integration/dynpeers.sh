@@ -71,6 +71,10 @@ expect "64M moved to 127.0.0.1:$PB/dyn and verified (sender rc $rc, receiver rc 
 	eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
 pa=$(peers_of "$SOCK_A") pb=$(peers_of "$SOCK_B")
 expect "a names b by its address ($pa)" eval 'echo "$pa" | grep -q "127.0.0.1:$PB:"'
+dyn=$(timeout 10 "$UCCLCTL" --socket "$SOCK_A" --json peers | python3 -c '
+import json, sys
+print(" ".join(str(p["dynamic"]) for p in json.load(sys.stdin)["peers"]))')
+expect "ucclctl peers --json says it is dynamic ($dyn)" [ "$dyn" = True ]
 expect "b took a as a peer by its host name ($pb)" eval 'echo "$pb" | grep -q "node-a:"'
 expect "a logged the peer added at run time" grep -q "127.0.0.1:$PB (127.0.0.1:$PB): added at run time" "$TMPD/a.log"
 expect "b logged the peer added at run time" grep -q "peer node-a (.*): added at run time (it dialed us" "$TMPD/b.log"
