@@ -36,8 +36,8 @@ netpair_down() {
 	ip netns del "$ns2" 2>/dev/null || true
 }
 
-# netpair_start TAG IP1 IP2: what run-gather.sh and run-sig-lat.sh begin
-# with. Sets tmp (a temporary directory), NS1 and NS2 (TAG and this
+# netpair_start TAG IP1 IP2: what run-gather.sh, run-retx.sh and
+# run-sig-lat.sh begin with. Sets tmp (a temporary directory), NS1 and NS2 (TAG and this
 # shell's pid), pids (empty: the caller adds the processes it starts),
 # installs the EXIT trap that stops those processes and removes the
 # namespaces and tmp, and joins NS1 (IP1) and NS2 (IP2) as netpair_up does.
@@ -50,5 +50,43 @@ netpair_start() {
 	# shellcheck disable=SC2016 # expanded when the trap runs
 	trap 'netpair_down "$NS1" "$NS2" $pids; rm -rf "$tmp"' EXIT
 	trap 'exit 130' INT TERM
+	netpair_ip1=$2 netpair_ip2=$3
 	netpair_up "$NS1" "$NS2" "$2" "$3" || { echo "no namespaces to run in" >&2; return 1; }
+}
+
+# netpair_daemons DAEMON LIMIT [LINE]: a fresh pair of daemons after
+# netpair_start: node-a in NS1 at IP1:7491 with its engine pinned to CPU 0,
+# node-b in NS2 at IP2:7492 on CPU 1, peered, MTU 9000, LINE (if given)
+# added to both uccl.conf files, each bounded by timeout(1) at LIMIT
+# seconds. Runtime dirs $tmp/ra and $tmp/rb, logs $tmp/a.log and
+# $tmp/b.log. Sets pa, pb and pids (the EXIT trap stops them); returns 1 if
+# their control sockets did not appear within 10 s. netpair_stop stops
+# them.
+netpair_daemons() {
+	local s ip port cpu
+	for s in a b; do
+		ip=$netpair_ip1 port=7491 cpu=0
+		[ "$s" = b ] && ip=$netpair_ip2 port=7492 cpu=1
+		printf 'peer_listen = %s:%s\npeers = node-a=%s:7491, node-b=%s:7492\nhost_name = node-%s\ndata_port = 0\nmtu = 9000\nengine_cpu = %s\n%s\n' \
+			"$ip" "$port" "$netpair_ip1" "$netpair_ip2" "$s" "$cpu" "${3:-}" >"$tmp/$s.conf"
+		rm -rf "$tmp/r$s"
+	done
+	ip netns exec "$NS1" timeout "$2" "$1" --config "$tmp/a.conf" --runtime-dir "$tmp/ra" \
+		>"$tmp/a.log" 2>&1 &
+	pa=$!
+	ip netns exec "$NS2" timeout "$2" "$1" --config "$tmp/b.conf" --runtime-dir "$tmp/rb" \
+		>"$tmp/b.log" 2>&1 &
+	pb=$!
+	pids="$pa $pb"
+	for _ in $(seq 100); do
+		[ -S "$tmp/ra/ucclsvcd.sock" ] && [ -S "$tmp/rb/ucclsvcd.sock" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+netpair_stop() {
+	kill -TERM "$pa" "$pb" 2>/dev/null || true
+	wait "$pa" "$pb" 2>/dev/null || true
+	pids=''
 }

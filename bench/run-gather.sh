@@ -37,25 +37,8 @@ netpair_start ugt 10.80.0.1 10.80.0.2 || die "cannot set up the namespaces"
 
 # rperf_run on|off: one uccl_rperf run between fresh daemons; prints Gbit/s
 rperf_run() {
-	local s ns ip port cpu pa pb g
-	for s in a b; do
-		ip=10.80.0.1 port=7491 cpu=0
-		[ "$s" = b ] && ip=10.80.0.2 port=7492 cpu=1
-		printf 'peer_listen = %s:%s\npeers = node-a=10.80.0.1:7491, node-b=10.80.0.2:7492\nhost_name = node-%s\ndata_port = 0\nmtu = 9000\nengine_cpu = %s\nudp_tx_gather = %s\n' \
-			"$ip" "$port" "$s" "$cpu" "$1" >"$tmp/$s.conf"
-		rm -rf "$tmp/r$s"
-	done
-	ip netns exec "$NS1" timeout 120 "$daemon" --config "$tmp/a.conf" --runtime-dir "$tmp/ra" \
-		>"$tmp/a.log" 2>&1 &
-	pa=$!
-	ip netns exec "$NS2" timeout 120 "$daemon" --config "$tmp/b.conf" --runtime-dir "$tmp/rb" \
-		>"$tmp/b.log" 2>&1 &
-	pb=$!
-	pids="$pa $pb"
-	for _ in $(seq 100); do
-		[ -S "$tmp/ra/ucclsvcd.sock" ] && [ -S "$tmp/rb/ucclsvcd.sock" ] && break
-		sleep 0.1
-	done
+	local pa pb g
+	netpair_daemons "$daemon" 120 "udp_tx_gather = $1" || true
 	timeout $((secs + 60)) ip netns exec "$NS2" "$rperf" --socket "$tmp/rb/ucclsvcd.sock" \
 		--timeout $((secs + 50)) server rperf >"$tmp/srv.out" 2>&1 &
 	sleep 0.5
@@ -66,10 +49,8 @@ rperf_run() {
 	else
 		g=failed
 	fi
-	kill -TERM "$pa" "$pb" 2>/dev/null || true
-	wait "$pa" "$pb" 2>/dev/null || true
+	netpair_stop
 	wait 2>/dev/null || true
-	pids=''
 	echo "$g"
 }
 

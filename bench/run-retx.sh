@@ -60,25 +60,8 @@ fi
 
 # one_run DAEMON: fresh daemons, one uccl_rperf run; prints one line
 one_run() {
-	local s ip port cpu pa pb
-	for s in a b; do
-		ip=10.82.0.1 port=7691 cpu=0
-		[ "$s" = b ] && ip=10.82.0.2 port=7692 cpu=1
-		printf 'peer_listen = %s:%s\npeers = node-a=10.82.0.1:7691, node-b=10.82.0.2:7692\nhost_name = node-%s\ndata_port = 0\nmtu = 9000\nengine_cpu = %s\n%s\n' \
-			"$ip" "$port" "$s" "$cpu" "${EXTRA:-}" >"$tmp/$s.conf"
-		rm -rf "$tmp/r$s"
-	done
-	ip netns exec "$NS1" timeout $((secs + 90)) "$1" --config "$tmp/a.conf" --runtime-dir "$tmp/ra" \
-		>"$tmp/a.log" 2>&1 &
-	pa=$!
-	ip netns exec "$NS2" timeout $((secs + 90)) "$1" --config "$tmp/b.conf" --runtime-dir "$tmp/rb" \
-		>"$tmp/b.log" 2>&1 &
-	pb=$!
-	pids="$pa $pb"
-	for _ in $(seq 100); do
-		[ -S "$tmp/ra/ucclsvcd.sock" ] && [ -S "$tmp/rb/ucclsvcd.sock" ] && break
-		sleep 0.1
-	done
+	local pa pb
+	netpair_daemons "$1" $((secs + 90)) "${EXTRA:-}" || true
 	timeout $((secs + 60)) ip netns exec "$NS2" "$rperf" --socket "$tmp/rb/ucclsvcd.sock" \
 		--timeout $((secs + 50)) server rperf >"$tmp/srv.out" 2>&1 &
 	sleep 0.5
@@ -87,10 +70,8 @@ one_run() {
 		>"$tmp/cli.out" 2>"$tmp/cli.err" || true
 	ip netns exec "$NS1" "$ctl" --socket "$tmp/ra/ucclsvcd.sock" --json channels >"$tmp/cha.json" 2>&1 || true
 	ip netns exec "$NS2" "$ctl" --socket "$tmp/rb/ucclsvcd.sock" --json channels >"$tmp/chb.json" 2>&1 || true
-	kill -TERM "$pa" "$pb" 2>/dev/null || true
-	wait "$pa" "$pb" 2>/dev/null || true
+	netpair_stop
 	wait 2>/dev/null || true
-	pids=''
 	python3 - "$tmp/cli.out" "$tmp/cha.json" "$tmp/chb.json" <<'PY'
 import json, sys
 def load(p):
