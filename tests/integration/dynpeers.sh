@@ -12,11 +12,7 @@
 XFER=$top_builddir/client/uccl_xfer
 TIMEOUT_MS=500
 
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+set -- $(free_ports 3)
 PA=$1 PB=$2 PC=$3
 
 write_conf() { # write_conf FILE NAME PORT DYNAMIC
@@ -41,15 +37,9 @@ finish_all() {
 	fi
 	exit 0
 }
-# peers_json SOCK: ucclctl --json peers as "name:state name:state ..."
+# peers_of SOCK: the daemon's peers as "name:state name:state ..."
 peers_of() {
-	timeout 10 "$UCCLCTL" --socket "$1" --json peers 2>/dev/null | python3 -c '
-import json, sys
-try:
-    d = json.load(sys.stdin)
-except ValueError:
-    print("noreply"); sys.exit()
-print(" ".join("%s:%s" % (p["name"], p["state"]) for p in d.get("peers", [])))'
+	ctl_py "$1" peers '" ".join("%s:%s" % (p["name"], p["state"]) for p in d.get("peers", []))'
 }
 
 start_named a
@@ -71,9 +61,7 @@ expect "64M moved to 127.0.0.1:$PB/dyn and verified (sender rc $rc, receiver rc 
 	eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
 pa=$(peers_of "$SOCK_A") pb=$(peers_of "$SOCK_B")
 expect "a names b by its address ($pa)" eval 'echo "$pa" | grep -q "127.0.0.1:$PB:"'
-dyn=$(timeout 10 "$UCCLCTL" --socket "$SOCK_A" --json peers | python3 -c '
-import json, sys
-print(" ".join(str(p["dynamic"]) for p in json.load(sys.stdin)["peers"]))')
+dyn=$(ctl_py "$SOCK_A" peers '" ".join(str(p["dynamic"]) for p in d["peers"])')
 expect "ucclctl peers --json says it is dynamic ($dyn)" [ "$dyn" = True ]
 expect "b took a as a peer by its host name ($pb)" eval 'echo "$pb" | grep -q "node-a:"'
 expect "a logged the peer added at run time" grep -q "127.0.0.1:$PB (127.0.0.1:$PB): added at run time" "$TMPD/a.log"
@@ -111,11 +99,7 @@ expect "not an address nor a peer: clear error ($out)" eval 'echo "$out" | grep 
 # 2b. two more daemons that name each other by address at the same time,
 # each allowed one dynamic peer: both transfers go through, over one peer
 # connection (the dial that gives way frees its slot for the other's)
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+set -- $(free_ports 2)
 PE=$1 PF=$2
 write_conf "$TMPD/e.conf" node-e "$PE" 1
 write_conf "$TMPD/f.conf" node-f "$PF" 1

@@ -90,17 +90,32 @@ start_named() {
 	STARTED_PID=$pid
 }
 
-# chan_field SOCK FIELD: FIELD of the only channel in ucclctl --json channels,
-# "none" without a channel, "noreply" if the daemon did not answer
-chan_field() {
-	timeout 10 "$UCCLCTL" --socket "$1" --json channels 2>/dev/null | python3 -c '
+# free_ports N: N TCP ports on 127.0.0.1 nobody listens on now (the kernel
+# picks them; closed at once)
+free_ports() {
+	python3 -c '
+import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+
+# ctl_py SOCK COMMAND EXPR: the Python expression EXPR over d, the daemon's
+# answer to ucclctl --json COMMAND, printed; "noreply" if it did not answer
+ctl_py() {
+	timeout 10 "$UCCLCTL" --socket "$1" --json "$2" 2>/dev/null | python3 -c '
 import json, sys
 try:
     d = json.load(sys.stdin)
 except ValueError:
     print("noreply"); sys.exit()
-c = d["channels"]
-print(c[0][sys.argv[1]] if c else "none")' "$2"
+print(eval(sys.argv[1]))' "$3"
+}
+
+# chan_field SOCK FIELD: FIELD of the only channel in ucclctl --json channels,
+# "none" without a channel, "noreply" if the daemon did not answer
+chan_field() {
+	ctl_py "$1" channels "d['channels'][0]['$2'] if d['channels'] else 'none'"
 }
 
 # wait_chan SOCK [TRIES]: until a channel is up (TRIES x 50 ms, default 100)

@@ -13,11 +13,7 @@ PROBE=$top_builddir/tests/integration/peer_probe
 TIMEOUT_MS=1000
 
 # Three ports nobody listens on now (the kernel picks them; closed at once).
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+set -- $(free_ports 3)
 PA=$1 PB=$2 PZ=$3
 
 write_conf() { # write_conf FILE NAME PORT DATA_PORT PATHS MTU [EXTRA PEER]

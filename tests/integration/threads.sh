@@ -16,11 +16,7 @@
 XFER=$top_builddir/client/uccl_xfer
 TIMEOUT_MS=1000
 
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+set -- $(free_ports 2)
 PA=$1 PB=$2
 
 write_conf() { # write_conf FILE NAME PORT
