@@ -151,8 +151,6 @@ static struct peer *find_peer_by_host(const struct peermgr *pm, const struct con
 	return NULL;
 }
 
-/* An unknown host, or one refused for too many connections, is logged once
- * per address (and kind) per minute at most. */
 /* The peer that is the daemon listening at a (address and port): a
  * configured one, one we dial, or an unlisted one that dialed us and is up
  * (its hello gave its port). Dials given up for the other side's own
@@ -172,6 +170,8 @@ static struct peer *peer_at(const struct peermgr *pm, const struct conf_addr *a,
 	return NULL;
 }
 
+/* An unknown host, or one refused for too many connections, is logged once
+ * per address (and kind) per minute at most. */
 static bool ratelog_allow(struct peermgr *pm, enum ratelog_kind kind, const struct conf_addr *a,
 			  uint32_t *suppressed)
 {
@@ -356,13 +356,13 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 static void read_cb(struct bufferevent *bev, void *arg);
 static void event_cb(struct bufferevent *bev, short what, void *arg);
 
-/* The peer lost its connection c (which was p->conn). */
 static void peer_remove(struct peer *p, const char *why);
 static void peer_expire(struct peer *p);
 static void peer_supersede(struct peer *p);
 static struct peer *peer_add_dynamic(struct peermgr *pm, const char *name, const struct conf_addr *a,
 				     bool dials);
 
+/* The peer lost its connection c (which was p->conn). */
 static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
 {
 	struct peermgr *pm = p->pm;
@@ -626,14 +626,15 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 {
 	struct peermgr *pm = c->pm;
 	struct peer *p = find_peer(pm, h->host_name);
+	/* a name an unlisted daemon may go by here */
+	bool takeable = conf_peer_name_valid(h->host_name) && strcmp(h->host_name, pm->host_name) != 0;
 	char why[PEER_ERROR_MAX];
 	int r;
 
 	/* an unlisted daemon that we dial too (each was named the other's
 	 * address at connect time): the dial of the one whose name sorts
 	 * first stays, as for configured peers */
-	if ((!p || (p->dynamic && !p->dials)) && h->has_listen_port &&
-	    conf_peer_name_valid(h->host_name) && strcmp(h->host_name, pm->host_name) != 0) {
+	if ((!p || (p->dynamic && !p->dials)) && h->has_listen_port && takeable) {
 		struct conf_addr la = c->ra;
 		struct peer *d;
 
@@ -653,7 +654,7 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	}
 	/* an unlisted daemon: a peer for as long as its connection lasts, if
 	 * dynamic_peers allows one more */
-	if (!p && conf_peer_name_valid(h->host_name) && strcmp(h->host_name, pm->host_name) != 0)
+	if (!p && takeable)
 		p = peer_add_dynamic(pm, h->host_name, &c->ra, false);
 	if (!p || !conf_addr_same_host(&p->addr, &c->ra)) {
 		char a[64];
@@ -663,8 +664,9 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 			snprintf(why, sizeof(why), "hello as %s, which %s expects from %s, not from %s",
 				 h->host_name, pm->host_name, p->addrtext, a);
 		else if (pm->n_dynamic < pm->max_dynamic)
-			snprintf(why, sizeof(why), "%s at %s is not a valid peer name for %s",
-				 h->host_name, a, pm->host_name);
+			snprintf(why, sizeof(why), "%s at %s cannot be a peer of %s (%s)", h->host_name, a,
+				 pm->host_name, takeable ? "its peer table is full" :
+				 "not a valid peer name, or its own");
 		else
 			snprintf(why, sizeof(why), "%s at %s is not a configured peer of %s%s",
 				 h->host_name, a, pm->host_name,
@@ -715,16 +717,13 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 			if (pm->peers[i] != p && pm->peers[i]->state == PEER_UP &&
 			    strcmp(pm->peers[i]->host, h->host_name) == 0)
 				q = pm->peers[i];
-		if (strcmp(h->host_name, pm->host_name) == 0)
+		if (strcmp(h->host_name, pm->host_name) == 0) {
 			snprintf(why, sizeof(why), "%s is this daemon", p->addrtext);
-		else if (q)
-			snprintf(why, sizeof(why), "answers as host '%s', already a peer as %s", h->host_name,
-				 q->name);
-		if (strcmp(h->host_name, pm->host_name) == 0 || q) {
-			if (q)
-				peer_supersede(p);      /* the connect uses q */
-			else
-				pconn_close(c, why, -EEXIST);
+			pconn_close(c, why, -EEXIST);
+			return;
+		}
+		if (q) {
+			peer_supersede(p);     /* the connect uses q (peermgr_dynamic) */
 			return;
 		}
 	} else if (strcmp(h->host_name, p->name) != 0) {

@@ -729,7 +729,9 @@ static void rcon_step(struct rcon *rc)
 
 void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32_t timeout_ms)
 {
+	char host[CONF_PEER_NAME_MAX + 1];
 	struct daemon *d = s->d;
+	int r;
 	const char *slash = strchr(target, '/');
 	size_t hl = (size_t)(slash - target);
 	struct rcon *rc;
@@ -759,11 +761,10 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
 		session_reply_err(s, -EINVAL, "'%s' is this host: connect to '%s'", target, slash + 1);
 		return;
 	}
-	if (conf_scan_addr_port(rc->peer, &(struct conf_addr){ 0 }) == 0) {
-		/* ADDRESS:PORT: the peer there, configured or added now */
-		char host[CONF_PEER_NAME_MAX + 1];
-		int r = peermgr_dynamic(d->peers, rc->peer, host, sizeof(host));
-
+	/* ADDRESS:PORT: the peer there, configured or added now (-EINVAL: not
+	 * an address, a peer's name) */
+	r = peermgr_dynamic(d->peers, rc->peer, host, sizeof(host));
+	if (r != -EINVAL) {
 		if (r < 0) {
 			if (r == -EPERM)
 				session_reply_err(s, -EHOSTUNREACH, "%s is not in peers, and dynamic_peers = 0 "

@@ -405,10 +405,9 @@ static struct tchan *ch_new(const struct tpchan_params *params)
 	if (!c->rx)
 		goto out_tx;
 	c->paths = paths_new(c->p.npaths, c->p.seed, c->p.path_loss_hold_ns);
-	if (c->paths)
-		paths_set_load_first(c->paths, c->p.path_per_packet);
 	if (!c->paths)
 		goto out_rx;
+	paths_set_load_first(c->paths, c->p.path_per_packet);
 	c->cc = c->p.cc;
 	c->cc_st = calloc(1, c->cc->state_size);
 	if (!c->cc_st)
@@ -1597,9 +1596,9 @@ static void release_held(struct tchan *c)
 
 /* The ACK that first covers the oldest packet of the last timeout: if it
  * echoes a copy sent before the timeout, the original arrived and the
- * timeout was spurious (RFC 3522; a lost original is acknowledged after
- * its resend arrives, and the receiver acknowledges every arrival past a
- * hole at once, so the echo is the resend's). */
+ * timeout was spurious (RFC 3522; a lost original is acknowledged only
+ * once its resend arrived, and the receiver echoes a resend that fills a
+ * hole, rx_data). */
 static void rto_verdict(struct tchan *c, uint64_t tsecr)
 {
 	if (!c->rto_judge || !psn_lt(c->rto_psn, c->txk->una))
