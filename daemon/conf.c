@@ -41,6 +41,7 @@ enum opt_type {
 	OT_PEERS,       /* name=address:port,... or none */
 	OT_PEER_CC,     /* name=controller,... or none */
 	OT_CPUS,        /* comma-separated CPU numbers, or none */
+	OT_PATH,        /* an absolute file name, or none */
 };
 
 #define OF_RELOAD 0x1u  /* SIGHUP may change it */
@@ -121,6 +122,9 @@ static const struct opt opts[] = {
 	{ "dynamic_peers", OT_U32, OF_RELOAD, O(dynamic_peers), 0, 0, 0, CONF_MAX_PEERS,
 	  "peers added at run time: dialed for a connect to ADDRESS:PORT/name, accepted from "
 	  "unlisted daemons; 0: only the peers listed" },
+	{ "peer_key_file", OT_PATH, OF_RELOAD, O(peer_key_file), 0, 0, 0, 0,
+	  "file holding the secret every peer daemon must prove it shares (mode 600); none: "
+	  "peers are not authenticated" },
 	{ "host_name", OT_HOSTNAME, 0, O(host_name), 0, 0, 0, 0,
 	  "this daemon's name towards its peers; auto: gethostname()" },
 	{ "data_address", OT_ADDR, 0, O(data_address), 0, 0, 0, 0,
@@ -234,7 +238,8 @@ static void set_int(struct conf *c, const struct opt *o, int64_t v)
 	case OT_PEER_CC: *list_count(c, o) = 0; break;
 	case OT_LISTEN:
 	case OT_ADDR: memset(p, 0, sizeof(struct conf_addr)); break;
-	case OT_HOSTNAME: *(char *)p = '\0'; break;
+	case OT_HOSTNAME:
+	case OT_PATH: *(char *)p = '\0'; break;
 	case OT_CC: snprintf(p, CONF_CC_NAME_MAX + 1, "window"); break;
 	}
 }
@@ -273,6 +278,7 @@ static void copy_value(struct conf *dst, const struct conf *src, const struct op
 	case OT_LISTEN:
 	case OT_ADDR: sz = sizeof(struct conf_addr); break;
 	case OT_HOSTNAME: sz = CONF_PEER_NAME_MAX + 1; break;
+	case OT_PATH: sz = CONF_PATH_MAX + 1; break;
 	case OT_CC: sz = CONF_CC_NAME_MAX + 1; break;
 	}
 	memcpy(field(dst, o), cfield(src, o), sz);
@@ -505,6 +511,9 @@ static void fmt_value(const struct conf *c, const struct opt *o, char *buf, size
 		break;
 	case OT_CC:
 		snprintf(buf, len, "%s", (const char *)p);
+		break;
+	case OT_PATH:
+		snprintf(buf, len, "%s", *(const char *)p ? (const char *)p : "none");
 		break;
 	case OT_PEERS:
 		fmt_peers(p, *clist_count(c, o), buf, len);
@@ -932,6 +941,22 @@ static int parse_hostname(struct parser *p, struct conf *c, const struct opt *o,
 	return 0;
 }
 
+static int parse_path(struct parser *p, struct conf *c, const struct opt *o, const char *val)
+{
+	if (strcasecmp(val, "none") == 0) {
+		*(char *)field(c, o) = '\0';
+		return 0;
+	}
+	/* absolute: the daemon's working directory is nobody's business */
+	if (val[0] != '/' || strlen(val) > CONF_PATH_MAX) {
+		fail_msg(p, "%s: '%s' is not an absolute file name of at most %d characters, or none",
+			 o->name, show(val).s, CONF_PATH_MAX);
+		return -EINVAL;
+	}
+	snprintf(field(c, o), CONF_PATH_MAX + 1, "%s", val);
+	return 0;
+}
+
 static int parse_cc(struct parser *p, struct conf *c, const struct opt *o, const char *val)
 {
 	if (strlen(val) > CONF_CC_NAME_MAX || !cc_find(val)) {
@@ -1102,6 +1127,7 @@ static int parse_value(struct parser *p, struct conf *c, const struct opt *o, ch
 	case OT_ADDR: return parse_addr(p, c, o, val);
 	case OT_HOSTNAME: return parse_hostname(p, c, o, val);
 	case OT_CC: return parse_cc(p, c, o, val);
+	case OT_PATH: return parse_path(p, c, o, val);
 	case OT_PEERS: return parse_peers(p, c, o, val);
 	case OT_PEER_CC: return parse_peer_cc(p, c, o, val);
 	}

@@ -17,6 +17,7 @@
 #define CONF_MAX_PEERS 64
 #define CONF_MAX_ENGINE_THREADS 16
 #define CONF_CC_NAME_MAX 15
+#define CONF_PATH_MAX 255               /* file names in the configuration */
 #define CONF_PEER_NAME_MAX 32          /* peer and host names: [A-Za-z0-9._-] */
 
 enum conf_log_level { LOG_LVL_ERROR = 0, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
@@ -81,6 +82,7 @@ struct conf {
 	struct conf_peer peers[CONF_MAX_PEERS];
 	uint32_t n_peers;
 	uint32_t dynamic_peers;           /* peers added at run time, at most */
+	char peer_key_file[CONF_PATH_MAX + 1];    /* "": peers are not authenticated */
 	char host_name[CONF_PEER_NAME_MAX + 1];   /* "": gethostname() */
 	struct conf_addr data_address;    /* family 0: the peer_listen address */
 	uint32_t data_port;               /* base UDP port announced; 0: not set yet */

@@ -74,6 +74,7 @@ static bool conf_equal(const struct conf *a, const struct conf *b)
 	       a->n_peers == b->n_peers &&
 	       memcmp(a->peers, b->peers, sizeof(a->peers[0]) * a->n_peers) == 0 &&
 	       a->dynamic_peers == b->dynamic_peers &&
+	       strcmp(a->peer_key_file, b->peer_key_file) == 0 &&
 	       strcmp(a->host_name, b->host_name) == 0 &&
 	       memcmp(&a->data_address, &b->data_address, sizeof(a->data_address)) == 0 &&
 	       a->data_port == b->data_port && a->data_paths == b->data_paths &&
@@ -657,7 +658,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 55);
+	assert_int_equal(l.n, 56);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -670,12 +671,13 @@ static void test_dump_lists_every_option(void **state)
 	assert_string_equal(l.text[24], "peer_listen = none");
 	assert_string_equal(l.text[25], "peers = none");
 	assert_string_equal(l.text[26], "dynamic_peers = 0");
-	assert_string_equal(l.text[27], "host_name = auto");
-	assert_string_equal(l.text[28], "data_address = auto");
-	assert_string_equal(l.text[29], "data_port = 0");
-	assert_string_equal(l.text[30], "data_paths = 64");
-	assert_string_equal(l.text[31], "mtu = 1500");
-	assert_string_equal(l.text[32], "peer_timeout_ms = 3000");
+	assert_string_equal(l.text[27], "peer_key_file = none");
+	assert_string_equal(l.text[28], "host_name = auto");
+	assert_string_equal(l.text[29], "data_address = auto");
+	assert_string_equal(l.text[30], "data_port = 0");
+	assert_string_equal(l.text[31], "data_paths = 64");
+	assert_string_equal(l.text[32], "mtu = 1500");
+	assert_string_equal(l.text[33], "peer_timeout_ms = 3000");
 }
 
 static void test_dump_round_trip(void **state)
@@ -706,6 +708,7 @@ static void test_dump_round_trip(void **state)
 		 "engine_idle_spin_us = 0\nengine_poll_batch = 1024\nengine_cpu = 4095\n"
 		 "log_level = error\npeer_listen = [fd00::1]:65535\n"
 		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\ndynamic_peers = 64\n"
+		 "peer_key_file = /etc/uccl/peer key\n"
 		 "host_name = Host-01.example\ndata_address = 10.1.2.3\ndata_port = 65279\n"
 		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\ncc = hint\n"
 		 "peer_cc = a=swift, b.c-d_e=none\n",
@@ -833,6 +836,23 @@ static void test_peer_option_errors(void **state)
 	expect_error("host_name = my host\n", -EINVAL,
 		     "t.conf:1: host_name: 'my host' is not a name of 1..32 characters of A-Z a-z "
 		     "0-9 . _ -");
+	expect_error("peer_key_file = etc/uccl/peer.key\n", -EINVAL,
+		     "t.conf:1: peer_key_file: 'etc/uccl/peer.key' is not an absolute file name of at "
+		     "most 255 characters, or none");
+	{
+		char longp[300] = "peer_key_file = /", err[ERRLEN];
+		struct conf c;
+
+		memset(longp + strlen(longp), 'k', 255);   /* 256 characters with the slash */
+		strcat(longp, "\n");
+		assert_true(parse(longp, &c, err) < 0);
+		longp[strlen(longp) - 2] = '\n';             /* 255 */
+		longp[strlen(longp) - 1] = '\0';
+		expect_ok(longp, &c);
+		assert_int_equal(strlen(c.peer_key_file), 255);
+		expect_ok("peer_key_file = NONE\n", &c);
+		assert_string_equal(c.peer_key_file, "");
+	}
 	expect_error("data_address = 10.0.0.256\n", -EINVAL,
 		     "t.conf:1: data_address: '10.0.0.256' is not a numeric IPv4 or IPv6 address or "
 		     "auto");
@@ -876,7 +896,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 55 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 56 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -884,7 +904,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:59: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:60: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -964,7 +984,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:59: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:60: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1116,7 +1136,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 55);
+	assert_int_equal(options, 56);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));
