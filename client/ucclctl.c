@@ -513,6 +513,7 @@ static void json_peer(struct json *j, const UcclCtl__PeerInfo *p)
 		json_null(j);
 	json_kv_u64(j, "reconnects", p->reconnects);
 	json_kv_bool(j, "dynamic", p->has_dynamic && p->dynamic);
+	json_kv_bool(j, "authenticated", p->has_authenticated && p->authenticated);
 	json_kv_str(j, "last_error", opt_name(p->last_error));
 	json_obj_end(j);
 }
@@ -521,7 +522,7 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 {
 	static const struct table_col cols[] = {
 		{ "NAME", TABLE_LEFT }, { "ADDRESS", TABLE_LEFT }, { "STATE", TABLE_LEFT },
-		{ "SINCE", TABLE_RIGHT }, { "DIR", TABLE_LEFT }, { "RTT", TABLE_RIGHT },
+		{ "SINCE", TABLE_RIGHT }, { "DIR", TABLE_LEFT }, { "AUTH", TABLE_LEFT }, { "RTT", TABLE_RIGHT },
 		{ "TOKENS", TABLE_LEFT }, { "HOST", TABLE_LEFT }, { "DATA", TABLE_LEFT },
 		{ "PATHS", TABLE_RIGHT }, { "MTU", TABLE_RIGHT }, { "RECONN", TABLE_RIGHT },
 		{ "LAST ERROR", TABLE_LEFT },
@@ -576,6 +577,7 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 		e |= table_add(t, "%s", peer_state_name(p->state));
 		e |= table_add(t, "%s", since);
 		e |= table_add(t, "%s", p->dials ? "out" : "in");
+		e |= table_add(t, "%s", p->has_authenticated && p->authenticated ? "key" : "-");
 		e |= table_add(t, "%s", rtt);
 		e |= table_add(t, "%s", tokens_text(p));
 		e |= table_add(t, "%s", opt_str(p->host_name));

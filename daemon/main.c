@@ -30,6 +30,7 @@
 #include "daemon/names.h"
 #include "daemon/nthr.h"
 #include "daemon/peer.h"
+#include "daemon/peerauth.h"
 #include "daemon/rconn.h"
 #include "daemon/sdnotify.h"
 #include "daemon/session.h"
@@ -274,6 +275,18 @@ int main(int argc, char **argv)
 			if (conf_load(optarg, &tmp, err, sizeof(err)) < 0) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
+			}
+			/* the start would stop on it: say so now */
+			if (tmp.peer_key_file[0]) {
+				struct peerauth_key *k = calloc(1, sizeof(*k));
+
+				if (!k || peerauth_key_load(tmp.peer_key_file, k, err, sizeof(err)) < 0) {
+					fprintf(stderr, "%s: %s\n", optarg, k ? err : "out of memory");
+					free(k);
+					return 1;
+				}
+				explicit_bzero(k, sizeof(*k));
+				free(k);
 			}
 			printf("%s: ok\n", optarg);
 			return 0;

@@ -285,6 +285,17 @@ static int send_hello(struct pconn *c)
 	h.wire_version = PEER_WIRE_VERSION;
 	h.has_listen_port = 1;
 	h.listen_port = pm->listen.port;
+	/* the dialer brings its nonce in the hello; the accepting side brought
+	 * its own in its Auth, before this hello */
+	if (!c->inbound && pm->key.len) {
+		r = peerauth_nonce(c->nonce);
+		if (r < 0)
+			return r;
+		c->keyed = true;
+		h.has_auth_nonce = 1;
+		h.auth_nonce.len = PEERAUTH_NONCE_LEN;
+		h.auth_nonce.data = c->nonce;
+	}
 	/* always once set, one thread too: its presence tells the peer we
 	 * understand the thread fields of lookups and connects */
 	if (pm->n_threads >= 1) {
@@ -324,6 +335,7 @@ static void pconn_free(struct pconn *c)
 		event_free(c->ka_ev);
 	if (c->silence_ev)
 		event_free(c->silence_ev);
+	free(c->held);
 	if (c->bev)
 		bufferevent_free(c->bev);   /* closes fd */
 	else if (c->fd >= 0)
@@ -586,6 +598,7 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	p->data_port = h->data_port;
 	p->data_paths = h->data_paths;
 	p->knows_threads = h->n_thread_ports > 0;
+	p->authenticated = c->auth == PA_DONE || c->auth == PA_ANSWERED;
 	p->n_threads = h->n_thread_ports ? (uint32_t)h->n_thread_ports : 1;
 	for (uint32_t i = 0; i < p->n_threads; i++)
 		p->thread_ports[i] = h->n_thread_ports ? h->thread_ports[i] : h->data_port;
@@ -599,9 +612,9 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	p->last_error[0] = '\0';
 	arm_keepalive(c, h->timeout_ms);
 	arm_silence(c);
-	log_info("peer %s (%s): up, %s (data %s port %u, %u paths, mtu %u)", p->name, p->addrtext,
-		 c->inbound ? "it dialed" : "we dialed", p->data_addr, p->data_port, p->data_paths,
-		 p->mtu);
+	log_info("peer %s (%s): up, %s%s (data %s port %u, %u paths, mtu %u)", p->name, p->addrtext,
+		 c->inbound ? "it dialed" : "we dialed", p->authenticated ? ", authenticated" : "",
+		 p->data_addr, p->data_port, p->data_paths, p->mtu);
 	if (pm->notify)
 		pm->notify(pm->notify_arg, p->name, true, p->generation);
 }
@@ -734,16 +747,153 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	peer_up(p, c, h);
 }
 
+/* ---- authentication (peer_key_file) --------------------------------------------- */
+
+static bool send_auth(struct pconn *c, const uint8_t *nonce, const uint8_t proof[PEERAUTH_PROOF_LEN])
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Auth a = UCCL_PEER__AUTH__INIT;
+
+	if (nonce) {
+		a.has_nonce = 1;
+		a.nonce.len = PEERAUTH_NONCE_LEN;
+		a.nonce.data = (uint8_t *)nonce;
+	}
+	a.proof.len = PEERAUTH_PROOF_LEN;
+	a.proof.data = (uint8_t *)proof;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_AUTH;
+	m.auth = &a;
+	return pconn_send_or_close(c, &m);
+}
+
+/* Accepting side, the dialer's hello: with a key, nothing about who the
+ * dialer says it is counts before it proves the key (a stranger must not
+ * take a dynamic slot or replace a peer's connection), so the hello is
+ * held and our nonce and proof go out. true: go on with the hello now. */
+static bool auth_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
+{
+	struct peermgr *pm = c->pm;
+	uint8_t proof[PEERAUTH_PROOF_LEN];
+	char why[PEER_ERROR_MAX];
+	size_t n;
+	int r;
+
+	if (!pm->key.len && !h->has_auth_nonce)
+		return true;
+	if (!pm->key.len || !h->has_auth_nonce) {
+		if (pm->key.len)
+			snprintf(why, sizeof(why), "%s does not authenticate, and %s requires it "
+				 "(peer_key_file is set here, not there)", h->host_name, pm->host_name);
+		else
+			snprintf(why, sizeof(why), "%s authenticates peers (peer_key_file), and %s has "
+				 "no key", h->host_name, pm->host_name);
+		refuse_unknown(c, why);
+		return false;
+	}
+	n = uccl_peer__hello__get_packed_size(h);
+	c->held = malloc(n ? n : 1);
+	r = c->held ? peerauth_nonce(c->nonce) : -ENOMEM;
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot authenticate: %s", strerror(-r));
+		pconn_close(c, why, 0);
+		return false;
+	}
+	c->held_len = uccl_peer__hello__pack(h, c->held);
+	memcpy(c->their_nonce, h->auth_nonce.data, PEERAUTH_NONCE_LEN);
+	snprintf(c->dialer, sizeof(c->dialer), "%s", h->host_name);
+	c->keyed = true;
+	c->auth = PA_CHALLENGED;
+	peerauth_proof(&pm->key, false, c->dialer, c->their_nonce, c->nonce, proof);
+	send_auth(c, c->nonce, proof);
+	return false;
+}
+
+/* Accepting side: the dialer's proof; right, and its held hello is looked at. */
+static void auth_inbound_proof(struct pconn *c, const UcclPeer__Auth *a)
+{
+	struct peermgr *pm = c->pm;
+	uint8_t want[PEERAUTH_PROOF_LEN];
+	UcclPeer__Hello *h;
+	char why[PEER_ERROR_MAX];
+
+	if (c->auth != PA_CHALLENGED || a->has_nonce) {
+		pconn_close(c, "unexpected auth", -EPROTO);
+		return;
+	}
+	/* reloaded to no key since our Auth: nothing to check it with */
+	if (pm->key.len)
+		peerauth_proof(&pm->key, true, c->dialer, c->their_nonce, c->nonce, want);
+	if (!pm->key.len || peerauth_cmp(want, a->proof.data, PEERAUTH_PROOF_LEN) != 0) {
+		snprintf(why, sizeof(why), "authentication of %s failed: its proof does not match "
+			 "%s's key (peer_key_file differs)", c->dialer, pm->host_name);
+		refuse_unknown(c, why);
+		return;
+	}
+	c->auth = PA_DONE;
+	h = uccl_peer__hello__unpack(NULL, c->held_len, c->held);
+	free(c->held);
+	c->held = NULL;
+	if (!h) {
+		pconn_close(c, "out of memory", 0);
+		return;
+	}
+	handle_inbound_hello(c, h);
+	uccl_peer__hello__free_unpacked(h, NULL);
+}
+
+/* Dialing side: the accepting side's nonce and proof. */
+static void auth_outbound(struct pconn *c, const UcclPeer__Auth *a)
+{
+	struct peermgr *pm = c->pm;
+	uint8_t want[PEERAUTH_PROOF_LEN];
+	char why[PEER_ERROR_MAX];
+
+	if (!c->keyed || c->auth != PA_NONE || !a->has_nonce) {
+		pconn_close(c, "unexpected auth", -EPROTO);
+		return;
+	}
+	memcpy(c->their_nonce, a->nonce.data, PEERAUTH_NONCE_LEN);
+	if (pm->key.len)
+		peerauth_proof(&pm->key, false, pm->host_name, c->nonce, c->their_nonce, want);
+	if (!pm->key.len || peerauth_cmp(want, a->proof.data, PEERAUTH_PROOF_LEN) != 0) {
+		snprintf(why, sizeof(why), "authentication failed: the proof of %s does not match "
+			 "%s's key (peer_key_file differs)", c->peer->addrtext, pm->host_name);
+		pconn_close(c, why, -EACCES);
+		return;
+	}
+	peerauth_proof(&pm->key, true, pm->host_name, c->nonce, c->their_nonce, want);
+	if (send_auth(c, NULL, want))
+		c->auth = PA_ANSWERED;
+}
+
 static void handle_hello_phase(struct pconn *c, const UcclPeer__PeerMsg *m)
 {
 	char why[PEER_ERROR_MAX + 32], text[PEER_ERROR_MAX];
 
 	switch (m->body_case) {
 	case UCCL_PEER__PEER_MSG__BODY_HELLO:
+		if (c->inbound) {
+			if (c->auth != PA_NONE) {
+				pconn_close(c, "a second hello", -EPROTO);
+				return;
+			}
+			if (auth_inbound_hello(c, m->hello))
+				handle_inbound_hello(c, m->hello);
+			return;
+		}
+		if (c->keyed && c->auth != PA_ANSWERED) {
+			snprintf(why, sizeof(why), "%s does not authenticate (no peer_key_file there, or "
+				 "an older daemon), and %s requires it", c->peer->addrtext, c->pm->host_name);
+			pconn_close(c, why, -EACCES);
+			return;
+		}
+		handle_outbound_hello(c, m->hello);
+		return;
+	case UCCL_PEER__PEER_MSG__BODY_AUTH:
 		if (c->inbound)
-			handle_inbound_hello(c, m->hello);
+			auth_inbound_proof(c, m->auth);
 		else
-			handle_outbound_hello(c, m->hello);
+			auth_outbound(c, m->auth);
 		return;
 	case UCCL_PEER__PEER_MSG__BODY_ERROR:
 		peerframe_sanitize(text, sizeof(text), m->error->message);
@@ -1313,6 +1463,17 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 	}
 	if (getrandom(&pm->rng, sizeof(pm->rng), GRND_NONBLOCK) != sizeof(pm->rng) || !pm->rng)
 		pm->rng = now_us() | 1;
+	if (c->peer_key_file[0]) {
+		char why[CONF_PATH_MAX + 128];
+
+		r = peerauth_key_load(c->peer_key_file, &pm->key, why, sizeof(why));
+		if (r < 0) {
+			log_err("%s", why);
+			free(pm);
+			return r;
+		}
+		snprintf(pm->key_file, sizeof(pm->key_file), "%s", c->peer_key_file);
+	}
 	r = open_listener(pm);
 	if (r < 0)
 		goto out_free;
@@ -1331,8 +1492,9 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 		char a[64];
 
 		conf_addr_fmt(&pm->listen, true, a, sizeof(a));
-		log_info("peering as %s on %s: %u peer(s), peer protocol %u", pm->host_name, a,
-			 pm->n_peers, PEER_PROTO_VERSION);
+		log_info("peering as %s on %s: %u peer(s), peer protocol %u, %s", pm->host_name, a,
+			 pm->n_peers, PEER_PROTO_VERSION,
+			 pm->key.len ? "peers authenticated (peer_key_file)" : "peers not authenticated");
 	}
 	*out = pm;
 	return 0;
@@ -1358,8 +1520,37 @@ struct peermgr *peermgr_free(struct peermgr *pm)
 		event_free(pm->listen_resume_ev);
 	if (pm->listen_fd >= 0)
 		close(pm->listen_fd);
+	explicit_bzero(&pm->key, sizeof(pm->key));
 	free(pm);
 	return NULL;
+}
+
+/* Read the key again (its file may have changed with the same name); it
+ * counts for connections made from now on. A key that cannot be read
+ * leaves the one there was, or none. */
+static void peermgr_reload_key(struct peermgr *pm, const char *path)
+{
+	struct peerauth_key k;
+	char why[CONF_PATH_MAX + 128];
+
+	if (!path[0]) {
+		if (pm->key.len)
+			log_info("peer_key_file = none: peers are no longer authenticated");
+		memset(&pm->key, 0, sizeof(pm->key));
+		pm->key_file[0] = '\0';
+		return;
+	}
+	if (peerauth_key_load(path, &k, why, sizeof(why)) < 0) {
+		log_err("%s; %s", why, pm->key.len ? "keeping the key read before" :
+			"peers stay unauthenticated");
+		return;
+	}
+	if (!pm->key.len || k.len != pm->key.len || memcmp(k.b, pm->key.b, k.len) != 0 ||
+	    strcmp(path, pm->key_file) != 0)
+		log_info("peer_key_file %s: %s key for new peer connections", path,
+			 pm->key.len ? "a new" : "peers authenticated from now on with its");
+	pm->key = k;
+	snprintf(pm->key_file, sizeof(pm->key_file), "%s", path);
 }
 
 void peermgr_reload(struct peermgr *pm, const struct conf *c)
@@ -1375,6 +1566,7 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c)
 			}
 		}
 	}
+	peermgr_reload_key(pm, c->peer_key_file);
 	/* a lower limit lets the dynamic peers there are stay until they go */
 	pm->max_dynamic = c->dynamic_peers;
 	/* removals first, so that the table never holds more than the limit */
@@ -1510,6 +1702,7 @@ size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t 
 		s->mtu = p->mtu;
 		s->reconnects = p->reconnects;
 		s->dynamic = p->dynamic;
+		s->authenticated = p->state == PEER_UP && p->authenticated;
 		snprintf(s->last_error, sizeof(s->last_error), "%s", p->last_error);
 	}
 	return n;

@@ -68,6 +68,7 @@ struct peer_status {
 	uint32_t data_port, data_paths, mtu;
 	uint32_t reconnects;
 	bool dynamic;                      /* added at run time (dynamic_peers) */
+	bool authenticated;                /* up, and proved peer_key_file's key */
 	char last_error[160];
 };
 

@@ -16,11 +16,20 @@
 
 #include "daemon/conf.h"
 #include "daemon/peer.h"
+#include "daemon/peerauth.h"
 #include "proto/peerframe.h"
 
 #define RATELOG_SLOTS 32u
 
 enum pc_phase { PC_CONNECTING, PC_HELLO, PC_UP, PC_CLOSING };
+
+/* Peer authentication within PC_HELLO (docs/peer-protocol.md). */
+enum pc_auth {
+	PA_NONE = 0,
+	PA_CHALLENGED,     /* accepting: sent our Auth, waits for the dialer's */
+	PA_ANSWERED,       /* dialing: checked theirs, sent ours, waits for the hello */
+	PA_DONE,           /* accepting: the dialer's proof checked */
+};
 
 /* Requests this daemon asks of a peer; their ids count separately per kind. */
 enum preq_kind { PREQ_LOOKUP = 0, PREQ_CONNECT, PREQ_KINDS };
@@ -62,6 +71,7 @@ struct peer {
 	uint32_t data_port, data_paths, mtu;
 	uint32_t n_threads, thread_ports[16];   /* from thread_ports, or 1 at data_port */
 	bool knows_threads;                     /* its hello had thread_ports */
+	bool authenticated;                     /* it proved peer_key_file's key */
 	uint32_t their_timeout_ms;
 	uint64_t tx_token, rx_token;   /* set while up */
 	uint64_t generation;
@@ -96,6 +106,13 @@ struct pconn {
 	uint32_t ka_interval_ms;
 	uint32_t n_asked;              /* connects it asked of us, not answered yet */
 	char close_soon[96];           /* pconn_close_soon's reason; "" if none */
+	/* authentication: keyed is set when our side brought a nonce */
+	bool keyed;
+	enum pc_auth auth;
+	uint8_t nonce[PEERAUTH_NONCE_LEN], their_nonce[PEERAUTH_NONCE_LEN];
+	char dialer[CONF_PEER_NAME_MAX + 1];   /* accepting: the name the dialer's hello gave */
+	uint8_t *held;                 /* accepting: the dialer's hello, packed, until its proof */
+	size_t held_len;
 };
 
 enum ratelog_kind { RL_UNKNOWN_HOST = 1, RL_TOO_MANY };
@@ -115,6 +132,8 @@ struct peermgr {
 	uint32_t data_port, data_paths, mtu;
 	uint32_t n_threads, thread_ports[16];   /* ours, announced when n_threads > 1 */
 	uint32_t timeout_ms;
+	struct peerauth_key key;       /* len 0: peers are not authenticated */
+	char key_file[CONF_PATH_MAX + 1];
 	int listen_fd;
 	struct event *listen_ev;
 	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */

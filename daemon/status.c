@@ -602,6 +602,8 @@ static void send_peers(struct session *s, UcclCtl__PeerLookup *lookup)
 		pi->dials = st[i].dials;
 		pi->has_dynamic = 1;
 		pi->dynamic = st[i].dynamic;
+		pi->has_authenticated = 1;
+		pi->authenticated = st[i].authenticated;
 		pi->has_rtt_us = st[i].has_rtt;
 		pi->rtt_us = st[i].rtt_us;
 		pi->tx_token_set = st[i].tx_token_set;

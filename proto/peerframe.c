@@ -54,6 +54,7 @@ const char *peerframe_msg_name(const UcclPeer__PeerMsg *m)
 	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ: return "connect_req";
 	case UCCL_PEER__PEER_MSG__BODY_CONNECT_REP: return "connect_rep";
 	case UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE: return "conn_close";
+	case UCCL_PEER__PEER_MSG__BODY_AUTH: return "auth";
 	default: return "unknown";
 	}
 }
@@ -201,6 +202,10 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 		snprintf(why, whylen, "hello: daemon_version longer than 64 bytes");
 		return -EINVAL;
 	}
+	if (h->has_auth_nonce && h->auth_nonce.len != PEER_AUTH_NONCE_LEN) {
+		snprintf(why, whylen, "hello: auth_nonce must be %u bytes", PEER_AUTH_NONCE_LEN);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -235,6 +240,14 @@ int peerframe_check(const UcclPeer__PeerMsg *m, char *why, size_t whylen)
 		return 0;
 	case UCCL_PEER__PEER_MSG__BODY_KEEPALIVE:
 	case UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK:
+		return 0;
+	case UCCL_PEER__PEER_MSG__BODY_AUTH:
+		if (m->auth->proof.len != PEER_AUTH_PROOF_LEN ||
+		    (m->auth->has_nonce && m->auth->nonce.len != PEER_AUTH_NONCE_LEN)) {
+			snprintf(why, whylen, "auth: proof must be %u bytes, nonce %u", PEER_AUTH_PROOF_LEN,
+				 PEER_AUTH_NONCE_LEN);
+			return -EINVAL;
+		}
 		return 0;
 	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ:
 		if (!peerframe_listen_name_valid(m->lookup_req->name)) {

@@ -33,6 +33,8 @@
 #define PEER_MTU_MAX         9000u
 #define PEER_TIMEOUT_MIN_MS  200u
 #define PEER_TIMEOUT_MAX_MS  60000u
+#define PEER_AUTH_NONCE_LEN  16u           /* hello's auth_nonce */
+#define PEER_AUTH_PROOF_LEN  32u           /* Auth's proof: HMAC-SHA256 */
 
 /* Payload length announced by hdr: 0, or -EMSGSIZE if zero or over
  * PEER_MSG_MAX. */

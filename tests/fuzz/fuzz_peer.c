@@ -46,6 +46,8 @@ static void walk(const UcclPeer__PeerMsg *m, int checked)
 			abort();
 		/* refused as another version only for the peer protocol's or
 		 * the data plane's */
+		if (checked == 0 && h->has_auth_nonce && h->auth_nonce.len != PEER_AUTH_NONCE_LEN)
+			abort();
 		if (checked == -EPROTONOSUPPORT && h->proto_version == PEER_PROTO_VERSION &&
 		    h->has_wire_version && h->wire_version == PEER_WIRE_VERSION)
 			abort();
@@ -54,6 +56,12 @@ static void walk(const UcclPeer__PeerMsg *m, int checked)
 	case UCCL_PEER__PEER_MSG__BODY_ERROR:
 		peerframe_sanitize(buf, sizeof(buf), m->error->message);
 		if (checked == 0 && (m->error->code >= 0 || strlen(m->error->message) > PEER_ERROR_MAX))
+			abort();
+		break;
+	case UCCL_PEER__PEER_MSG__BODY_AUTH:
+		/* the daemon copies exactly these lengths */
+		if (checked == 0 && (m->auth->proof.len != PEER_AUTH_PROOF_LEN ||
+				     (m->auth->has_nonce && m->auth->nonce.len != PEER_AUTH_NONCE_LEN)))
 			abort();
 		break;
 	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ:

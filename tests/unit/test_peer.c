@@ -213,8 +213,9 @@ static void run_ms(int ms)
 	run_until(&never, ms);
 }
 
-static int start(struct side *s, const char *name, int port, const char *peers, int data_port,
-		 peer_resolve_fn resolve)
+/* extra: more configuration lines */
+static int start_ex(struct side *s, const char *name, int port, const char *peers, int data_port,
+		    peer_resolve_fn resolve, const char *extra)
 {
 	struct conf c;
 	char err[256];
@@ -222,8 +223,8 @@ static int start(struct side *s, const char *name, int port, const char *peers, 
 
 	snprintf(s->conf_text, sizeof(s->conf_text),
 		 "peer_listen = 127.0.0.1:%d\npeers = %s\nhost_name = %s\ndata_port = %d\n"
-		 "data_paths = 4\nmtu = 9000\npeer_timeout_ms = 1000\n",
-		 port, peers, name, data_port);
+		 "data_paths = 4\nmtu = 9000\npeer_timeout_ms = 1000\n%s",
+		 port, peers, name, data_port, extra);
 	r = conf_parse("t.conf", s->conf_text, strlen(s->conf_text), &c, err, sizeof(err));
 	if (r < 0)
 		fail_msg("%s", err);
@@ -231,6 +232,12 @@ static int start(struct side *s, const char *name, int port, const char *peers, 
 	if (r == 0)
 		peermgr_set_notify(s->pm, notify, s);
 	return r;
+}
+
+static int start(struct side *s, const char *name, int port, const char *peers, int data_port,
+		 peer_resolve_fn resolve)
+{
+	return start_ex(s, name, port, peers, data_port, resolve, "");
 }
 
 static bool both_up(struct side *a, struct side *b)
@@ -757,15 +764,15 @@ static UcclPeer__PeerMsg *fake_recv(int fd)
 	return NULL;
 }
 
-/* Dial b's peer_listen as peer "a" and exchange hellos. */
-static int fake_peer_a(void)
+/* Send a hello as name (with nonce: as a daemon with a key) on fd; the
+ * answer. */
+static UcclPeer__PeerMsg *fake_hello(int fd, const char *name, const uint8_t *nonce)
 {
-	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
 	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
-	int fd = fake_dial(port_b);
 
 	h.proto_version = PEER_PROTO_VERSION;
-	h.host_name = "a";
+	h.host_name = (char *)name;
 	h.data_address = "127.0.0.1";
 	h.has_data_port = h.has_data_paths = h.has_mtu = h.has_token = h.has_timeout_ms = 1;
 	h.has_wire_version = 1;
@@ -774,10 +781,23 @@ static int fake_peer_a(void)
 	h.mtu = 1500;
 	h.token = 1;
 	h.timeout_ms = 3000;
+	if (nonce) {
+		h.has_auth_nonce = 1;
+		h.auth_nonce.len = PEER_AUTH_NONCE_LEN;
+		h.auth_nonce.data = (uint8_t *)nonce;
+	}
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
 	m.hello = &h;
 	fake_send(fd, &m);
-	r = fake_recv(fd);
+	return fake_recv(fd);
+}
+
+/* Dial b's peer_listen as peer "a" and exchange hellos. */
+static int fake_peer_a(void)
+{
+	int fd = fake_dial(port_b);
+	UcclPeer__PeerMsg *r = fake_hello(fd, "a", NULL);
+
 	assert_non_null(r);
 	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_HELLO);
 	uccl_peer__peer_msg__free_unpacked(r, NULL);
@@ -840,6 +860,166 @@ static void test_connects_asked_of_us_are_limited(void **state)
 		answer_held(&hb, 0, 1, 1);   /* no-ops */
 	b.pm = peermgr_free(b.pm);
 	run_ms(50);
+}
+
+/* ---- authentication (peer_key_file) ---------------------------------------------- */
+
+static char key1[64], key2[64];   /* files holding two different keys */
+
+static void write_key_file(char *path, const char *key)
+{
+	int fd;
+
+	strcpy(path, "/tmp/test_peer_key.XXXXXX");
+	fd = mkstemp(path);           /* mode 0600 */
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, key, strlen(key)), (ssize_t)strlen(key));
+	close(fd);
+}
+
+static void key_line(char *out, size_t len, const char *path)
+{
+	snprintf(out, len, "peer_key_file = %s\n", path);
+}
+
+/* a (the side that dials) after both ran a while: its peer b's status */
+static void status_of_b(struct side *a, struct peer_status *st)
+{
+	assert_int_equal(peermgr_status(a->pm, st, 1), 1);
+}
+
+static void test_auth_same_key_meets(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct peer_status st;
+	char k[128];
+	bool up;
+
+	(void)state;
+	write_key_file(key1, "first key, 24 bytes long\n");
+	write_key_file(key2, "second key, not the same\n");
+	key_line(k, sizeof(k), key1);
+	assert_int_equal(start_ex(&a, "a", port_a, peers_ab, 40000, NULL, k), 0);
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, k), 0);
+	assert_true(up_flag(&a, &b, &up));
+	status_of_b(&a, &st);
+	assert_true(st.authenticated);
+	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
+	assert_true(st.authenticated);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+
+	/* neither has a key: up, not authenticated */
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	assert_true(up_flag(&a, &b, &up));
+	status_of_b(&a, &st);
+	assert_false(st.authenticated);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* One side without a key, or two different keys: never up, and the side
+ * that dials says why. */
+static void test_auth_refusals(void **state)
+{
+	static const struct {
+		const char *ka, *kb, *why;
+	} cases[] = {
+		{ key1, NULL, "b has no key" },
+		{ NULL, key1, "a does not authenticate, and b requires it" },
+		{ key1, key2, "peer_key_file differs" },
+		{ key2, key1, "peer_key_file differs" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct side a = { 0 }, b = { 0 };
+		struct peer_status st;
+		char la[128] = "", lb[128] = "";
+
+		if (cases[i].ka)
+			key_line(la, sizeof(la), cases[i].ka);
+		if (cases[i].kb)
+			key_line(lb, sizeof(lb), cases[i].kb);
+		assert_int_equal(start_ex(&a, "a", port_a, peers_ab, 40000, NULL, la), 0);
+		assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, lb), 0);
+		run_ms(400);
+		assert_false(both_up(&a, &b));
+		assert_int_equal(a.ups + b.ups, 0);
+		status_of_b(&a, &st);
+		if (!strstr(st.last_error, cases[i].why))
+			fail_msg("case %zu: '%s' does not say '%s'", i, st.last_error, cases[i].why);
+		a.pm = peermgr_free(a.pm);
+		b.pm = peermgr_free(b.pm);
+		run_ms(50);
+	}
+}
+
+/* Without the key, a stranger dialing as peer a (or as a new dynamic
+ * peer) gets a challenge and then an Error: a's own connection stays up and
+ * no dynamic slot is taken. Without authentication the hello alone would
+ * have replaced a's connection. */
+static void test_auth_stranger_changes_nothing(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	uint8_t nonce[PEER_AUTH_NONCE_LEN] = { 7 }, bogus[PEER_AUTH_PROOF_LEN] = { 1 };
+	char k[128], kb[160];
+	const char *names[] = { "a", "stranger" };
+	bool up;
+
+	(void)state;
+	key_line(k, sizeof(k), key1);
+	snprintf(kb, sizeof(kb), "%sdynamic_peers = 1\n", k);
+	assert_int_equal(start_ex(&a, "a", port_a, peers_ab, 40000, NULL, k), 0);
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, kb), 0);
+	assert_true(up_flag(&a, &b, &up));
+
+	for (size_t i = 0; i < 2; i++) {
+		UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+		UcclPeer__Auth au = UCCL_PEER__AUTH__INIT;
+		int fd = fake_dial(port_b);
+
+		r = fake_hello(fd, names[i], nonce);
+		assert_non_null(r);
+		assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_AUTH);
+		assert_true(r->auth->has_nonce);
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		assert_int_equal(peermgr_count(b.pm), 1);      /* nothing taken yet */
+		au.proof.len = sizeof(bogus);
+		au.proof.data = bogus;
+		m.body_case = UCCL_PEER__PEER_MSG__BODY_AUTH;
+		m.auth = &au;
+		fake_send(fd, &m);
+		r = fake_recv(fd);
+		assert_non_null(r);
+		assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);
+		assert_int_equal(r->error->code, -EACCES);
+		assert_non_null(strstr(r->error->message, "peer_key_file differs"));
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		close(fd);
+
+		/* and one that brings no nonce at all */
+		fd = fake_dial(port_b);
+		r = fake_hello(fd, names[i], NULL);
+		assert_non_null(r);
+		assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);
+		assert_non_null(strstr(r->error->message, "does not authenticate"));
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		close(fd);
+	}
+	run_ms(100);
+	assert_true(both_up(&a, &b));
+	assert_int_equal(a.downs + b.downs, 0);
+	assert_int_equal(a.ups, 1);
+	assert_int_equal(peermgr_count(b.pm), 1);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+	unlink(key1);
+	unlink(key2);
 }
 
 /* An answer to a connect never sent closes the connection with -EPROTO. */
@@ -951,6 +1131,9 @@ int main(void)
 		cmocka_unit_test(test_connects_asked_of_us_are_limited),
 		cmocka_unit_test(test_connect_rep_never_asked),
 		cmocka_unit_test(test_reload_adds_and_removes),
+		cmocka_unit_test(test_auth_same_key_meets),
+		cmocka_unit_test(test_auth_refusals),
+		cmocka_unit_test(test_auth_stranger_changes_nothing),
 		cmocka_unit_test(test_start_errors),
 	};
 
