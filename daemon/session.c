@@ -35,9 +35,11 @@ static void write_cb(evutil_socket_t fd, short what, void *arg);
 static void drop_out(struct session *s);
 
 /* An unattached connection holds a slot: it gets this long to attach, and
- * one uid may hold only a few such slots. */
+ * one uid may hold only so many such slots. Enough for the ranks of a job
+ * starting at once: the accept loop takes every pending connection before
+ * any attach is read, so a burst of N processes holds N slots at once. */
 #define ATTACH_DEADLINE_S 5
-#define MAX_UNATTACHED_PER_UID 4
+#define MAX_UNATTACHED_PER_UID 32
 
 /* ---- reference counting and replies ---- */
 
