@@ -51,6 +51,7 @@ struct uccl_ep {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *prev, *next;     /* ctx->eps, under ctx->lock */
 	uint32_t id;
+	uint32_t thread;                 /* the daemon engine thread it runs on */
 	void *region;
 	size_t region_len;
 	int doorbell_fd;                 /* we write: SQ has work for a sleeping daemon */

@@ -134,12 +134,21 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 		c.has_cq_entries = 1;
 		c.cq_entries = attr->cq_entries;
 	}
+	if (attr && (attr->flags & UCCL_EP_THREAD)) {
+		c.has_thread = 1;
+		c.thread = attr->thread;
+	}
 	c.has_sqe_size = 1;
 	c.sqe_size = UCCL_SQE_SIZE;
 	req.body_case = UCCL_CTL__REQUEST__BODY_EP_CREATE;
 	req.ep_create = &c;
 
 	ctx_lock(ctx);
+	if (attr && (attr->flags & ~UCCL_EP_THREAD)) {
+		ctx_set_error(ctx, "uccl_ep_attr: unknown flags 0x%x", attr->flags & ~UCCL_EP_THREAD);
+		r = -EINVAL;
+		goto out_unlock;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		ctx_set_error(ctx, "out of memory");
@@ -150,6 +159,7 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 	if (r < 0)
 		goto out_free;
 	ep->id = rep->ep_create->ep_id;
+	ep->thread = rep->ep_create->has_thread ? rep->ep_create->thread : 0;
 	shm_size = rep->ep_create->shm_size;
 	uccl_ctl__reply__free_unpacked(rep, NULL);
 	ep->doorbell_fd = fds[1];
@@ -212,6 +222,11 @@ UCCL_EXPORT int uccl_ep_destroy(struct uccl_ep *ep)
 UCCL_EXPORT int uccl_ep_fd(const struct uccl_ep *ep)
 {
 	return ep ? ep->notify_fd : -EINVAL;
+}
+
+UCCL_EXPORT int uccl_ep_thread(const struct uccl_ep *ep)
+{
+	return ep ? (int)ep->thread : -EINVAL;
 }
 
 /* -1 means the context's control timeout; below that is invalid. */

@@ -106,6 +106,8 @@ static void ep_add_done(struct engcmd *c)
 		ep->live = true;
 		er.ep_id = ep->id;
 		er.shm_size = ep->region_len;
+		er.has_thread = 1;
+		er.thread = ep->thr;
 		rep.body_case = UCCL_CTL__REPLY__BODY_EP_CREATE;
 		rep.ep_create = &er;
 		session_reply(s, 0, NULL, &rep, fds, 3);
@@ -219,8 +221,10 @@ void sess_ep_create(struct session *s, UcclCtl__EpCreateReq *q)
 	ep->memfd = ep->doorbell_fd = ep->notify_fd = ep->doorbell_peer = ep->notify_peer = -1;
 	ep->max_conns = cf->max_conns_per_endpoint;
 	ep->backlog_cap = cf->max_listen_backlog;
-	/* the thread with the fewest endpoints runs it, for good */
-	ep->thr = (uint8_t)nthr_pick(d->thr_eps, d->n_thr);
+	/* the thread asked for, or the one with the fewest endpoints, runs
+	 * it for good; modulo, so that a client can spread its endpoints
+	 * without knowing how many threads there are */
+	ep->thr = (uint8_t)(q->has_thread ? q->thread % d->n_thr : nthr_pick(d->thr_eps, d->n_thr));
 	d->thr_eps[ep->thr]++;
 	d->eps[id] = ep;
 	d->n_eps++;

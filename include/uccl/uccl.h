@@ -63,13 +63,18 @@ uint64_t uccl_mr_key(const struct uccl_mr *mr);
 struct uccl_ep_attr {
 	uint32_t sq_entries;     /* 0: default; rounded up to a power of two */
 	uint32_t cq_entries;     /* 0: default */
+	uint32_t flags;          /* UCCL_EP_THREAD */
+	uint32_t thread;         /* with UCCL_EP_THREAD: engine thread, modulo their count */
 };
+#define UCCL_EP_THREAD 0x1u      /* run on attr->thread, not where the daemon picks */
 int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *attr, struct uccl_ep **ep);
 int uccl_ep_destroy(struct uccl_ep *ep);   /* accepts NULL */
 /* fd (the read end of the endpoint's notify pipe) that becomes readable when
  * completions or signals arrive on an armed endpoint, for poll(2). The
  * library drains it; do not close it. */
 int uccl_ep_fd(const struct uccl_ep *ep);
+/* The daemon engine thread that runs the endpoint (0 with one thread). */
+int uccl_ep_thread(const struct uccl_ep *ep);
 
 /* Connections, by endpoint name on this daemon. timeout_ms 0 = one try,
  * -1 = the context's control timeout. connect completes once the listener's
