@@ -5,6 +5,9 @@
  * slots in its memory; the sender puts each chunk into the next slot and
  * signals; the receiver verifies the chunk and signals the slot back. This is
  * the flow control an application builds on put/signal/wait (MSCCL++ style).
+ * With --streams K the bytes are split over K such streams, each its own
+ * process and endpoint pair, stream i on engine thread i of both daemons
+ * (UCCL_EP_THREAD): how an application spreads one transfer over cores.
  */
 #include "config.h"
 
@@ -37,6 +40,8 @@ struct verdict {               /* receiver -> sender, tag 3 */
 	uint64_t bytes;
 };
 
+#define MAX_STREAMS 16
+
 struct opts {
 	const char *sock;
 	const char *name;
@@ -45,6 +50,19 @@ struct opts {
 	uint64_t slots;
 	bool json;
 	bool quiet;
+	uint32_t streams;           /* 0: one, with no thread asked for */
+	uint32_t stream;            /* which one this process runs */
+	char stream_name[160];      /* NAME.i */
+};
+
+/* What a sending stream measured (a child's, through a pipe). */
+struct result {
+	uint64_t bytes, chunks, chunks_ok, chunks_bad, failed, ops;
+	double t0, t1;              /* CLOCK_MONOTONIC: the transfer's span */
+	double p50, p99;            /* 64 B put round trip, us; 0: not measured */
+	int32_t thread;             /* engine thread of its endpoint */
+	int32_t ok;
+	uint32_t slot;              /* which stream */
 };
 
 static double now_s(void)
@@ -131,6 +149,14 @@ static int wait_sem(struct uccl_ep *ep, uint32_t conn, uint64_t value, struct uc
 	return -ETIMEDOUT;
 }
 
+/* With --streams, the endpoint of stream i runs on engine thread i. */
+static void create_ep(const struct opts *o, struct uccl_ctx *ctx, struct uccl_ep **ep)
+{
+	struct uccl_ep_attr a = { .flags = UCCL_EP_THREAD, .thread = o->stream };
+
+	TRY(ctx, uccl_ep_create(ctx, o->streams ? &a : NULL, ep));
+}
+
 static int do_recv(const struct opts *o)
 {
 	struct uccl_ctx *ctx;
@@ -142,7 +168,7 @@ static int do_recv(const struct opts *o)
 
 	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-recv", &ctx));
 	TRY(ctx, uccl_mem_alloc(ctx, 4096, &msg));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	create_ep(o, ctx, &ep);
 	TRY(ctx, uccl_listen(ep, o->name));
 	if (!o->quiet)
 		fprintf(stderr, "uccl_xfer: receiver listening on '%s'\n", o->name);
@@ -189,12 +215,17 @@ static int do_recv(const struct opts *o)
 	 * connection and fails this receive at once */
 	TRY(ctx, uccl_recv(ep, conn, msg, 256, 8, 4, 0, 4));
 	TRY(ctx, uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
-	wait_ud(ep, 3, ctx);
-	for (int waited = 0; waited < 6 * TIMEOUT_MS; waited += 100) {
-		struct uccl_cqe c;
+	/* both, in either order: a sender without a latency test says done
+	 * before our verdict's completion is reaped */
+	for (int waited = 0, seen = 0; seen != 3 && waited < 6 * TIMEOUT_MS; waited += 100) {
+		struct uccl_cqe c[8];
+		int n = uccl_cq_wait(ep, c, 8, 100);
 
-		if (uccl_cq_wait(ep, &c, 1, 100) == 1 && c.user_data == 4)
-			break;
+		for (int k = 0; k < n; k++) {
+			if (c[k].user_data == 3 && c[k].res < 0)
+				die("sending the verdict", c[k].res, ctx);
+			seen |= c[k].user_data == 3 ? 1 : c[k].user_data == 4 ? 2 : 0;
+		}
 	}
 	uccl_detach(ctx);
 	return v.chunks_bad ? 1 : 0;
@@ -207,7 +238,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int do_send(const struct opts *o)
+static void print_result(const struct opts *o, const struct result *rs, uint32_t n);
+
+/* Sends o->total bytes to o->name; fills *res, and prints it unless with
+ * --streams (the parent prints them all). */
+static int do_send(const struct opts *o, struct result *res)
 {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *ep;
@@ -223,7 +258,7 @@ static int do_send(const struct opts *o)
 	TRY(ctx, uccl_mem_alloc(ctx, 4096, &msg));
 	/* one source buffer per slot, filled just before its put */
 	TRY(ctx, uccl_mem_alloc(ctx, o->slots * o->slot_size, &src));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	create_ep(o, ctx, &ep);
 	TRY(ctx, uccl_connect(ep, o->name, TIMEOUT_MS * 3, &conn));
 	memcpy(uccl_mr_addr(msg), &h, sizeof(h));
 	TRY(ctx, uccl_send(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
@@ -268,7 +303,7 @@ static int do_send(const struct opts *o)
 			done_ops++;
 		}
 		double t = now_s();
-		if (!o->quiet && t - tlast >= 1.0) {
+		if (!o->quiet && !o->streams && t - tlast >= 1.0) {
 			fprintf(stderr, "  progress: %6" PRIu64 " MiB  %6.2f GB/s\n", sent >> 20,
 				(double)(sent - last_bytes) / (t - tlast) / 1e9);
 			tlast = t;
@@ -278,13 +313,14 @@ static int do_send(const struct opts *o)
 	int r = wait_sem(ep, conn, chunks, ctx);
 	if (r < 0)
 		die("waiting for the last chunk", r, ctx);
-	double secs = now_s() - t0;
+	double t1 = now_s();
 	wait_ud(ep, 3, ctx);
 	memcpy(&v, (uint8_t *)uccl_mr_addr(msg) + 128, sizeof(v));
 
-	/* 64-byte put round trips on the same connection */
+	/* 64-byte put round trips on the same connection (not while other
+	 * streams still move bytes: their queues would be measured) */
 	enum { LAT_N = 2000 };
-	uint64_t *lat = calloc(LAT_N, sizeof(*lat));
+	uint64_t *lat = o->streams ? NULL : calloc(LAT_N, sizeof(*lat));
 	for (int i = 0; lat && i < LAT_N; i++) {
 		struct uccl_cqe c;
 		struct timespec a, b;
@@ -299,41 +335,152 @@ static int do_send(const struct opts *o)
 	}
 	if (lat)
 		qsort(lat, LAT_N, sizeof(*lat), cmp_u64);
-	double gbs = (double)o->total / secs / 1e9;
-	double p50 = lat ? lat[LAT_N / 2] / 1e3 : 0, p99 = lat ? lat[LAT_N * 99 / 100] / 1e3 : 0;
-	bool ok = v.chunks_bad == 0 && v.chunks_ok == chunks && v.bytes == o->total && failed == 0;
-
-	if (o->json) {
-		printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbytes_per_s\":%.3f,\"chunks\":%" PRIu64
-		       ",\"chunk_bytes\":%" PRIu64 ",\"verified_chunks\":%" PRIu64 ",\"bad_chunks\":%" PRIu64
-		       ",\"failed_ops\":%" PRIu64 ",\"put64_rtt_p50_us\":%.2f,\"put64_rtt_p99_us\":%.2f,"
-		       "\"ok\":%s}\n",
-		       o->total, secs, gbs, chunks, o->slot_size, v.chunks_ok, v.chunks_bad, failed, p50, p99,
-		       ok ? "true" : "false");
-	} else {
-		printf("transfer:  %" PRIu64 " MiB in %.3f s = %.2f GB/s (%.1f Gbit/s), %" PRIu64
-		       " chunks of %" PRIu64 " KiB\n"
-		       "           (includes the sender generating and the receiver checking every byte)\n",
-		       o->total >> 20, secs, gbs, gbs * 8, chunks, o->slot_size >> 10);
-		printf("verified:  %" PRIu64 "/%" PRIu64 " chunks intact at the receiver%s\n", v.chunks_ok,
-		       chunks, v.chunks_bad ? " (CORRUPTION DETECTED)" : "");
-		printf("latency:   64 B put round trip p50 %.2f us, p99 %.2f us (%d samples)\n", p50, p99,
-		       LAT_N);
-		printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "\n", failed, posted + LAT_N);
-		if (strchr(o->name, '/'))
-			printf("transport: host-to-host, to the daemon of '%.*s' over UDP (per-channel RTT and\n"
-			       "           retransmissions: ucclctl channels)\n",
-			       (int)(strchr(o->name, '/') - o->name), o->name);
-		else
-			printf("transport: same-host (one daemon); no retransmissions on this path\n");
-	}
+	*res = (struct result){
+		.bytes = o->total, .chunks = chunks, .chunks_ok = v.chunks_ok, .chunks_bad = v.chunks_bad,
+		.failed = failed, .ops = posted + (lat ? LAT_N : 0), .t0 = t0, .t1 = t1,
+		.p50 = lat ? lat[LAT_N / 2] / 1e3 : 0, .p99 = lat ? lat[LAT_N * 99 / 100] / 1e3 : 0,
+		.thread = uccl_ep_thread(ep),
+	};
+	res->ok = v.chunks_bad == 0 && v.chunks_ok == chunks && v.bytes == o->total && failed == 0;
+	if (!o->streams)
+		print_result(o, res, 1);
 	(void)done_ops;
 	free(lat);
 	TRY(ctx, uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));   /* lets the receiver finish */
 	wait_ud(ep, 30, ctx);
 	uccl_close(ep, conn);
 	uccl_detach(ctx);
-	return ok ? 0 : 1;
+	return res->ok ? 0 : 1;
+}
+
+/* One result, or the sum of several streams' (their bytes over the span from
+ * the first start to the last end). */
+static void print_result(const struct opts *o, const struct result *rs, uint32_t n)
+{
+	struct result t = rs[0];
+	bool ok = true;
+
+	for (uint32_t i = 1; i < n; i++) {
+		t.bytes += rs[i].bytes;
+		t.chunks += rs[i].chunks;
+		t.chunks_ok += rs[i].chunks_ok;
+		t.chunks_bad += rs[i].chunks_bad;
+		t.failed += rs[i].failed;
+		t.ops += rs[i].ops;
+		t.t0 = rs[i].t0 < t.t0 ? rs[i].t0 : t.t0;
+		t.t1 = rs[i].t1 > t.t1 ? rs[i].t1 : t.t1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ok &= rs[i].ok != 0;
+
+	double secs = t.t1 - t.t0;
+	double gbs = (double)t.bytes / secs / 1e9;
+
+	if (o->json) {
+		printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbytes_per_s\":%.3f,\"chunks\":%" PRIu64
+		       ",\"chunk_bytes\":%" PRIu64 ",\"verified_chunks\":%" PRIu64 ",\"bad_chunks\":%" PRIu64
+		       ",\"failed_ops\":%" PRIu64 ",\"put64_rtt_p50_us\":%.2f,\"put64_rtt_p99_us\":%.2f,"
+		       "\"streams\":%u,\"stream_gbytes_per_s\":[",
+		       t.bytes, secs, gbs, t.chunks, o->slot_size, t.chunks_ok, t.chunks_bad, t.failed, t.p50,
+		       t.p99, n);
+		for (uint32_t i = 0; i < n; i++)
+			printf("%s%.3f", i ? "," : "", (double)rs[i].bytes / (rs[i].t1 - rs[i].t0) / 1e9);
+		printf("],\"ok\":%s}\n", ok ? "true" : "false");
+		return;
+	}
+	printf("transfer:  %" PRIu64 " MiB in %.3f s = %.2f GB/s (%.1f Gbit/s), %" PRIu64
+	       " chunks of %" PRIu64 " KiB\n"
+	       "           (includes the sender generating and the receiver checking every byte)\n",
+	       t.bytes >> 20, secs, gbs, gbs * 8, t.chunks, o->slot_size >> 10);
+	if (n > 1 || o->streams)
+		for (uint32_t i = 0; i < n; i++)
+			printf("stream %2u: %" PRIu64 " MiB in %.3f s = %.2f GB/s, engine thread %d\n", i,
+			       rs[i].bytes >> 20, rs[i].t1 - rs[i].t0,
+			       (double)rs[i].bytes / (rs[i].t1 - rs[i].t0) / 1e9, rs[i].thread);
+	printf("verified:  %" PRIu64 "/%" PRIu64 " chunks intact at the receiver%s\n", t.chunks_ok,
+	       t.chunks, t.chunks_bad ? " (CORRUPTION DETECTED)" : "");
+	if (o->streams)
+		printf("latency:   not measured with --streams\n");
+	else
+		printf("latency:   64 B put round trip p50 %.2f us, p99 %.2f us (%d samples)\n", t.p50,
+		       t.p99, 2000);
+	printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "\n", t.failed, t.ops);
+	if (strchr(o->name, '/'))
+		printf("transport: host-to-host, to the daemon of '%.*s' over UDP (per-channel RTT and\n"
+		       "           retransmissions: ucclctl channels)\n",
+		       (int)(strchr(o->name, '/') - o->name), o->name);
+	else
+		printf("transport: same-host (one daemon); no retransmissions on this path\n");
+}
+
+/* --streams K: K processes, stream i on "NAME.i" with total/K bytes (the
+ * last takes the rest); senders report through a pipe and the parent
+ * prints the sum. */
+static int run_streams(const struct opts *base, bool send)
+{
+	struct result rs[MAX_STREAMS];
+	pid_t pids[MAX_STREAMS];
+	int fds[2], rc = 0;
+	uint64_t share = base->total / base->streams / 8 * 8;
+
+	if (share == 0) {
+		fprintf(stderr, "uccl_xfer: --bytes is too small for %u streams\n", base->streams);
+		return 2;
+	}
+	if (pipe(fds) < 0)
+		return 1;
+	for (uint32_t i = 0; i < base->streams; i++) {
+		struct opts o = *base;
+
+		o.stream = i;
+		o.total = i + 1 < base->streams ? share : base->total - share * (base->streams - 1);
+		snprintf(o.stream_name, sizeof(o.stream_name), "%s.%u", base->name, i);
+		o.name = o.stream_name;
+		fflush(NULL);
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("uccl_xfer: fork");
+			return 1;
+		}
+		if (pids[i] == 0) {
+			struct result r = { 0 };
+			int c;
+
+			close(fds[0]);
+			c = send ? do_send(&o, &r) : do_recv(&o);
+			r.slot = i;
+			if (send && write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+				c = 1;
+			_exit(c);
+		}
+	}
+	close(fds[1]);
+	for (uint32_t i = 0; i < base->streams; i++) {
+		int st;
+
+		if (waitpid(pids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			rc = 1;
+	}
+	if (send) {
+		struct result r;
+		uint32_t got = 0;
+
+		memset(rs, 0, sizeof(rs));
+		while (got < base->streams && read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r)) {
+			uint32_t slot = r.slot;
+
+			if (slot >= base->streams)
+				break;
+			rs[slot] = r;
+			got++;
+		}
+		if (got == base->streams)
+			print_result(base, rs, base->streams);
+		else
+			rc = 1;
+	}
+	close(fds[0]);
+	return rc;
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -363,7 +510,8 @@ static void usage(FILE *f)
 		   "       uccl_xfer [options] send NAME\n"
 		   "       uccl_xfer [options] demo\n"
 		   "options: --socket PATH  --bytes N[K|M|G] (default 1G)  --chunk N[K|M] (default 1M)\n"
-		   "         --slots N (default 16)  --json  --quiet\n");
+		   "         --slots N (default 16)  --streams K (1..%u: split over K endpoint pairs,\n"
+		   "         stream i on engine thread i, named NAME.i)  --json  --quiet\n", MAX_STREAMS);
 }
 
 int main(int argc, char **argv)
@@ -372,13 +520,15 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "bytes", required_argument, NULL, 'b' },
 		{ "chunk", required_argument, NULL, 'c' },  { "slots", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },         { "quiet", no_argument, NULL, 'q' },
+		{ "streams", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
 	};
+	struct result res;
 	struct opts o = { .total = 1ull << 30, .slot_size = 1u << 20, .slots = 16 };
 	char demo_name[64];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:b:c:n:jqh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:b:c:n:k:jqh", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o.sock = optarg; break;
 		case 'b':
@@ -400,6 +550,17 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'k': {
+			char *end;
+			unsigned long k = strtoul(optarg, &end, 10);
+
+			if (*end || k == 0 || k > MAX_STREAMS) {
+				fprintf(stderr, "uccl_xfer: --streams must be 1..%u\n", MAX_STREAMS);
+				return 2;
+			}
+			o.streams = (uint32_t)k;
+			break;
+		}
 		case 'j': o.json = true; break;
 		case 'q': o.quiet = true; break;
 		case 'h': usage(stdout); return 0;
@@ -416,8 +577,8 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			return 1;
 		if (pid == 0)
-			_exit(do_recv(&o));
-		rc = do_send(&o);
+			_exit(o.streams ? run_streams(&o, false) : do_recv(&o));
+		rc = o.streams ? run_streams(&o, true) : do_send(&o, &res);
 		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 			rc = 1;
 		return rc;
@@ -428,9 +589,9 @@ int main(int argc, char **argv)
 	}
 	o.name = argv[optind + 1];
 	if (strcmp(argv[optind], "recv") == 0)
-		return do_recv(&o);
+		return o.streams ? run_streams(&o, false) : do_recv(&o);
 	if (strcmp(argv[optind], "send") == 0)
-		return do_send(&o);
+		return o.streams ? run_streams(&o, true) : do_send(&o, &res);
 	usage(stderr);
 	return 2;
 }

@@ -3,7 +3,9 @@
 # Two daemons on 127.0.0.1 with engine_threads = 2 each (data ports picked
 # by the kernel, per thread). Endpoints are placed on the thread with the
 # fewest; verified transfers run between every pair (thread of a, thread
-# of b) and each of a's four sub-channels is seen carrying them; ucclctl
+# of b) and each of a's four sub-channels is seen carrying them; one
+# transfer split over two endpoint pairs (uccl_xfer --streams 2, the
+# endpoints asked onto threads 0 and 1) uses sub-channels 0>0 and 1>1; ucclctl
 # shows 2 threads and the 2 x 2 sub-channels; same-host connections move
 # verified data between threads (over the channel between them) and within
 # a thread, and kill -9 of one side resets the other; kill -9 of b fails
@@ -141,6 +143,26 @@ for p in $RPIDS; do
 done
 echo "sub-channels of a after the transfers: $(chans "$SOCK_A")"
 echo "sub-channels of b after the transfers: $(chans "$SOCK_B")"
+
+# 2b. one transfer split over two endpoint pairs (uccl_xfer --streams 2):
+# stream i's endpoints run on thread i of both daemons (UCCL_EP_THREAD,
+# whatever the placement by count would say: the anchor holds thread 0 of
+# a), so sub-channels 0>0 and 1>1 both carry it
+"$XFER" --socket "$SOCK_B" --quiet --streams 2 recv split >"$TMPD/srecv.out" 2>&1 &
+SRP=$!
+expect "b: split listeners up" eval 'wait_ep "$SOCK_B" split.0 && wait_ep "$SOCK_B" split.1'
+expect "b: split.1 on thread 1" [ "$(ep_thread "$SOCK_B" split.1)" = 1 ]
+b00=$(tx "$SOCK_A" 0 0) b11=$(tx "$SOCK_A" 1 1)
+"$XFER" --socket "$SOCK_A" --bytes 64M --streams 2 send node-b/split >"$TMPD/ssend.out" 2>&1
+rc=$?
+wait $SRP
+rrc=$?
+cat "$TMPD/ssend.out"
+a00=$(tx "$SOCK_A" 0 0) a11=$(tx "$SOCK_A" 1 1)
+expect "64M split over 2 streams, verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+expect "the sender reports stream 1 on engine thread 1" grep -q "^stream  1: 32 MiB .* engine thread 1$" "$TMPD/ssend.out"
+expect "sub-channel 0>0 carried it ($b00 -> $a00)" [ "$a00" -gt "$b00" ]
+expect "sub-channel 1>1 carried it ($b11 -> $a11)" [ "$a11" -gt "$b11" ]
 
 # 3. same host: across threads over the channels between them, within a
 # thread joined in memory; both verified
