@@ -217,6 +217,22 @@ int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 	r = peerframe_pack(m, &buf, &len);
 	if (r < 0)
 		return r;
+	if (c->mac) {
+		/* the frame's length covers the MAC after the message */
+		size_t plen = len - FRAME_HDR_LEN, flen = plen + PEERAUTH_MAC_LEN;
+		uint8_t *b = flen <= PEER_MSG_MAX ? realloc(buf, len + PEERAUTH_MAC_LEN) : NULL;
+
+		if (!b) {
+			free(buf);
+			return flen <= PEER_MSG_MAX ? -ENOMEM : -EMSGSIZE;
+		}
+		buf = b;
+		peerauth_mac(c->ks, !c->inbound, c->tx_seq++, buf + FRAME_HDR_LEN, plen,
+			     buf + len);
+		for (int i = 0; i < 4; i++)
+			buf[i] = (uint8_t)(flen >> (8 * i));
+		len += PEERAUTH_MAC_LEN;
+	}
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) + len > OUT_MAX) {
 		free(buf);
 		return -ENOBUFS;
@@ -292,6 +308,7 @@ static int send_hello(struct pconn *c)
 		if (r < 0)
 			return r;
 		c->keyed = true;
+		c->key_gen = pm->key_gen;
 		h.has_auth_nonce = 1;
 		h.auth_nonce.len = PEERAUTH_NONCE_LEN;
 		h.auth_nonce.data = c->nonce;
@@ -304,6 +321,21 @@ static int send_hello(struct pconn *c)
 	}
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
 	m.hello = &h;
+	if (c->keyed && !c->inbound) {
+		/* the proofs bind the hello as sent: packing is deterministic,
+		 * so these are the bytes pconn_send puts on the wire */
+		size_t n = uccl_peer__peer_msg__get_packed_size(&m);
+		uint8_t *b = malloc(n ? n : 1);
+		struct sha256 sh;
+
+		if (!b)
+			return -ENOMEM;
+		uccl_peer__peer_msg__pack(&m, b);
+		sha256_init(&sh);
+		sha256_feed(&sh, b, n);
+		sha256_end(&sh, c->hello_hash);
+		free(b);
+	}
 	return pconn_send(c, &m);
 }
 
@@ -749,7 +781,8 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 
 /* ---- authentication (peer_key_file) --------------------------------------------- */
 
-static bool send_auth(struct pconn *c, const uint8_t *nonce, const uint8_t proof[PEERAUTH_PROOF_LEN])
+static bool send_auth(struct pconn *c, const uint8_t *nonce, const char *host_name,
+		      const uint8_t proof[PEERAUTH_PROOF_LEN])
 {
 	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
 	UcclPeer__Auth a = UCCL_PEER__AUTH__INIT;
@@ -759,6 +792,7 @@ static bool send_auth(struct pconn *c, const uint8_t *nonce, const uint8_t proof
 		a.nonce.len = PEERAUTH_NONCE_LEN;
 		a.nonce.data = (uint8_t *)nonce;
 	}
+	a.host_name = (char *)host_name;
 	a.proof.len = PEERAUTH_PROOF_LEN;
 	a.proof.data = (uint8_t *)proof;
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_AUTH;
@@ -766,14 +800,38 @@ static bool send_auth(struct pconn *c, const uint8_t *nonce, const uint8_t proof
 	return pconn_send_or_close(c, &m);
 }
 
+static void auth_hs(const struct pconn *c, struct peerauth_hs *h)
+{
+	bool dialer = !c->inbound;
+
+	h->dialer = c->dialer;
+	h->acceptor = c->acceptor;
+	h->nd = dialer ? c->nonce : c->their_nonce;
+	h->na = dialer ? c->their_nonce : c->nonce;
+	h->hello_hash = c->hello_hash;
+}
+
+/* The key changed since the handshake began: its proofs would be judged
+ * with the other key. Closed; the dialer tries again. true: closed. */
+static bool auth_key_changed(struct pconn *c)
+{
+	if (c->key_gen == c->pm->key_gen && c->pm->key.len)
+		return false;
+	pconn_close(c, c->pm->key.len ? "peer_key_file was reloaded during the handshake" :
+		    "peer_key_file was reloaded to none during the handshake", -EAGAIN);
+	return true;
+}
+
 /* Accepting side, the dialer's hello: with a key, nothing about who the
  * dialer says it is counts before it proves the key (a stranger must not
  * take a dynamic slot or replace a peer's connection), so the hello is
- * held and our nonce and proof go out. true: go on with the hello now. */
+ * held and our nonce, name and proof go out. true: go on with the hello
+ * now (neither side has a key). */
 static bool auth_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 {
 	struct peermgr *pm = c->pm;
 	uint8_t proof[PEERAUTH_PROOF_LEN];
+	struct peerauth_hs hs;
 	char why[PEER_ERROR_MAX];
 	size_t n;
 	int r;
@@ -783,10 +841,17 @@ static bool auth_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	if (!pm->key.len || !h->has_auth_nonce) {
 		if (pm->key.len)
 			snprintf(why, sizeof(why), "%s does not authenticate, and %s requires it "
-				 "(peer_key_file is set here, not there)", h->host_name, pm->host_name);
+				 "(peer_key_file is set on %s, not on %s)", h->host_name, pm->host_name,
+				 pm->host_name, h->host_name);
 		else
 			snprintf(why, sizeof(why), "%s authenticates peers (peer_key_file), and %s has "
 				 "no key", h->host_name, pm->host_name);
+		refuse_unknown(c, why);
+		return false;
+	}
+	/* our own name: we would be proving the key to ourselves for someone */
+	if (strcmp(h->host_name, pm->host_name) == 0) {
+		snprintf(why, sizeof(why), "hello as %s, which is this daemon's name", h->host_name);
 		refuse_unknown(c, why);
 		return false;
 	}
@@ -795,17 +860,31 @@ static bool auth_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	r = c->held ? peerauth_nonce(c->nonce) : -ENOMEM;
 	if (r < 0) {
 		snprintf(why, sizeof(why), "cannot authenticate: %s", strerror(-r));
-		pconn_close(c, why, 0);
+		pconn_close(c, why, r);
 		return false;
 	}
 	c->held_len = uccl_peer__hello__pack(h, c->held);
 	memcpy(c->their_nonce, h->auth_nonce.data, PEERAUTH_NONCE_LEN);
 	snprintf(c->dialer, sizeof(c->dialer), "%s", h->host_name);
+	snprintf(c->acceptor, sizeof(c->acceptor), "%s", pm->host_name);
 	c->keyed = true;
+	c->key_gen = pm->key_gen;
 	c->auth = PA_CHALLENGED;
-	peerauth_proof(&pm->key, false, c->dialer, c->their_nonce, c->nonce, proof);
-	send_auth(c, c->nonce, proof);
+	auth_hs(c, &hs);
+	peerauth_proof(&pm->key, false, &hs, proof);
+	send_auth(c, c->nonce, pm->host_name, proof);
 	return false;
+}
+
+/* Both sides: the proofs are checked; later frames carry MACs. */
+static void auth_start_macs(struct pconn *c)
+{
+	struct peerauth_hs hs;
+
+	auth_hs(c, &hs);
+	peerauth_session(&c->pm->key, &hs, c->ks);
+	c->mac = true;
+	c->tx_seq = c->rx_seq = 0;
 }
 
 /* Accepting side: the dialer's proof; right, and its held hello is looked at. */
@@ -813,57 +892,76 @@ static void auth_inbound_proof(struct pconn *c, const UcclPeer__Auth *a)
 {
 	struct peermgr *pm = c->pm;
 	uint8_t want[PEERAUTH_PROOF_LEN];
+	struct peerauth_hs hs;
 	UcclPeer__Hello *h;
 	char why[PEER_ERROR_MAX];
 
-	if (c->auth != PA_CHALLENGED || a->has_nonce) {
+	if (c->auth != PA_CHALLENGED || a->has_nonce || a->host_name) {
 		pconn_close(c, "unexpected auth", -EPROTO);
 		return;
 	}
-	/* reloaded to no key since our Auth: nothing to check it with */
-	if (pm->key.len)
-		peerauth_proof(&pm->key, true, c->dialer, c->their_nonce, c->nonce, want);
-	if (!pm->key.len || peerauth_cmp(want, a->proof.data, PEERAUTH_PROOF_LEN) != 0) {
+	if (auth_key_changed(c))
+		return;
+	auth_hs(c, &hs);
+	peerauth_proof(&pm->key, true, &hs, want);
+	if (peerauth_cmp(want, a->proof.data, PEERAUTH_PROOF_LEN) != 0) {
 		snprintf(why, sizeof(why), "authentication of %s failed: its proof does not match "
 			 "%s's key (peer_key_file differs)", c->dialer, pm->host_name);
 		refuse_unknown(c, why);
 		return;
 	}
 	c->auth = PA_DONE;
+	auth_start_macs(c);
 	h = uccl_peer__hello__unpack(NULL, c->held_len, c->held);
 	free(c->held);
 	c->held = NULL;
 	if (!h) {
-		pconn_close(c, "out of memory", 0);
+		pconn_close(c, "out of memory", -ENOMEM);
 		return;
 	}
 	handle_inbound_hello(c, h);
 	uccl_peer__hello__free_unpacked(h, NULL);
 }
 
-/* Dialing side: the accepting side's nonce and proof. */
+/* Dialing side: the accepting side's nonce, name and proof. */
 static void auth_outbound(struct pconn *c, const UcclPeer__Auth *a)
 {
 	struct peermgr *pm = c->pm;
+	struct peer *p = c->peer;
 	uint8_t want[PEERAUTH_PROOF_LEN];
+	struct peerauth_hs hs;
 	char why[PEER_ERROR_MAX];
 
-	if (!c->keyed || c->auth != PA_NONE || !a->has_nonce) {
+	if (!c->keyed || c->auth != PA_NONE || !a->has_nonce || !a->host_name) {
 		pconn_close(c, "unexpected auth", -EPROTO);
 		return;
 	}
-	memcpy(c->their_nonce, a->nonce.data, PEERAUTH_NONCE_LEN);
-	if (pm->key.len)
-		peerauth_proof(&pm->key, false, pm->host_name, c->nonce, c->their_nonce, want);
-	if (!pm->key.len || peerauth_cmp(want, a->proof.data, PEERAUTH_PROOF_LEN) != 0) {
-		snprintf(why, sizeof(why), "authentication failed: the proof of %s does not match "
-			 "%s's key (peer_key_file differs)", c->peer->addrtext, pm->host_name);
+	/* the name its proof binds must be the one we dialed (by address: any
+	 * but ours), and its hello must give the same */
+	if (p->dynamic ? strcmp(a->host_name, pm->host_name) == 0 : strcmp(a->host_name, p->name) != 0) {
+		snprintf(why, sizeof(why), "%s authenticates as %s, %s", p->addrtext, a->host_name,
+			 p->dynamic ? "this daemon's name" : "not as the peer dialed");
 		pconn_close(c, why, -EACCES);
 		return;
 	}
-	peerauth_proof(&pm->key, true, pm->host_name, c->nonce, c->their_nonce, want);
-	if (send_auth(c, NULL, want))
+	if (auth_key_changed(c))
+		return;
+	memcpy(c->their_nonce, a->nonce.data, PEERAUTH_NONCE_LEN);
+	snprintf(c->dialer, sizeof(c->dialer), "%s", pm->host_name);
+	snprintf(c->acceptor, sizeof(c->acceptor), "%s", a->host_name);
+	auth_hs(c, &hs);
+	peerauth_proof(&pm->key, false, &hs, want);
+	if (peerauth_cmp(want, a->proof.data, PEERAUTH_PROOF_LEN) != 0) {
+		snprintf(why, sizeof(why), "authentication failed: the proof of %s does not match "
+			 "%s's key (peer_key_file differs)", p->addrtext, pm->host_name);
+		pconn_close(c, why, -EACCES);
+		return;
+	}
+	peerauth_proof(&pm->key, true, &hs, want);
+	if (send_auth(c, NULL, NULL, want)) {
 		c->auth = PA_ANSWERED;
+		auth_start_macs(c);
+	}
 }
 
 static void handle_hello_phase(struct pconn *c, const UcclPeer__PeerMsg *m)
@@ -884,6 +982,12 @@ static void handle_hello_phase(struct pconn *c, const UcclPeer__PeerMsg *m)
 		if (c->keyed && c->auth != PA_ANSWERED) {
 			snprintf(why, sizeof(why), "%s does not authenticate (no peer_key_file there, or "
 				 "an older daemon), and %s requires it", c->peer->addrtext, c->pm->host_name);
+			pconn_close(c, why, -EACCES);
+			return;
+		}
+		if (c->keyed && strcmp(m->hello->host_name, c->acceptor) != 0) {
+			snprintf(why, sizeof(why), "hello as %s after authenticating as %s",
+				 m->hello->host_name, c->acceptor);
 			pconn_close(c, why, -EACCES);
 			return;
 		}
@@ -933,8 +1037,31 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		if (evbuffer_get_length(in) < FRAME_HDR_LEN + (size_t)len)
 			return;
 		p = evbuffer_pullup(in, FRAME_HDR_LEN + (ssize_t)len);
+		if (p && c->mac) {
+			uint8_t tag[PEERAUTH_MAC_LEN];
+			bool bad = len <= PEERAUTH_MAC_LEN;
+
+			if (!bad) {
+				len -= PEERAUTH_MAC_LEN;
+				peerauth_mac(c->ks, c->inbound, c->rx_seq++, p + FRAME_HDR_LEN, len, tag);
+				bad = peerauth_cmp(tag, p + FRAME_HDR_LEN + len, PEERAUTH_MAC_LEN) != 0;
+			}
+			if (bad) {
+				pconn_close(c, "a message failed authentication (altered, replayed or "
+					    "not from the peer)", -EACCES);
+				break;
+			}
+		}
+		/* the accepting side's handshake binds the dialer's hello as it came */
+		if (p && c->inbound && c->phase == PC_HELLO && c->auth == PA_NONE) {
+			struct sha256 sh;
+
+			sha256_init(&sh);
+			sha256_feed(&sh, p + FRAME_HDR_LEN, len);
+			sha256_end(&sh, c->hello_hash);
+		}
 		r = p ? peerframe_unpack(p + FRAME_HDR_LEN, len, &m) : -ENOMEM;
-		evbuffer_drain(in, FRAME_HDR_LEN + (size_t)len);
+		evbuffer_drain(in, FRAME_HDR_LEN + (size_t)len + (c->mac ? PEERAUTH_MAC_LEN : 0));
 		if (r < 0) {
 			pconn_close(c, r == -EPROTO ? "message names no operation" :
 				    r == -ENOMEM ? "out of memory" : "undecodable message", r == -ENOMEM ? 0 : -EBADMSG);
@@ -1534,9 +1661,11 @@ static void peermgr_reload_key(struct peermgr *pm, const char *path)
 	char why[CONF_PATH_MAX + 128];
 
 	if (!path[0]) {
-		if (pm->key.len)
+		if (pm->key.len) {
 			log_info("peer_key_file = none: peers are no longer authenticated");
-		memset(&pm->key, 0, sizeof(pm->key));
+			pm->key_gen++;
+		}
+		explicit_bzero(&pm->key, sizeof(pm->key));
 		pm->key_file[0] = '\0';
 		return;
 	}
@@ -1545,11 +1674,13 @@ static void peermgr_reload_key(struct peermgr *pm, const char *path)
 			"peers stay unauthenticated");
 		return;
 	}
-	if (!pm->key.len || k.len != pm->key.len || memcmp(k.b, pm->key.b, k.len) != 0 ||
-	    strcmp(path, pm->key_file) != 0)
+	if (!pm->key.len || k.len != pm->key.len || memcmp(k.b, pm->key.b, k.len) != 0) {
 		log_info("peer_key_file %s: %s key for new peer connections", path,
 			 pm->key.len ? "a new" : "peers authenticated from now on with its");
+		pm->key_gen++;
+	}
 	pm->key = k;
+	explicit_bzero(&k, sizeof(k));
 	snprintf(pm->key_file, sizeof(pm->key_file), "%s", path);
 }
 

@@ -109,10 +109,17 @@ struct pconn {
 	/* authentication: keyed is set when our side brought a nonce */
 	bool keyed;
 	enum pc_auth auth;
+	uint32_t key_gen;              /* pm->key_gen when the handshake began */
 	uint8_t nonce[PEERAUTH_NONCE_LEN], their_nonce[PEERAUTH_NONCE_LEN];
-	char dialer[CONF_PEER_NAME_MAX + 1];   /* accepting: the name the dialer's hello gave */
+	char dialer[CONF_PEER_NAME_MAX + 1];   /* the dialer's name, as its hello gave it */
+	char acceptor[CONF_PEER_NAME_MAX + 1]; /* the accepting side's, as its Auth gave it */
+	uint8_t hello_hash[SHA256_LEN];        /* of the dialer's hello (PeerMsg bytes) */
 	uint8_t *held;                 /* accepting: the dialer's hello, packed, until its proof */
 	size_t held_len;
+	/* after the handshake: every frame ends in a MAC under ks */
+	bool mac;
+	uint8_t ks[SHA256_LEN];
+	uint64_t tx_seq, rx_seq;
 };
 
 enum ratelog_kind { RL_UNKNOWN_HOST = 1, RL_TOO_MANY };
@@ -133,6 +140,7 @@ struct peermgr {
 	uint32_t n_threads, thread_ports[16];   /* ours, announced when n_threads > 1 */
 	uint32_t timeout_ms;
 	struct peerauth_key key;       /* len 0: peers are not authenticated */
+	uint32_t key_gen;              /* bumped by every reload of the key */
 	char key_file[CONF_PATH_MAX + 1];
 	int listen_fd;
 	struct event *listen_ev;

@@ -103,8 +103,9 @@ void sha256_end(struct sha256 *s, uint8_t out[SHA256_LEN])
 	}
 }
 
-void hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
-		 uint8_t out[SHA256_LEN])
+/* HMAC over a then b, without joining them */
+static void hmac2(const void *key, size_t keylen, const void *a, size_t alen, const void *b,
+		  size_t blen, uint8_t out[SHA256_LEN])
 {
 	uint8_t k[64] = { 0 }, pad[64], inner[SHA256_LEN];
 	struct sha256 s;
@@ -120,7 +121,8 @@ void hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
 		pad[i] = k[i] ^ 0x36;
 	sha256_init(&s);
 	sha256_feed(&s, pad, 64);
-	sha256_feed(&s, msg, len);
+	sha256_feed(&s, a, alen);
+	sha256_feed(&s, b, blen);
 	sha256_end(&s, inner);
 	for (int i = 0; i < 64; i++)
 		pad[i] = k[i] ^ 0x5c;
@@ -130,8 +132,16 @@ void hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
 	sha256_end(&s, out);
 }
 
+void hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
+		 uint8_t out[SHA256_LEN])
+{
+	hmac2(key, keylen, msg, len, "", 0, out);
+}
+
 int peerauth_key_load(const char *path, struct peerauth_key *k, char *why, size_t whylen)
 {
+	/* room for white space after a key of the longest length */
+	uint8_t buf[PEERAUTH_KEY_MAX + 64];
 	struct stat st;
 	ssize_t n;
 	int fd, r;
@@ -153,61 +163,102 @@ int peerauth_key_load(const char *path, struct peerauth_key *k, char *why, size_
 		snprintf(why, whylen, "peer_key_file %s: not a regular file", path);
 		goto out;
 	}
-	/* a key others can read is no secret; ssh refuses such keys too */
+	/* a key others can read, or replace, is no secret; ssh refuses such keys too */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		r = -EPERM;
+		snprintf(why, whylen, "peer_key_file %s: owned by uid %u, not by the daemon's user (%u) "
+			 "or root", path, (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
 	if (st.st_mode & 077) {
 		r = -EPERM;
 		snprintf(why, whylen, "peer_key_file %s: mode %04o lets group or others at it "
 			 "(chmod 600)", path, (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
-	n = read(fd, k->b, sizeof(k->b));
+	n = read(fd, buf, sizeof(buf));
 	if (n < 0) {
 		r = -errno;
 		snprintf(why, whylen, "peer_key_file %s: %s", path, strerror(-r));
 		goto out;
 	}
-	if (n == (ssize_t)sizeof(k->b)) {
-		uint8_t more;
-
-		if (read(fd, &more, 1) > 0)
-			n = PEERAUTH_KEY_MAX + 1;
+	if (n == (ssize_t)sizeof(buf)) {
+		n = PEERAUTH_KEY_MAX + 1;      /* longer than any key, whatever follows */
+	} else {
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
+				 buf[n - 1] == '\t'))
+			n--;
 	}
-	while (n > 0 && n <= (ssize_t)PEERAUTH_KEY_MAX &&
-	       (k->b[n - 1] == '\n' || k->b[n - 1] == '\r' || k->b[n - 1] == ' ' || k->b[n - 1] == '\t'))
-		n--;
 	if (n < (ssize_t)PEERAUTH_KEY_MIN || n > (ssize_t)PEERAUTH_KEY_MAX) {
 		r = -EINVAL;
 		snprintf(why, whylen, "peer_key_file %s: the key must be %u to %u bytes%s", path,
 			 PEERAUTH_KEY_MIN, PEERAUTH_KEY_MAX,
 			 n > (ssize_t)PEERAUTH_KEY_MAX ? " (it is longer)" : "");
-		memset(k->b, 0, sizeof(k->b));
 		goto out;
 	}
+	memcpy(k->b, buf, (size_t)n);
 	k->len = (uint32_t)n;
 	r = 0;
 out:
+	explicit_bzero(buf, sizeof(buf));
 	close(fd);
 	return r;
 }
 
-void peerauth_proof(const struct peerauth_key *k, bool dialer, const char *dialer_name,
-		    const uint8_t nd[PEERAUTH_NONCE_LEN], const uint8_t na[PEERAUTH_NONCE_LEN],
-		    uint8_t out[PEERAUTH_PROOF_LEN])
+/* label, then each name length-prefixed, the nonces and the hello's hash:
+ * no two handshakes encode alike */
+static size_t transcript(uint8_t *m, const char *label, const struct peerauth_hs *h)
 {
-	/* label, the name length-prefixed, the nonces: no two inputs encode alike */
-	uint8_t m[32 + 1 + 255 + 2 * PEERAUTH_NONCE_LEN];
-	const char *label = dialer ? "ucclsvcd peer auth v1 dialer" : "ucclsvcd peer auth v1 acceptor";
-	size_t o = strlen(label) + 1, nl = strnlen(dialer_name, 255);
+	size_t o = strlen(label) + 1;
 
 	memcpy(m, label, o);
-	m[o++] = (uint8_t)nl;
-	memcpy(m + o, dialer_name, nl);
-	o += nl;
-	memcpy(m + o, nd, PEERAUTH_NONCE_LEN);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? h->acceptor : h->dialer;
+		size_t nl = strnlen(name, 255);
+
+		m[o++] = (uint8_t)nl;
+		memcpy(m + o, name, nl);
+		o += nl;
+	}
+	memcpy(m + o, h->nd, PEERAUTH_NONCE_LEN);
 	o += PEERAUTH_NONCE_LEN;
-	memcpy(m + o, na, PEERAUTH_NONCE_LEN);
+	memcpy(m + o, h->na, PEERAUTH_NONCE_LEN);
 	o += PEERAUTH_NONCE_LEN;
-	hmac_sha256(k->b, k->len, m, o, out);
+	memcpy(m + o, h->hello_hash, SHA256_LEN);
+	return o + SHA256_LEN;
+}
+
+#define TRANSCRIPT_MAX (40 + 2 * 256 + 2 * PEERAUTH_NONCE_LEN + SHA256_LEN)
+
+void peerauth_proof(const struct peerauth_key *k, bool dialer, const struct peerauth_hs *h,
+		    uint8_t out[PEERAUTH_PROOF_LEN])
+{
+	uint8_t m[TRANSCRIPT_MAX];
+	size_t n = transcript(m, dialer ? "ucclsvcd peer auth v1 dialer" :
+			      "ucclsvcd peer auth v1 acceptor", h);
+
+	hmac_sha256(k->b, k->len, m, n, out);
+}
+
+void peerauth_session(const struct peerauth_key *k, const struct peerauth_hs *h,
+		      uint8_t out[SHA256_LEN])
+{
+	uint8_t m[TRANSCRIPT_MAX];
+	size_t n = transcript(m, "ucclsvcd peer session v1", h);
+
+	hmac_sha256(k->b, k->len, m, n, out);
+}
+
+void peerauth_mac(const uint8_t ks[SHA256_LEN], bool from_dialer, uint64_t seq, const void *msg,
+		  size_t len, uint8_t out[PEERAUTH_MAC_LEN])
+{
+	uint8_t hdr[9], full[SHA256_LEN];
+
+	hdr[0] = from_dialer ? 'D' : 'A';
+	for (int i = 0; i < 8; i++)
+		hdr[1 + i] = (uint8_t)(seq >> (8 * i));
+	hmac2(ks, SHA256_LEN, hdr, sizeof(hdr), msg, len, full);
+	memcpy(out, full, PEERAUTH_MAC_LEN);
 }
 
 int peerauth_cmp(const uint8_t *x, const uint8_t *y, size_t len)

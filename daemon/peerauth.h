@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * peerauth: proof that a peer daemon holds the same secret key
- * (peer_key_file). Each side brings a fresh nonce and sends
- * HMAC-SHA256(key, its role, the dialer's name, both nonces), so a proof
- * answers this connection only. No I/O but reading the key file; SHA-256 is
- * here because the daemon links no crypto library.
+ * (peer_key_file), and the MACs on what it sends afterwards. Each side
+ * brings a fresh nonce; each proves the key with HMAC-SHA256 over its role,
+ * both names, both nonces and a hash of the dialer's hello, so that a proof
+ * is good for this connection between these two names only; a session key
+ * from the same inputs then authenticates every later message. No I/O but
+ * reading the key file; SHA-256 is here because the daemon links no crypto
+ * library.
  */
 #ifndef UCCL_DAEMON_PEERAUTH_H
 #define UCCL_DAEMON_PEERAUTH_H
@@ -38,18 +41,35 @@ struct peerauth_key {
 };
 
 /* Read path into *k: its bytes without trailing white space, PEERAUTH_KEY_MIN
- * to PEERAUTH_KEY_MAX of them. The file must be a regular file that neither
- * group nor others may read or write. -errno with why filled in otherwise
- * (-EPERM for the mode, -EINVAL for the length). */
+ * to PEERAUTH_KEY_MAX of them. The file must be a regular file of the
+ * daemon's user (or root) with no permission bits for group or others.
+ * -errno with why filled in otherwise (-EPERM for the owner or mode,
+ * -EINVAL for the length). */
 int peerauth_key_load(const char *path, struct peerauth_key *k, char *why, size_t whylen);
 
-/* The proof the dialing side (dialer true) or the accepting side sends on
- * the connection whose dialer calls itself dialer_name, with nonces nd (the
- * dialer's) and na. The roles' proofs differ, so one side's proof cannot be
- * echoed back as the other's, and the nonces make it this connection's. */
-void peerauth_proof(const struct peerauth_key *k, bool dialer, const char *dialer_name,
-		    const uint8_t nd[PEERAUTH_NONCE_LEN], const uint8_t na[PEERAUTH_NONCE_LEN],
+/* What a handshake's proofs and session key are bound to. */
+struct peerauth_hs {
+	const char *dialer, *acceptor;            /* host names */
+	const uint8_t *nd, *na;                   /* nonces, PEERAUTH_NONCE_LEN each */
+	const uint8_t *hello_hash;                /* SHA-256 of the dialer's hello (PeerMsg bytes) */
+};
+
+/* The proof the dialing side (dialer true) or the accepting side sends. The
+ * roles' proofs differ, so neither can be sent back as the other's. */
+void peerauth_proof(const struct peerauth_key *k, bool dialer, const struct peerauth_hs *h,
 		    uint8_t out[PEERAUTH_PROOF_LEN]);
+
+/* The key that authenticates the connection's later messages. */
+void peerauth_session(const struct peerauth_key *k, const struct peerauth_hs *h,
+		      uint8_t out[SHA256_LEN]);
+
+#define PEERAUTH_MAC_LEN 16u   /* HMAC-SHA256 truncated (RFC 2104 section 5) */
+
+/* The MAC of message number seq sent by the dialer (from_dialer) or the
+ * accepting side: numbering each direction makes a replayed, dropped or
+ * reordered message fail too. */
+void peerauth_mac(const uint8_t ks[SHA256_LEN], bool from_dialer, uint64_t seq, const void *msg,
+		  size_t len, uint8_t out[PEERAUTH_MAC_LEN]);
 
 /* Constant time: 0 when the len bytes are equal. */
 int peerauth_cmp(const uint8_t *x, const uint8_t *y, size_t len);

@@ -243,9 +243,10 @@ int peerframe_check(const UcclPeer__PeerMsg *m, char *why, size_t whylen)
 		return 0;
 	case UCCL_PEER__PEER_MSG__BODY_AUTH:
 		if (m->auth->proof.len != PEER_AUTH_PROOF_LEN ||
-		    (m->auth->has_nonce && m->auth->nonce.len != PEER_AUTH_NONCE_LEN)) {
-			snprintf(why, whylen, "auth: proof must be %u bytes, nonce %u", PEER_AUTH_PROOF_LEN,
-				 PEER_AUTH_NONCE_LEN);
+		    (m->auth->has_nonce && m->auth->nonce.len != PEER_AUTH_NONCE_LEN) ||
+		    (m->auth->host_name && !peerframe_name_valid(m->auth->host_name))) {
+			snprintf(why, whylen, "auth: proof must be %u bytes, nonce %u, host_name 1..%u of "
+				 "A-Za-z0-9._-", PEER_AUTH_PROOF_LEN, PEER_AUTH_NONCE_LEN, PEER_NAME_MAX);
 			return -EINVAL;
 		}
 		return 0;

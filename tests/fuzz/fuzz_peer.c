@@ -60,8 +60,10 @@ static void walk(const UcclPeer__PeerMsg *m, int checked)
 		break;
 	case UCCL_PEER__PEER_MSG__BODY_AUTH:
 		/* the daemon copies exactly these lengths */
+		(void)str_len(m->auth->host_name);
 		if (checked == 0 && (m->auth->proof.len != PEER_AUTH_PROOF_LEN ||
-				     (m->auth->has_nonce && m->auth->nonce.len != PEER_AUTH_NONCE_LEN)))
+				     (m->auth->has_nonce && m->auth->nonce.len != PEER_AUTH_NONCE_LEN) ||
+				     (m->auth->host_name && !peerframe_name_valid(m->auth->host_name))))
 			abort();
 		break;
 	case UCCL_PEER__PEER_MSG__BODY_LOOKUP_REQ:

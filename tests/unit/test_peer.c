@@ -32,6 +32,7 @@
 #include "daemon/conf.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "daemon/peerauth.h"
 #include "proto/peerframe.h"
 
 struct side {
@@ -764,30 +765,39 @@ static UcclPeer__PeerMsg *fake_recv(int fd)
 	return NULL;
 }
 
-/* Send a hello as name (with nonce: as a daemon with a key) on fd; the
- * answer. */
+/* The hello a fake daemon calls itself name with (and with nonce, if not
+ * NULL: as a daemon with a key). h must outlive m. */
+static void fake_hello_msg(UcclPeer__PeerMsg *m, UcclPeer__Hello *h, const char *name,
+			   const uint8_t *nonce)
+{
+	*m = (UcclPeer__PeerMsg)UCCL_PEER__PEER_MSG__INIT;
+	*h = (UcclPeer__Hello)UCCL_PEER__HELLO__INIT;
+	h->proto_version = PEER_PROTO_VERSION;
+	h->host_name = (char *)name;
+	h->data_address = "127.0.0.1";
+	h->has_data_port = h->has_data_paths = h->has_mtu = h->has_token = h->has_timeout_ms = 1;
+	h->has_wire_version = 1;
+	h->wire_version = PEER_WIRE_VERSION;
+	h->data_paths = 1;
+	h->mtu = 1500;
+	h->token = 1;
+	h->timeout_ms = 3000;
+	if (nonce) {
+		h->has_auth_nonce = 1;
+		h->auth_nonce.len = PEER_AUTH_NONCE_LEN;
+		h->auth_nonce.data = (uint8_t *)nonce;
+	}
+	m->body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m->hello = h;
+}
+
+/* Send that hello on fd; the answer. */
 static UcclPeer__PeerMsg *fake_hello(int fd, const char *name, const uint8_t *nonce)
 {
-	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
-	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+	UcclPeer__PeerMsg m;
+	UcclPeer__Hello h;
 
-	h.proto_version = PEER_PROTO_VERSION;
-	h.host_name = (char *)name;
-	h.data_address = "127.0.0.1";
-	h.has_data_port = h.has_data_paths = h.has_mtu = h.has_token = h.has_timeout_ms = 1;
-	h.has_wire_version = 1;
-	h.wire_version = PEER_WIRE_VERSION;
-	h.data_paths = 1;
-	h.mtu = 1500;
-	h.token = 1;
-	h.timeout_ms = 3000;
-	if (nonce) {
-		h.has_auth_nonce = 1;
-		h.auth_nonce.len = PEER_AUTH_NONCE_LEN;
-		h.auth_nonce.data = (uint8_t *)nonce;
-	}
-	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
-	m.hello = &h;
+	fake_hello_msg(&m, &h, name, nonce);
 	fake_send(fd, &m);
 	return fake_recv(fd);
 }
@@ -956,6 +966,268 @@ static void test_auth_refusals(void **state)
 		b.pm = peermgr_free(b.pm);
 		run_ms(50);
 	}
+}
+
+/* ---- a fake daemon that does authenticate ---- */
+
+static int fake_listen(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	sa.sin_port = htons((uint16_t)port);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+static int fake_accept(int lfd)
+{
+	uint64_t end = ms_now() + 3000;
+
+	while (ms_now() < end) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 1)
+			return accept(lfd, NULL, NULL);
+		run_ms(10);
+	}
+	fail_msg("nobody dialed");
+	return -1;
+}
+
+static void fake_auth(int fd, const uint8_t *nonce, const char *name, const uint8_t *proof)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Auth au = UCCL_PEER__AUTH__INIT;
+
+	if (nonce) {
+		au.has_nonce = 1;
+		au.nonce.len = PEER_AUTH_NONCE_LEN;
+		au.nonce.data = (uint8_t *)nonce;
+	}
+	au.host_name = (char *)name;
+	au.proof.len = PEER_AUTH_PROOF_LEN;
+	au.proof.data = (uint8_t *)proof;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_AUTH;
+	m.auth = &au;
+	fake_send(fd, &m);
+}
+
+/* The next message on fd, with the daemon's MAC checked and removed. */
+static UcclPeer__PeerMsg *fake_recv_mac(int fd, const uint8_t *ks, uint64_t *seq)
+{
+	uint8_t hdr[FRAME_HDR_LEN], *p, tag[PEERAUTH_MAC_LEN];
+	UcclPeer__PeerMsg *m;
+	uint32_t len;
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+	for (uint64_t end = ms_now() + 2000; poll(&pf, 1, 0) != 1; run_ms(5))
+		if (ms_now() > end)
+			return NULL;
+	if (recv(fd, hdr, sizeof(hdr), MSG_WAITALL) != (ssize_t)sizeof(hdr))
+		return NULL;
+	assert_int_equal(peerframe_hdr_parse(hdr, &len), 0);
+	p = malloc(len);
+	assert_int_equal(recv(fd, p, len, MSG_WAITALL), (ssize_t)len);
+	assert_true(len > PEERAUTH_MAC_LEN);
+	peerauth_mac(ks, false, (*seq)++, p, len - PEERAUTH_MAC_LEN, tag);
+	assert_memory_equal(tag, p + len - PEERAUTH_MAC_LEN, PEERAUTH_MAC_LEN);
+	assert_int_equal(peerframe_unpack(p, len - PEERAUTH_MAC_LEN, &m), 0);
+	free(p);
+	return m;
+}
+
+static void fake_send_mac(int fd, const UcclPeer__PeerMsg *m, const uint8_t *ks, uint64_t seq,
+			  bool spoil)
+{
+	uint8_t *buf, *b;
+	size_t len;
+	uint32_t flen;
+
+	assert_int_equal(peerframe_pack(m, &buf, &len), 0);
+	b = realloc(buf, len + PEERAUTH_MAC_LEN);
+	assert_non_null(b);
+	peerauth_mac(ks, true, seq, b + FRAME_HDR_LEN, len - FRAME_HDR_LEN, b + len);
+	if (spoil)
+		b[len] ^= 1;
+	flen = (uint32_t)(len - FRAME_HDR_LEN + PEERAUTH_MAC_LEN);
+	memcpy(b, &flen, 4);           /* little endian, as the frame is */
+	assert_int_equal(send(fd, b, len + PEERAUTH_MAC_LEN, MSG_NOSIGNAL),
+			 (ssize_t)(len + PEERAUTH_MAC_LEN));
+	free(b);
+}
+
+/* Hash of a hello as fake_hello sends it. */
+static void fake_hello_hash(const char *name, const uint8_t *nonce, uint8_t out[SHA256_LEN])
+{
+	UcclPeer__PeerMsg m;
+	UcclPeer__Hello h;
+	uint8_t *buf;
+	size_t len;
+	struct sha256 sh;
+
+	fake_hello_msg(&m, &h, name, nonce);
+	assert_int_equal(peerframe_pack(&m, &buf, &len), 0);
+	sha256_init(&sh);
+	sha256_feed(&sh, buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN);
+	sha256_end(&sh, out);
+	free(buf);
+}
+
+/* The protocol as docs/peer-protocol.md writes it, from a fake dialer that
+ * holds the key: it goes up, a keepalive with a right MAC keeps it up, and
+ * one with a spoiled MAC ends it. */
+static void test_auth_fake_daemon_with_the_key(void **state)
+{
+	struct side b = { 0 };
+	struct peerauth_key key = { 0 };
+	struct peer_status st;
+	uint8_t nd[PEER_AUTH_NONCE_LEN] = { 9, 8, 7 }, na[PEER_AUTH_NONCE_LEN], hh[SHA256_LEN];
+	uint8_t want[PEER_AUTH_PROOF_LEN], ks[SHA256_LEN];
+	UcclPeer__PeerMsg *r, m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Keepalive ka = UCCL_PEER__KEEPALIVE__INIT;
+	struct peerauth_hs hs;
+	uint64_t rseq = 0;
+	char k[128], why[256];
+	int fd;
+
+	(void)state;
+	write_key_file(key1, "first key, 24 bytes long\n");
+	assert_int_equal(peerauth_key_load(key1, &key, why, sizeof(why)), 0);
+	key_line(k, sizeof(k), key1);
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, k), 0);
+	fd = fake_dial(port_b);
+	r = fake_hello(fd, "a", nd);
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_AUTH);
+	assert_string_equal(r->auth->host_name, "b");
+	memcpy(na, r->auth->nonce.data, PEER_AUTH_NONCE_LEN);
+	fake_hello_hash("a", nd, hh);
+	hs = (struct peerauth_hs){ "a", "b", nd, na, hh };
+	peerauth_proof(&key, false, &hs, want);
+	assert_memory_equal(want, r->auth->proof.data, PEER_AUTH_PROOF_LEN);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	peerauth_proof(&key, true, &hs, want);
+	fake_auth(fd, NULL, NULL, want);
+	peerauth_session(&key, &hs, ks);
+	r = fake_recv_mac(fd, ks, &rseq);     /* its hello, under a MAC */
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_HELLO);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	run_ms(50);
+	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
+	assert_int_equal(st.state, PEER_UP);
+	assert_true(st.authenticated);
+
+	ka.seq = 1;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE;
+	m.keepalive = &ka;
+	fake_send_mac(fd, &m, ks, 0, false);
+	r = fake_recv_mac(fd, ks, &rseq);     /* its answer, or its own keepalive */
+	assert_non_null(r);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
+	assert_int_equal(st.state, PEER_UP);
+	/* the same message again (a replay: its number is taken) */
+	fake_send_mac(fd, &m, ks, 0, false);
+	run_ms(100);
+	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
+	assert_int_not_equal(st.state, PEER_UP);
+	assert_non_null(strstr(st.last_error, "failed authentication"));
+	close(fd);
+
+	/* and a spoiled MAC on a fresh connection's first message */
+	fd = fake_dial(port_b);
+	nd[0]++;
+	r = fake_hello(fd, "a", nd);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_AUTH);
+	memcpy(na, r->auth->nonce.data, PEER_AUTH_NONCE_LEN);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	fake_hello_hash("a", nd, hh);
+	peerauth_proof(&key, true, &hs, want);
+	fake_auth(fd, NULL, NULL, want);
+	peerauth_session(&key, &hs, ks);
+	rseq = 0;
+	r = fake_recv_mac(fd, ks, &rseq);
+	assert_non_null(r);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	fake_send_mac(fd, &m, ks, 0, true);
+	run_ms(100);
+	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
+	assert_int_not_equal(st.state, PEER_UP);
+	close(fd);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* Someone at b's address without the key, dialed by a, bounces a's nonce
+ * to a daemon that has the key (a itself, or c) to get a proof. a's dial
+ * fails every time: the proof names the wrong daemon, or binds another
+ * hello. */
+static void bounce(bool dynamic, int oracle_port, const char *name_to_oracle, bool relay_c,
+		   const char *why_expected)
+{
+	struct side a = { 0 }, c = { 0 };
+	struct peer_status st;
+	char k[128], kx[256], txt[64], pname[64];
+	UcclPeer__PeerMsg *r, *h;
+	uint8_t nd[PEER_AUTH_NONCE_LEN];
+	int lfd, dfd, ofd;
+
+	key_line(k, sizeof(k), key1);
+	snprintf(kx, sizeof(kx), "%sdynamic_peers = 2\n", k);
+	lfd = fake_listen(port_b);
+	assert_int_equal(start_ex(&a, "a", port_a, dynamic ? "none" : peers_ab, 40000, NULL, kx), 0);
+	if (relay_c)
+		assert_int_equal(start_ex(&c, "c", port_c, "none", 40200, NULL, kx), 0);
+	if (dynamic) {
+		snprintf(txt, sizeof(txt), "127.0.0.1:%d", port_b);
+		assert_int_equal(peermgr_dynamic(a.pm, txt, pname, sizeof(pname)), 0);
+	}
+	dfd = fake_accept(lfd);
+	h = fake_recv(dfd);               /* a's hello and nonce */
+	assert_non_null(h);
+	assert_true(h->hello->has_auth_nonce);
+	memcpy(nd, h->hello->auth_nonce.data, PEER_AUTH_NONCE_LEN);
+	uccl_peer__peer_msg__free_unpacked(h, NULL);
+	ofd = fake_dial(oracle_port);
+	r = fake_hello(ofd, name_to_oracle, nd);
+	assert_non_null(r);
+	if (r->body_case == UCCL_PEER__PEER_MSG__BODY_AUTH)
+		fake_auth(dfd, r->auth->nonce.data, r->auth->host_name, r->auth->proof.data);
+	else                              /* refused at once: nothing to bounce */
+		assert_non_null(strstr(r->error->message, "this daemon's name"));
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	run_ms(100);
+	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
+	assert_int_not_equal(st.state, PEER_UP);
+	assert_int_equal(a.ups, 0);
+	if (why_expected && !strstr(st.last_error, why_expected))
+		fail_msg("'%s' does not say '%s'", st.last_error, why_expected);
+	close(ofd);
+	close(dfd);
+	close(lfd);
+	a.pm = peermgr_free(a.pm);
+	if (c.pm)
+		c.pm = peermgr_free(c.pm);
+	run_ms(50);
+}
+
+static void test_auth_bounced_proofs_fail(void **state)
+{
+	(void)state;
+	write_key_file(key1, "first key, 24 bytes long\n");
+	/* a configured peer b: a's own listener, as a or as another name */
+	bounce(false, port_a, "a", false, NULL);
+	bounce(false, port_a, "zzz", false, "authenticates as a, not as the peer dialed");
+	/* c's proof names c */
+	bounce(false, port_c, "a", true, "authenticates as c, not as the peer dialed");
+	/* dialed by address: any name but a's own, but c's proof binds the
+	 * stranger's hello, not a's */
+	bounce(true, port_a, "zzz", false, "authenticates as a, this daemon's name");
+	bounce(true, port_c, "a", true, "does not match a's key");
 }
 
 /* Without the key, a stranger dialing as peer a (or as a new dynamic
@@ -1133,6 +1405,8 @@ int main(void)
 		cmocka_unit_test(test_reload_adds_and_removes),
 		cmocka_unit_test(test_auth_same_key_meets),
 		cmocka_unit_test(test_auth_refusals),
+		cmocka_unit_test(test_auth_fake_daemon_with_the_key),
+		cmocka_unit_test(test_auth_bounced_proofs_fail),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
 		cmocka_unit_test(test_start_errors),
 	};

@@ -178,6 +178,20 @@ static void test_key_file_checks(void **state)
 	assert_int_equal(peerauth_key_load(path, &k, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "longer"));
 	assert_int_equal(k.len, 0);
+	/* the longest key with white space after it */
+	memset(big, ' ', sizeof(big));
+	memset(big, 'y', PEERAUTH_KEY_MAX);
+	big[PEERAUTH_KEY_MAX] = '\n';
+	write_key("max-nl", big, PEERAUTH_KEY_MAX + 1, 0600, path);
+	assert_int_equal(peerauth_key_load(path, &k, why, sizeof(why)), 0);
+	assert_int_equal(k.len, PEERAUTH_KEY_MAX);
+	/* someone else's file, whatever its mode (only root can make one here) */
+	if (geteuid() == 0) {
+		write_key("theirs", "0123456789abcdef", 16, 0600, path);
+		assert_int_equal(chown(path, 4321, 4321), 0);
+		assert_int_equal(peerauth_key_load(path, &k, why, sizeof(why)), -EPERM);
+		assert_non_null(strstr(why, "owned by uid 4321"));
+	}
 
 	/* not there, a directory, a symbolic link */
 	sprintf(path, "%s/none", dir);
@@ -193,27 +207,76 @@ static void test_key_file_checks(void **state)
 static void test_proof_binds_every_input(void **state)
 {
 	struct peerauth_key k1 = { .len = 16 }, k2 = { .len = 16 };
-	uint8_t nd[PEERAUTH_NONCE_LEN] = { 1 }, na[PEERAUTH_NONCE_LEN] = { 2 };
-	uint8_t p[PEERAUTH_PROOF_LEN], q[PEERAUTH_PROOF_LEN];
+	uint8_t nd[PEERAUTH_NONCE_LEN] = { 1 }, na[PEERAUTH_NONCE_LEN] = { 2 }, hh[SHA256_LEN] = { 3 };
+	uint8_t p[PEERAUTH_PROOF_LEN], q[PEERAUTH_PROOF_LEN], ks[SHA256_LEN];
+	struct peerauth_hs h = { "a", "b", nd, na, hh }, x;
 
 	(void)state;
 	memcpy(k1.b, "0123456789abcdef", 16);
 	memcpy(k2.b, "0123456789abcdeF", 16);
-	peerauth_proof(&k1, true, "a", nd, na, p);
-	peerauth_proof(&k1, true, "a", nd, na, q);
+	peerauth_proof(&k1, true, &h, p);
+	peerauth_proof(&k1, true, &h, q);
 	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 0);
-	/* the other role, key, name, either nonce, or nonces swapped */
-	peerauth_proof(&k1, false, "a", nd, na, q);
+	/* the other role or key */
+	peerauth_proof(&k1, false, &h, q);
 	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
-	peerauth_proof(&k2, true, "a", nd, na, q);
+	peerauth_proof(&k2, true, &h, q);
 	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
-	peerauth_proof(&k1, true, "b", nd, na, q);
+	/* either name, the names swapped or run together differently */
+	x = h, x.dialer = "c";
+	peerauth_proof(&k1, true, &x, q);
 	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
-	peerauth_proof(&k1, true, "a", na, nd, q);
+	x = h, x.acceptor = "c";
+	peerauth_proof(&k1, true, &x, q);
+	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
+	x = h, x.dialer = "b", x.acceptor = "a";
+	peerauth_proof(&k1, true, &x, q);
+	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
+	x = h, x.dialer = "ab", x.acceptor = "";
+	peerauth_proof(&k1, true, &x, q);
+	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
+	/* the nonces swapped, either changed, the hello's hash */
+	x = h, x.nd = na, x.na = nd;
+	peerauth_proof(&k1, true, &x, q);
 	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
 	nd[15] ^= 0x80;
-	peerauth_proof(&k1, true, "a", nd, na, q);
+	peerauth_proof(&k1, true, &h, q);
 	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
+	nd[15] ^= 0x80;
+	hh[31] ^= 1;
+	peerauth_proof(&k1, true, &h, q);
+	assert_int_equal(peerauth_cmp(p, q, sizeof(p)), 1);
+	hh[31] ^= 1;
+	/* the session key is neither proof */
+	peerauth_session(&k1, &h, ks);
+	assert_int_equal(peerauth_cmp(p, ks, sizeof(p)), 1);
+	peerauth_proof(&k1, false, &h, q);
+	assert_int_equal(peerauth_cmp(q, ks, sizeof(q)), 1);
+}
+
+/* The MAC is HMAC-SHA256(ks, direction || seq LE || message), cut to 16 bytes. */
+static void test_mac(void **state)
+{
+	uint8_t ks[SHA256_LEN], msg[300], buf[9 + sizeof(msg)], full[SHA256_LEN], m1[PEERAUTH_MAC_LEN],
+		m2[PEERAUTH_MAC_LEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ks); i++)
+		ks[i] = (uint8_t)(i * 11);
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 5 + 1);
+	buf[0] = 'D';
+	for (int i = 0; i < 8; i++)
+		buf[1 + i] = (uint8_t)(0x0102030405060708ull >> (8 * i));
+	memcpy(buf + 9, msg, sizeof(msg));
+	hmac_sha256(ks, sizeof(ks), buf, sizeof(buf), full);
+	peerauth_mac(ks, true, 0x0102030405060708ull, msg, sizeof(msg), m1);
+	assert_memory_equal(m1, full, PEERAUTH_MAC_LEN);
+	/* direction and number change it */
+	peerauth_mac(ks, false, 0x0102030405060708ull, msg, sizeof(msg), m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
+	peerauth_mac(ks, true, 0x0102030405060709ull, msg, sizeof(msg), m2);
+	assert_memory_not_equal(m1, m2, sizeof(m1));
 }
 
 static void test_nonces_differ(void **state)
@@ -234,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_hmac_rfc4231),
 		cmocka_unit_test(test_key_file_checks),
 		cmocka_unit_test(test_proof_binds_every_input),
+		cmocka_unit_test(test_mac),
 		cmocka_unit_test(test_nonces_differ),
 	};
 
