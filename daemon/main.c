@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 					free(k);
 					return 1;
 				}
-				explicit_bzero(k, sizeof(*k));
+				peerauth_key_wipe(k);
 				free(k);
 			}
 			printf("%s: ok\n", optarg);

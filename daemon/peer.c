@@ -227,8 +227,7 @@ int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 			return flen <= PEER_MSG_MAX ? -ENOMEM : -EMSGSIZE;
 		}
 		buf = b;
-		peerauth_mac(c->ks, !c->inbound, c->tx_seq++, buf + FRAME_HDR_LEN, plen,
-			     buf + len);
+		peerauth_mac(c->ks, !c->inbound, c->tx_seq, buf + FRAME_HDR_LEN, plen, buf + len);
 		for (int i = 0; i < 4; i++)
 			buf[i] = (uint8_t)(flen >> (8 * i));
 		len += PEERAUTH_MAC_LEN;
@@ -238,6 +237,10 @@ int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 		return -ENOBUFS;
 	}
 	r = bufferevent_write(c->bev, buf, len) < 0 ? -ENOMEM : 0;
+	/* a number is used only by a frame that goes out: the peer counts
+	 * the frames it gets (an evbuffer add is all or nothing) */
+	if (r == 0 && c->mac)
+		c->tx_seq++;
 	free(buf);
 	return r;
 }
@@ -368,6 +371,7 @@ static void pconn_free(struct pconn *c)
 	if (c->silence_ev)
 		event_free(c->silence_ev);
 	free(c->held);
+	explicit_bzero(c->ks, sizeof(c->ks));
 	if (c->bev)
 		bufferevent_free(c->bev);   /* closes fd */
 	else if (c->fd >= 0)
@@ -964,6 +968,31 @@ static void auth_outbound(struct pconn *c, const UcclPeer__Auth *a)
 	}
 }
 
+/* Dialing side, its Auth sent: an Error without a MAC is the accepting
+ * side refusing before it checked our proof (wrong key, its key reloaded,
+ * its deadline), when it had no session key yet. Anyone on the path could
+ * close the connection anyway, so it is read and logged as unauthenticated.
+ * true: it was one, and the connection is closed. */
+static bool auth_refused_unmacd(struct pconn *c, const uint8_t *p, size_t len)
+{
+	char why[PEER_ERROR_MAX + 64], text[PEER_ERROR_MAX];
+	UcclPeer__PeerMsg *m;
+
+	if (c->auth != PA_ANSWERED || peerframe_unpack(p, len, &m) < 0)
+		return false;
+	if (m->body_case != UCCL_PEER__PEER_MSG__BODY_ERROR ||
+	    peerframe_check(m, why, sizeof(why)) < 0) {
+		uccl_peer__peer_msg__free_unpacked(m, NULL);
+		return false;
+	}
+	peerframe_sanitize(text, sizeof(text), m->error->message);
+	snprintf(why, sizeof(why), "refused by the peer (unauthenticated): %s (%s)", text,
+		 strerror(-m->error->code));
+	uccl_peer__peer_msg__free_unpacked(m, NULL);
+	pconn_close(c, why, 0);
+	return true;
+}
+
 static void handle_hello_phase(struct pconn *c, const UcclPeer__PeerMsg *m)
 {
 	char why[PEER_ERROR_MAX + 32], text[PEER_ERROR_MAX];
@@ -1039,6 +1068,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		p = evbuffer_pullup(in, FRAME_HDR_LEN + (ssize_t)len);
 		if (p && c->mac) {
 			uint8_t tag[PEERAUTH_MAC_LEN];
+			uint32_t whole = len;
 			bool bad = len <= PEERAUTH_MAC_LEN;
 
 			if (!bad) {
@@ -1046,6 +1076,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
 				peerauth_mac(c->ks, c->inbound, c->rx_seq++, p + FRAME_HDR_LEN, len, tag);
 				bad = peerauth_cmp(tag, p + FRAME_HDR_LEN + len, PEERAUTH_MAC_LEN) != 0;
 			}
+			if (bad && !c->inbound && c->phase == PC_HELLO &&
+			    auth_refused_unmacd(c, p + FRAME_HDR_LEN, whole))
+				break;
 			if (bad) {
 				pconn_close(c, "a message failed authentication (altered, replayed or "
 					    "not from the peer)", -EACCES);
@@ -1647,7 +1680,7 @@ struct peermgr *peermgr_free(struct peermgr *pm)
 		event_free(pm->listen_resume_ev);
 	if (pm->listen_fd >= 0)
 		close(pm->listen_fd);
-	explicit_bzero(&pm->key, sizeof(pm->key));
+	peerauth_key_wipe(&pm->key);
 	free(pm);
 	return NULL;
 }
@@ -1665,7 +1698,7 @@ static void peermgr_reload_key(struct peermgr *pm, const char *path)
 			log_info("peer_key_file = none: peers are no longer authenticated");
 			pm->key_gen++;
 		}
-		explicit_bzero(&pm->key, sizeof(pm->key));
+		peerauth_key_wipe(&pm->key);
 		pm->key_file[0] = '\0';
 		return;
 	}
@@ -1680,7 +1713,7 @@ static void peermgr_reload_key(struct peermgr *pm, const char *path)
 		pm->key_gen++;
 	}
 	pm->key = k;
-	explicit_bzero(&k, sizeof(k));
+	peerauth_key_wipe(&k);
 	snprintf(pm->key_file, sizeof(pm->key_file), "%s", path);
 }
 

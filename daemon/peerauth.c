@@ -130,6 +130,10 @@ static void hmac2(const void *key, size_t keylen, const void *a, size_t alen, co
 	sha256_feed(&s, pad, 64);
 	sha256_feed(&s, inner, sizeof(inner));
 	sha256_end(&s, out);
+	/* the key, padded, and hash states that held it */
+	explicit_bzero(k, sizeof(k));
+	explicit_bzero(pad, sizeof(pad));
+	explicit_bzero(&s, sizeof(s));
 }
 
 void hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
@@ -259,6 +263,11 @@ void peerauth_mac(const uint8_t ks[SHA256_LEN], bool from_dialer, uint64_t seq, 
 		hdr[1 + i] = (uint8_t)(seq >> (8 * i));
 	hmac2(ks, SHA256_LEN, hdr, sizeof(hdr), msg, len, full);
 	memcpy(out, full, PEERAUTH_MAC_LEN);
+}
+
+void peerauth_key_wipe(struct peerauth_key *k)
+{
+	explicit_bzero(k, sizeof(*k));
 }
 
 int peerauth_cmp(const uint8_t *x, const uint8_t *y, size_t len)

@@ -71,6 +71,9 @@ void peerauth_session(const struct peerauth_key *k, const struct peerauth_hs *h,
 void peerauth_mac(const uint8_t ks[SHA256_LEN], bool from_dialer, uint64_t seq, const void *msg,
 		  size_t len, uint8_t out[PEERAUTH_MAC_LEN]);
 
+/* Clear the key's bytes where the compiler cannot skip it. */
+void peerauth_key_wipe(struct peerauth_key *k);
+
 /* Constant time: 0 when the len bytes are equal. */
 int peerauth_cmp(const uint8_t *x, const uint8_t *y, size_t len);
 

@@ -27,11 +27,14 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "daemon/conf.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "daemon/peer_int.h"   /* a white-box test fills a connection's queue */
 #include "daemon/peerauth.h"
 #include "proto/peerframe.h"
 
@@ -1215,6 +1218,98 @@ static void bounce(bool dynamic, int oracle_port, const char *name_to_oracle, bo
 	run_ms(50);
 }
 
+/* A send refused for a full output queue (-EBUSY to the caller, the
+ * connection kept) must not use up a message number: the peer counts what
+ * arrives, and a gap reads as tampering. White box: the queue is filled
+ * without running the loop. */
+static void test_auth_refused_send_keeps_numbers(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct pconn *c;
+	struct lk l = { 0 };
+	char k[128];
+	uint64_t h, seq;
+	uint32_t n = 0;
+	bool up;
+
+	(void)state;
+	write_key_file(key1, "first key, 24 bytes long\n");
+	key_line(k, sizeof(k), key1);
+	assert_int_equal(start_ex(&a, "a", port_a, peers_ab, 40000, NULL, k), 0);
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, k), 0);
+	assert_true(up_flag(&a, &b, &up));
+	c = find_peer(a.pm, "b")->conn;
+	assert_true(c->mac);
+	while (evbuffer_get_length(bufferevent_get_output(c->bev)) < (1u << 20) - 40)
+		assert_int_equal(peer_conn_close(a.pm, "b", 1, 1, 1, n++), 0);
+	seq = c->tx_seq;
+	assert_int_equal(peer_lookup(a.pm, "b", "a-name-long-enough-to-overflow", 1000, lookup_cb, &l, &h),
+			 -EBUSY);
+	assert_true(c->tx_seq == seq);
+	run_ms(1500);
+	assert_true(both_up(&a, &b));
+	assert_int_equal(a.downs + b.downs, 0);
+	a.pm = peermgr_free(a.pm);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
+/* An accepting side that has the key refuses after a's Auth went out,
+ * before it could have a session key (its key reloaded, say): its Error
+ * has no MAC. a reads it as such instead of as tampering. */
+static void test_auth_unmacd_refusal_is_read(void **state)
+{
+	struct side a = { 0 };
+	struct peerauth_key key = { 0 };
+	struct peer_status st;
+	uint8_t nd[PEER_AUTH_NONCE_LEN], na[PEER_AUTH_NONCE_LEN] = { 5 }, hh[SHA256_LEN];
+	uint8_t proof[PEER_AUTH_PROOF_LEN], *buf;
+	UcclPeer__PeerMsg *h, *r, m = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__Error e = UCCL_PEER__ERROR__INIT;
+	struct peerauth_hs hs = { "a", "b", nd, na, hh };
+	struct sha256 sh;
+	char k[128], why[256];
+	size_t len;
+	int lfd, fd;
+
+	(void)state;
+	write_key_file(key1, "first key, 24 bytes long\n");
+	assert_int_equal(peerauth_key_load(key1, &key, why, sizeof(why)), 0);
+	key_line(k, sizeof(k), key1);
+	lfd = fake_listen(port_b);
+	assert_int_equal(start_ex(&a, "a", port_a, peers_ab, 40000, NULL, k), 0);
+	fd = fake_accept(lfd);
+	h = fake_recv(fd);
+	assert_non_null(h);
+	memcpy(nd, h->hello->auth_nonce.data, PEER_AUTH_NONCE_LEN);
+	assert_int_equal(peerframe_pack(h, &buf, &len), 0);
+	sha256_init(&sh);
+	sha256_feed(&sh, buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN);
+	sha256_end(&sh, hh);
+	free(buf);
+	uccl_peer__peer_msg__free_unpacked(h, NULL);
+	peerauth_proof(&key, false, &hs, proof);
+	fake_auth(fd, na, "b", proof);
+	r = fake_recv(fd);                /* a's proof: a now wants MACs */
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_AUTH);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	e.code = -EAGAIN;
+	e.message = "peer_key_file was reloaded during the handshake";
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_ERROR;
+	m.error = &e;
+	fake_send(fd, &m);
+	run_ms(100);
+	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
+	assert_int_not_equal(st.state, PEER_UP);
+	if (!strstr(st.last_error, "refused by the peer (unauthenticated): peer_key_file was reloaded"))
+		fail_msg("last_error: %s", st.last_error);
+	close(fd);
+	close(lfd);
+	a.pm = peermgr_free(a.pm);
+	run_ms(50);
+}
+
 static void test_auth_bounced_proofs_fail(void **state)
 {
 	(void)state;
@@ -1407,6 +1502,8 @@ int main(void)
 		cmocka_unit_test(test_auth_refusals),
 		cmocka_unit_test(test_auth_fake_daemon_with_the_key),
 		cmocka_unit_test(test_auth_bounced_proofs_fail),
+		cmocka_unit_test(test_auth_refused_send_keeps_numbers),
+		cmocka_unit_test(test_auth_unmacd_refusal_is_read),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
 		cmocka_unit_test(test_start_errors),
 	};
