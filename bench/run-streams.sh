@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# run-streams.sh: one transfer on one endpoint pair against the same bytes
+# split over N pairs on N engine threads (uccl_xfer --streams N). Two
+# daemons on 127.0.0.1 with engine_threads = N; ROUNDS rounds, the two
+# cases alternating; prints each round's GB/s (the sender's summary, bytes
+# generated and checked included) and the medians. No root; everything
+# stays on 127.0.0.1 and is bounded by timeout(1).
+#
+# Usage: bench/run-streams.sh [BUILDDIR] [N] [BYTES] [ROUNDS]   (defaults: . 2 1G 5)
+set -eu
+B=${1:-.}
+N=${2:-2}
+BYTES=${3:-1G}
+ROUNDS=${4:-5}
+T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-streams.XXXXXX") ||
+	{ echo "run-streams.sh: cannot make a temporary directory" >&2; exit 1; }
+PIDS=
+trap 'kill $PIDS 2>/dev/null || true; rm -rf "$T"' EXIT
+set -- $(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+PA=$1 PB=$2
+for x in a:$PA b:$PB; do
+	n=${x%%:*} p=${x##*:}
+	printf 'peer_listen = 127.0.0.1:%s\npeers = node-a=127.0.0.1:%s, node-b=127.0.0.1:%s\nhost_name = node-%s\nengine_threads = %s\nmtu = 9000\n' \
+		"$p" "$PA" "$PB" "$n" "$N" >"$T/$n.conf"
+	"$B/daemon/ucclsvcd" --config "$T/$n.conf" --runtime-dir "$T/r$n" >/dev/null 2>"$T/$n.log" &
+	PIDS="$PIDS $!"
+done
+for _ in $(seq 100); do
+	[ -S "$T/ra/ucclsvcd.sock" ] && [ -S "$T/rb/ucclsvcd.sock" ] && break
+	sleep 0.05
+done
+sleep 1        # peers meet
+
+# one ARGS...: a verified transfer of BYTES with uccl_xfer ARGS; its GB/s
+one() {
+	timeout 120 "$B/client/uccl_xfer" --socket "$T/rb/ucclsvcd.sock" --quiet "$@" recv s >/dev/null 2>&1 &
+	r=$!
+	sleep 0.3
+	timeout 120 "$B/client/uccl_xfer" --socket "$T/ra/ucclsvcd.sock" --quiet --json --bytes "$BYTES" "$@" \
+		send node-b/s 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")'
+	wait $r || echo "receiver failed" >&2
+}
+med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "engine_threads = $N, $BYTES per transfer, $ROUNDS rounds alternating (GB/s)"
+: >"$T/one" ; : >"$T/split"
+for i in $(seq "$ROUNDS"); do
+	a=$(one) b=$(one --streams "$N")
+	echo "round $i: one pair $a, $N streams $b"
+	echo "$a" >>"$T/one"
+	echo "$b" >>"$T/split"
+done
+echo "median: one pair $(med <"$T/one"), $N streams $(med <"$T/split")"
