@@ -464,6 +464,12 @@ static int do_attach(struct uccl_ctx *ctx, const char *name)
 	req.body_case = UCCL_CTL__REQUEST__BODY_ATTACH;
 	req.attach = &a;
 	r = ctx_call(ctx, &req, NULL, 0, 0, UCCL_CTL__REPLY__BODY_ATTACH, 0, NULL, &rep);
+	/* closed before any answer: the daemon refuses connections it has no
+	 * room for before it reads them, and says why only in its log */
+	if (r == -ECONNRESET || r == -EPIPE)
+		ctx_set_error(ctx, "the daemon closed the connection before answering: it is "
+			      "stopping, at max_clients, or too many connections of this user are "
+			      "attaching at once (its log says which)");
 	if (r < 0)
 		return r;
 	if (rep->attach->proto_version != UCCL_PROTO_VERSION) {

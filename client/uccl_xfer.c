@@ -75,8 +75,9 @@ static double now_s(void)
 
 static void die(const char *what, int r, struct uccl_ctx *ctx)
 {
+	/* without a context, uccl_last_error(NULL) is why uccl_attach failed */
 	fprintf(stderr, "uccl_xfer: %s: %s%s%s\n", what, uccl_strerror(r),
-		ctx && *uccl_last_error(ctx) ? ": " : "", ctx ? uccl_last_error(ctx) : "");
+		*uccl_last_error(ctx) ? ": " : "", uccl_last_error(ctx));
 	exit(1);
 }
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Bad control input closes only the offending client, with a logged reason.
+# Bad control input closes only the offending client, with a logged reason;
+# connections that never attach are bounded per user, and a client refused
+# for that is told why.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 expect "itest_client badinput" "$ITEST" badinput "$UCCL_SOCKET"
@@ -10,5 +12,29 @@ expect "request before attach logged" grep -q "request before attach" "$TMPD/dae
 expect "undecodable request logged" grep -qE "undecodable request|names no operation" "$TMPD/daemon.log"
 expect "unexpected fd logged" grep -q "file descriptor" "$TMPD/daemon.log"
 expect "attach deadline logged" grep -q "no attach request in time" "$TMPD/daemon.log"
+
+# 32 connections of this user that never attach take every slot one uid
+# may hold unattached: the next attach is refused, and the library says
+# why; 8 attaching at once (fewer than the slots) all get in
+python3 - "$UCCL_SOCKET" <<'PY' &
+import socket, sys, time
+ss = []
+for _ in range(32):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    ss.append(s)
+time.sleep(2)
+PY
+HOG=$!
+sleep 0.5
+"$top_builddir/client/uccl_xfer" --bytes 1M demo >/dev/null 2>"$TMPD/hog.err"
+rc=$?
+expect "attach past 32 unattached connections fails (rc $rc)" [ "$rc" -ne 0 ]
+expect "... saying why" grep -q "closed the connection before answering: .*too many connections of this user are attaching at once" "$TMPD/hog.err"
+expect "... and the daemon logged it" grep -q "too many unattached connections from that uid" "$TMPD/daemon.log"
+wait $HOG
+"$top_builddir/client/uccl_xfer" --bytes 64M --streams 4 demo >"$TMPD/burst.out" 2>&1
+rc=$?
+expect "8 processes attaching at once all get in (uccl_xfer --streams 4 demo, rc $rc)" [ "$rc" -eq 0 ]
 stop_daemon
 finish
