@@ -539,6 +539,7 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 		json_kv_bool(&j, "enabled", rep->enabled);
 		json_kv_str(&j, "host_name", rep->host_name);
 		json_kv_str(&j, "listen", rep->listen);
+		json_kv_bool(&j, "key", rep->has_key && rep->key);
 		json_key(&j, "peers");
 		json_arr_begin(&j);
 		for (size_t i = 0; i < rep->n_peers; i++)
@@ -558,7 +559,9 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 			free(listen);
 			return -ENOMEM;
 		}
-		printf("this daemon: %s, listening on %s\n", host, listen);
+		printf("this daemon: %s, listening on %s; %s\n", host, listen,
+		       rep->has_key && rep->key ? "peers must prove the key of peer_key_file" :
+		       "peers are not authenticated (no peer_key_file)");
 		free(host);
 		free(listen);
 	}

@@ -1829,6 +1829,11 @@ const char *peermgr_host_name(const struct peermgr *pm)
 	return pm->host_name;
 }
 
+bool peermgr_has_key(const struct peermgr *pm)
+{
+	return pm->key.len != 0;
+}
+
 void peermgr_listen_text(const struct peermgr *pm, char *buf, size_t len)
 {
 	conf_addr_fmt(&pm->listen, true, buf, len);

@@ -73,6 +73,8 @@ struct peer_status {
 };
 
 const char *peermgr_host_name(const struct peermgr *pm);
+/* Whether new peer connections must prove peer_key_file's key. */
+bool peermgr_has_key(const struct peermgr *pm);
 /* The base data port of each of our n engine threads (n <= 16), announced
  * in every hello from now on; [0] must be the data_port peermgr_start got. */
 void peermgr_set_thread_ports(struct peermgr *pm, const uint32_t *ports, uint32_t n);

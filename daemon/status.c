@@ -625,6 +625,8 @@ static void send_peers(struct session *s, UcclCtl__PeerLookup *lookup)
 		pr.host_name = (char *)peermgr_host_name(d->peers);
 		peermgr_listen_text(d->peers, listen, sizeof(listen));
 		pr.listen = listen;
+		pr.has_key = 1;
+		pr.key = peermgr_has_key(d->peers);
 	}
 	pr.n_peers = n;
 	pr.peers = ptrs;

@@ -69,6 +69,8 @@ expect "a and b come up" wait_state "$SOCK_A" up
 expect "ucclctl --json peers: authenticated" [ "$(peer_field "$SOCK_A" authenticated)" = True ]
 expect "b sees a authenticated too" [ "$(peer_field "$SOCK_B" authenticated)" = True ]
 "$UCCLCTL" --socket "$SOCK_A" peers >"$TMPD/peers.txt"
+expect "the header says peers must prove the key" grep -q "^this daemon: node-a, listening on 127.0.0.1:$PA; peers must prove the key of peer_key_file$" "$TMPD/peers.txt"
+expect "--json peers: key true" [ "$(ctl_py "$SOCK_A" peers 'd["key"]')" = True ]
 expect "the table says key" grep -Eq '^node-b +127\.0\.0\.1:[0-9]+ +up +[^ ]+ +out +key ' "$TMPD/peers.txt"
 expect "a logged the peer up, authenticated" grep -q "peer node-b (.*): up, we dialed, authenticated" "$TMPD/a.log"
 "$XFER" --socket "$SOCK_B" --quiet recv authed >"$TMPD/recv.out" 2>&1 &
