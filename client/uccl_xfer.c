@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,10 +74,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The stream this process runs (--streams), for messages; -1: none. */
+static int this_stream = -1;
+
 static void die(const char *what, int r, struct uccl_ctx *ctx)
 {
+	char who[32] = "";
+
+	if (this_stream >= 0)
+		snprintf(who, sizeof(who), "stream %d: ", this_stream);
 	/* without a context, uccl_last_error(NULL) is why uccl_attach failed */
-	fprintf(stderr, "uccl_xfer: %s: %s%s%s\n", what, uccl_strerror(r),
+	fprintf(stderr, "uccl_xfer: %s%s: %s%s%s\n", who, what, uccl_strerror(r),
 		*uccl_last_error(ctx) ? ": " : "", uccl_last_error(ctx));
 	exit(1);
 }
@@ -354,38 +362,57 @@ static int do_send(const struct opts *o, struct result *res)
 	return res->ok ? 0 : 1;
 }
 
+static double rate(uint64_t bytes, double secs)
+{
+	return secs > 0 ? (double)bytes / secs / 1e9 : 0;
+}
+
 /* One result, or the sum of several streams' (their bytes over the span from
- * the first start to the last end). */
+ * the first start to the last end); rs[i].ok < 0: stream i reported nothing
+ * (it failed; its exit was printed). */
 static void print_result(const struct opts *o, const struct result *rs, uint32_t n)
 {
-	struct result t = rs[0];
+	struct result t = { .t0 = 1e300, .t1 = -1e300 };
+	uint32_t lost = 0;
 	bool ok = true;
 
-	for (uint32_t i = 1; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
+		ok &= rs[i].ok > 0;
+		if (rs[i].ok < 0) {
+			lost++;
+			continue;
+		}
 		t.bytes += rs[i].bytes;
 		t.chunks += rs[i].chunks;
 		t.chunks_ok += rs[i].chunks_ok;
 		t.chunks_bad += rs[i].chunks_bad;
 		t.failed += rs[i].failed;
 		t.ops += rs[i].ops;
+		t.p50 = rs[i].p50;
+		t.p99 = rs[i].p99;
 		t.t0 = rs[i].t0 < t.t0 ? rs[i].t0 : t.t0;
 		t.t1 = rs[i].t1 > t.t1 ? rs[i].t1 : t.t1;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		ok &= rs[i].ok != 0;
-
-	double secs = t.t1 - t.t0;
-	double gbs = (double)t.bytes / secs / 1e9;
+	double secs = lost == n ? 0 : t.t1 - t.t0;
+	double gbs = rate(t.bytes, secs);
 
 	if (o->json) {
 		printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbytes_per_s\":%.3f,\"chunks\":%" PRIu64
 		       ",\"chunk_bytes\":%" PRIu64 ",\"verified_chunks\":%" PRIu64 ",\"bad_chunks\":%" PRIu64
-		       ",\"failed_ops\":%" PRIu64 ",\"put64_rtt_p50_us\":%.2f,\"put64_rtt_p99_us\":%.2f,"
-		       "\"streams\":%u,\"stream_gbytes_per_s\":[",
-		       t.bytes, secs, gbs, t.chunks, o->slot_size, t.chunks_ok, t.chunks_bad, t.failed, t.p50,
-		       t.p99, n);
-		for (uint32_t i = 0; i < n; i++)
-			printf("%s%.3f", i ? "," : "", (double)rs[i].bytes / (rs[i].t1 - rs[i].t0) / 1e9);
+		       ",\"failed_ops\":%" PRIu64 ",", t.bytes, secs, gbs, t.chunks, o->slot_size, t.chunks_ok,
+		       t.chunks_bad, t.failed);
+		/* not measured with streams: null, not a figure */
+		if (o->streams)
+			printf("\"put64_rtt_p50_us\":null,\"put64_rtt_p99_us\":null,");
+		else
+			printf("\"put64_rtt_p50_us\":%.2f,\"put64_rtt_p99_us\":%.2f,", t.p50, t.p99);
+		printf("\"streams\":%u,\"failed_streams\":%u,\"stream_gbytes_per_s\":[", n, lost);
+		for (uint32_t i = 0; i < n; i++) {
+			if (rs[i].ok < 0)
+				printf("%snull", i ? "," : "");
+			else
+				printf("%s%.3f", i ? "," : "", rate(rs[i].bytes, rs[i].t1 - rs[i].t0));
+		}
 		printf("],\"ok\":%s}\n", ok ? "true" : "false");
 		return;
 	}
@@ -393,11 +420,15 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 	       " chunks of %" PRIu64 " KiB\n"
 	       "           (includes the sender generating and the receiver checking every byte)\n",
 	       t.bytes >> 20, secs, gbs, gbs * 8, t.chunks, o->slot_size >> 10);
-	if (n > 1 || o->streams)
-		for (uint32_t i = 0; i < n; i++)
-			printf("stream %2u: %" PRIu64 " MiB in %.3f s = %.2f GB/s, engine thread %d\n", i,
-			       rs[i].bytes >> 20, rs[i].t1 - rs[i].t0,
-			       (double)rs[i].bytes / (rs[i].t1 - rs[i].t0) / 1e9, rs[i].thread);
+	if (o->streams)
+		for (uint32_t i = 0; i < n; i++) {
+			if (rs[i].ok < 0)
+				printf("stream %2u: FAILED (reported nothing)\n", i);
+			else
+				printf("stream %2u: %" PRIu64 " MiB in %.3f s = %.2f GB/s, engine thread %d\n",
+				       i, rs[i].bytes >> 20, rs[i].t1 - rs[i].t0,
+				       rate(rs[i].bytes, rs[i].t1 - rs[i].t0), rs[i].thread);
+		}
 	printf("verified:  %" PRIu64 "/%" PRIu64 " chunks intact at the receiver%s\n", t.chunks_ok,
 	       t.chunks, t.chunks_bad ? " (CORRUPTION DETECTED)" : "");
 	if (o->streams)
@@ -405,7 +436,8 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 	else
 		printf("latency:   64 B put round trip p50 %.2f us, p99 %.2f us (%d samples)\n", t.p50,
 		       t.p99, 2000);
-	printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "\n", t.failed, t.ops);
+	printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "%s\n", t.failed, t.ops,
+	       lost ? " (and the failed streams')" : "");
 	if (strchr(o->name, '/'))
 		printf("transport: host-to-host, to the daemon of '%.*s' over UDP (per-channel RTT and\n"
 		       "           retransmissions: ucclctl channels)\n",
@@ -415,22 +447,22 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 }
 
 /* --streams K: K processes, stream i on "NAME.i" with total/K bytes (the
- * last takes the rest); senders report through a pipe and the parent
- * prints the sum. */
+ * last takes the rest; main checked that every share is at least 8 bytes);
+ * senders report through a pipe and the parent prints the sum, with the
+ * streams that failed named. */
 static int run_streams(const struct opts *base, bool send)
 {
 	struct result rs[MAX_STREAMS];
 	pid_t pids[MAX_STREAMS];
 	int fds[2], rc = 0;
 	uint64_t share = base->total / base->streams / 8 * 8;
+	uint32_t started = 0;
 
-	if (share == 0) {
-		fprintf(stderr, "uccl_xfer: --bytes is too small for %u streams\n", base->streams);
-		return 2;
-	}
-	if (pipe(fds) < 0)
+	if (pipe(fds) < 0) {
+		perror("uccl_xfer: pipe");
 		return 1;
-	for (uint32_t i = 0; i < base->streams; i++) {
+	}
+	for (uint32_t i = 0; i < base->streams; i++, started++) {
 		struct opts o = *base;
 
 		o.stream = i;
@@ -441,13 +473,17 @@ static int run_streams(const struct opts *base, bool send)
 		pids[i] = fork();
 		if (pids[i] < 0) {
 			perror("uccl_xfer: fork");
-			return 1;
+			for (uint32_t k = 0; k < started; k++)
+				kill(pids[k], SIGTERM);
+			rc = 1;
+			break;
 		}
 		if (pids[i] == 0) {
 			struct result r = { 0 };
 			int c;
 
 			close(fds[0]);
+			this_stream = (int)i;
 			c = send ? do_send(&o, &r) : do_recv(&o);
 			r.slot = i;
 			if (send && write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
@@ -456,29 +492,31 @@ static int run_streams(const struct opts *base, bool send)
 		}
 	}
 	close(fds[1]);
-	for (uint32_t i = 0; i < base->streams; i++) {
+	for (uint32_t i = 0; i < started; i++) {
 		int st;
 
-		if (waitpid(pids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-			rc = 1;
+		if (waitpid(pids[i], &st, 0) < 0)
+			st = -1;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			continue;
+		rc = 1;
+		if (st != -1 && WIFSIGNALED(st))
+			fprintf(stderr, "uccl_xfer: stream %u: killed by signal %d\n", i, WTERMSIG(st));
+		else if (st != -1)
+			fprintf(stderr, "uccl_xfer: stream %u: exit %d\n", i, WEXITSTATUS(st));
 	}
-	if (send) {
+	if (send && started == base->streams) {
 		struct result r;
-		uint32_t got = 0;
 
-		memset(rs, 0, sizeof(rs));
-		while (got < base->streams && read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r)) {
-			uint32_t slot = r.slot;
-
-			if (slot >= base->streams)
-				break;
-			rs[slot] = r;
-			got++;
-		}
-		if (got == base->streams)
-			print_result(base, rs, base->streams);
-		else
-			rc = 1;
+		for (uint32_t i = 0; i < base->streams; i++)
+			rs[i] = (struct result){ .ok = -1 };
+		while (read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r))
+			if (r.slot < base->streams)
+				rs[r.slot] = r;
+		print_result(base, rs, base->streams);
+		for (uint32_t i = 0; i < base->streams; i++)
+			if (rs[i].ok <= 0)
+				rc = 1;
 	}
 	close(fds[0]);
 	return rc;
@@ -567,6 +605,12 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	/* before any fork: a usage error is reported once, with status 2 */
+	if (o.streams && o.total / o.streams / 8 == 0) {
+		fprintf(stderr, "uccl_xfer: --bytes must give each of the %u streams at least 8 bytes\n",
+			o.streams);
+		return 2;
 	}
 	if (optind < argc && strcmp(argv[optind], "demo") == 0) {
 		pid_t pid;

@@ -539,7 +539,11 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 		json_kv_bool(&j, "enabled", rep->enabled);
 		json_kv_str(&j, "host_name", rep->host_name);
 		json_kv_str(&j, "listen", rep->listen);
-		json_kv_bool(&j, "key", rep->has_key && rep->key);
+		json_key(&j, "key");
+		if (rep->has_key)
+			json_bool(&j, rep->key);
+		else
+			json_null(&j);
 		json_key(&j, "peers");
 		json_arr_begin(&j);
 		for (size_t i = 0; i < rep->n_peers; i++)
@@ -560,7 +564,8 @@ static int print_peers(const UcclCtl__Reply *r, bool json)
 			return -ENOMEM;
 		}
 		printf("this daemon: %s, listening on %s; %s\n", host, listen,
-		       rep->has_key && rep->key ? "peers must prove the key of peer_key_file" :
+		       !rep->has_key ? "whether peers must prove a key: unknown (older daemon)" :
+		       rep->key ? "peers must prove the key of peer_key_file" :
 		       "peers are not authenticated (no peer_key_file)");
 		free(host);
 		free(listen);

@@ -35,11 +35,14 @@ static void write_cb(evutil_socket_t fd, short what, void *arg);
 static void drop_out(struct session *s);
 
 /* An unattached connection holds a slot: it gets this long to attach, and
- * one uid may hold only so many such slots. Enough for the ranks of a job
- * starting at once: the accept loop takes every pending connection before
- * any attach is read, so a burst of N processes holds N slots at once. */
+ * one uid may hold only so many such slots. A uid uccl.conf allows gets
+ * enough for the ranks of a job starting at once (the accept loop takes
+ * every pending connection before any attach is read, so a burst of N
+ * processes holds N slots at once; attached, it could hold max_clients
+ * anyway); any other uid only a few, since it will be refused at attach. */
 #define ATTACH_DEADLINE_S 5
-#define MAX_UNATTACHED_PER_UID 32
+#define MAX_UNATTACHED_ALLOWED 32
+#define MAX_UNATTACHED_OTHER 4
 
 /* ---- reference counting and replies ---- */
 
@@ -299,10 +302,11 @@ int session_open(struct daemon *d, int fd)
 	s->refs = 1;
 	s->id = ++d->next_client_id;
 	ctlio_rx_init(&s->rx, d->conf.max_ctl_msg);
+	check_creds(s);
 	uint32_t unattached = 0;
 	for (struct session *o = d->sessions; o; o = o->next)
 		unattached += !o->attached && o->uid == cred.uid;
-	if (unattached >= MAX_UNATTACHED_PER_UID) {
+	if (unattached >= (s->allowed ? MAX_UNATTACHED_ALLOWED : MAX_UNATTACHED_OTHER)) {
 		free(s);
 		return -EUSERS;
 	}
@@ -325,7 +329,6 @@ int session_open(struct daemon *d, int fd)
 		free(s);
 		return -ENOMEM;
 	}
-	check_creds(s);
 	s->next = d->sessions;
 	if (d->sessions)
 		d->sessions->prev = s;

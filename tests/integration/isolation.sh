@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Clients cannot reach each other's memory without the right key and peer.
 # With connect_same_user, a local connect reaches only the connecting
-# user's listeners (uid 0: any); checked as root with other uids.
+# user's listeners (uid 0: any); checked as root with other uids, as is
+# the bound on connections a uid that is not allowed may leave unattached.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 expect "itest_client isolation" "$ITEST" isolation
@@ -31,6 +32,28 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	*": ok "*) ok "uid 0 connects to any listener ($out)" ;;
 	*) fail "uid 0 connects to any listener ($out)" ;;
 	esac
+	stop_daemon
+
+	# a uid uccl.conf does not allow holds at most 4 connections that never
+	# attach (it would be refused at attach anyway); an allowed one 32
+	printf 'allow_all = false\n' >"$TMPD/deny.conf"
+	start_daemon "$TMPD/deny.conf"
+	chmod 755 "$TMPD/run"
+	python3 - "$UCCL_SOCKET" 6 >"$TMPD/deny.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+os.setgid(65533)
+os.setuid(65533)
+keep = []
+for _ in range(int(sys.argv[2])):
+    keep.append(socket.socket(socket.AF_UNIX))
+    keep[-1].connect(sys.argv[1])
+time.sleep(1.5)
+PY
+	DPID=$!
+	sleep 0.7
+	n=$(grep -c "too many unattached connections from that uid" "$TMPD/daemon.log")
+	expect "a uid that is not allowed holds 4 unattached connections, 2 refused ($n)" [ "$n" = 2 ]
+	wait $DPID
 	stop_daemon
 else
 	ok "# skip connect_same_user (needs root to run clients as other users)"
