@@ -14,35 +14,15 @@ B=${1:-.}
 N=${2:-2}
 BYTES=${3:-1G}
 ROUNDS=${4:-5}
-T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-streams.XXXXXX") ||
-	{ echo "run-streams.sh: cannot make a temporary directory" >&2; exit 1; }
-PIDS=
-trap 'kill $PIDS 2>/dev/null || true; rm -rf "$T"' EXIT
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-PA=$1 PB=$2
-for x in a:$PA b:$PB; do
-	n=${x%%:*} p=${x##*:}
-	printf 'peer_listen = 127.0.0.1:%s\npeers = node-a=127.0.0.1:%s, node-b=127.0.0.1:%s\nhost_name = node-%s\nengine_threads = %s\nmtu = 9000\n' \
-		"$p" "$PA" "$PB" "$n" "$N" >"$T/$n.conf"
-	"$B/daemon/ucclsvcd" --config "$T/$n.conf" --runtime-dir "$T/r$n" >/dev/null 2>"$T/$n.log" &
-	PIDS="$PIDS $!"
-done
-for _ in $(seq 100); do
-	[ -S "$T/ra/ucclsvcd.sock" ] && [ -S "$T/rb/ucclsvcd.sock" ] && break
-	sleep 0.05
-done
-sleep 1        # peers meet
+. "$(dirname "$0")/loopd.sh"
+loopd_start "$B" streams "engine_threads = $N\nmtu = 9000"
 
 # one ARGS...: a verified transfer of BYTES with uccl_xfer ARGS; its GB/s
 one() {
-	timeout 120 "$B/client/uccl_xfer" --socket "$T/rb/ucclsvcd.sock" --quiet "$@" recv s >/dev/null 2>&1 &
+	timeout 120 "$B/client/uccl_xfer" --socket "$SB" --quiet "$@" recv s >/dev/null 2>&1 &
 	r=$!
 	sleep 0.3
-	timeout 120 "$B/client/uccl_xfer" --socket "$T/ra/ucclsvcd.sock" --quiet --json --bytes "$BYTES" "$@" \
+	timeout 120 "$B/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$BYTES" "$@" \
 		send node-b/s 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
