@@ -206,7 +206,9 @@ static bool ratelog_allow(struct peermgr *pm, enum ratelog_kind kind, const stru
 
 /* ---- connections: sending ----------------------------------------------------- */
 
-int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
+/* pconn_send, and SHA-256 of the message's bytes into hash if not NULL
+ * (a hello that the handshake's proofs bind, as it goes on the wire). */
+static int pconn_send_ex(struct pconn *c, const UcclPeer__PeerMsg *m, uint8_t *hash)
 {
 	uint8_t *buf;
 	size_t len;
@@ -217,6 +219,8 @@ int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 	r = peerframe_pack(m, &buf, &len);
 	if (r < 0)
 		return r;
+	if (hash)
+		sha256(buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN, hash);
 	if (c->mac) {
 		/* the frame's length covers the MAC after the message */
 		size_t plen = len - FRAME_HDR_LEN, flen = plen + PEERAUTH_MAC_LEN;
@@ -243,6 +247,11 @@ int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
 		c->tx_seq++;
 	free(buf);
 	return r;
+}
+
+int pconn_send(struct pconn *c, const UcclPeer__PeerMsg *m)
+{
+	return pconn_send_ex(c, m, NULL);
 }
 
 /* Why m could not be sent (r), for the log. */
@@ -324,22 +333,8 @@ static int send_hello(struct pconn *c)
 	}
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
 	m.hello = &h;
-	if (c->keyed && !c->inbound) {
-		/* the proofs bind the hello as sent: packing is deterministic,
-		 * so these are the bytes pconn_send puts on the wire */
-		size_t n = uccl_peer__peer_msg__get_packed_size(&m);
-		uint8_t *b = malloc(n ? n : 1);
-		struct sha256 sh;
-
-		if (!b)
-			return -ENOMEM;
-		uccl_peer__peer_msg__pack(&m, b);
-		sha256_init(&sh);
-		sha256_feed(&sh, b, n);
-		sha256_end(&sh, c->hello_hash);
-		free(b);
-	}
-	return pconn_send(c, &m);
+	/* a keyed dialer's proofs bind its hello as it goes out */
+	return pconn_send_ex(c, &m, c->keyed && !c->inbound ? c->hello_hash : NULL);
 }
 
 /* ---- connections: life and death ------------------------------------------------ */
@@ -634,7 +629,7 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	p->data_port = h->data_port;
 	p->data_paths = h->data_paths;
 	p->knows_threads = h->n_thread_ports > 0;
-	p->authenticated = c->auth == PA_DONE || c->auth == PA_ANSWERED;
+	p->authenticated = c->mac;     /* both proofs checked */
 	p->n_threads = h->n_thread_ports ? (uint32_t)h->n_thread_ports : 1;
 	for (uint32_t i = 0; i < p->n_threads; i++)
 		p->thread_ports[i] = h->n_thread_ports ? h->thread_ports[i] : h->data_port;
@@ -1086,13 +1081,8 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			}
 		}
 		/* the accepting side's handshake binds the dialer's hello as it came */
-		if (p && c->inbound && c->phase == PC_HELLO && c->auth == PA_NONE) {
-			struct sha256 sh;
-
-			sha256_init(&sh);
-			sha256_feed(&sh, p + FRAME_HDR_LEN, len);
-			sha256_end(&sh, c->hello_hash);
-		}
+		if (p && c->inbound && c->phase == PC_HELLO && c->auth == PA_NONE)
+			sha256(p + FRAME_HDR_LEN, len, c->hello_hash);
 		r = p ? peerframe_unpack(p + FRAME_HDR_LEN, len, &m) : -ENOMEM;
 		evbuffer_drain(in, FRAME_HDR_LEN + (size_t)len + (c->mac ? PEERAUTH_MAC_LEN : 0));
 		if (r < 0) {

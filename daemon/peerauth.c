@@ -103,6 +103,15 @@ void sha256_end(struct sha256 *s, uint8_t out[SHA256_LEN])
 	}
 }
 
+void sha256(const void *p, size_t len, uint8_t out[SHA256_LEN])
+{
+	struct sha256 s;
+
+	sha256_init(&s);
+	sha256_feed(&s, p, len);
+	sha256_end(&s, out);
+}
+
 /* HMAC over a then b, without joining them */
 static void hmac2(const void *key, size_t keylen, const void *a, size_t alen, const void *b,
 		  size_t blen, uint8_t out[SHA256_LEN])

@@ -32,6 +32,7 @@ struct sha256 {
 void sha256_init(struct sha256 *s);
 void sha256_feed(struct sha256 *s, const void *p, size_t len);
 void sha256_end(struct sha256 *s, uint8_t out[SHA256_LEN]);
+void sha256(const void *p, size_t len, uint8_t out[SHA256_LEN]);   /* in one go */
 void hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
 		 uint8_t out[SHA256_LEN]);
 

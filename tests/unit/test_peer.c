@@ -1069,13 +1069,10 @@ static void fake_hello_hash(const char *name, const uint8_t *nonce, uint8_t out[
 	UcclPeer__Hello h;
 	uint8_t *buf;
 	size_t len;
-	struct sha256 sh;
 
 	fake_hello_msg(&m, &h, name, nonce);
 	assert_int_equal(peerframe_pack(&m, &buf, &len), 0);
-	sha256_init(&sh);
-	sha256_feed(&sh, buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN);
-	sha256_end(&sh, out);
+	sha256(buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN, out);
 	free(buf);
 }
 
@@ -1267,7 +1264,6 @@ static void test_auth_unmacd_refusal_is_read(void **state)
 	UcclPeer__PeerMsg *h, *r, m = UCCL_PEER__PEER_MSG__INIT;
 	UcclPeer__Error e = UCCL_PEER__ERROR__INIT;
 	struct peerauth_hs hs = { "a", "b", nd, na, hh };
-	struct sha256 sh;
 	char k[128], why[256];
 	size_t len;
 	int lfd, fd;
@@ -1283,9 +1279,7 @@ static void test_auth_unmacd_refusal_is_read(void **state)
 	assert_non_null(h);
 	memcpy(nd, h->hello->auth_nonce.data, PEER_AUTH_NONCE_LEN);
 	assert_int_equal(peerframe_pack(h, &buf, &len), 0);
-	sha256_init(&sh);
-	sha256_feed(&sh, buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN);
-	sha256_end(&sh, hh);
+	sha256(buf + FRAME_HDR_LEN, len - FRAME_HDR_LEN, hh);
 	free(buf);
 	uccl_peer__peer_msg__free_unpacked(h, NULL);
 	peerauth_proof(&key, false, &hs, proof);
@@ -1345,8 +1339,7 @@ static void test_auth_stranger_changes_nothing(void **state)
 	assert_true(up_flag(&a, &b, &up));
 
 	for (size_t i = 0; i < 2; i++) {
-		UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
-		UcclPeer__Auth au = UCCL_PEER__AUTH__INIT;
+		UcclPeer__PeerMsg *r;
 		int fd = fake_dial(port_b);
 
 		r = fake_hello(fd, names[i], nonce);
@@ -1355,11 +1348,7 @@ static void test_auth_stranger_changes_nothing(void **state)
 		assert_true(r->auth->has_nonce);
 		uccl_peer__peer_msg__free_unpacked(r, NULL);
 		assert_int_equal(peermgr_count(b.pm), 1);      /* nothing taken yet */
-		au.proof.len = sizeof(bogus);
-		au.proof.data = bogus;
-		m.body_case = UCCL_PEER__PEER_MSG__BODY_AUTH;
-		m.auth = &au;
-		fake_send(fd, &m);
+		fake_auth(fd, NULL, NULL, bogus);
 		r = fake_recv(fd);
 		assert_non_null(r);
 		assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);

@@ -30,12 +30,9 @@ static void hex(const uint8_t *b, size_t n, char *out)
 
 static void sha_hex(const void *p, size_t n, char out[65])
 {
-	struct sha256 s;
 	uint8_t d[SHA256_LEN];
 
-	sha256_init(&s);
-	sha256_feed(&s, p, n);
-	sha256_end(&s, d);
+	sha256(p, n, d);
 	hex(d, sizeof(d), out);
 }
 
