@@ -98,6 +98,7 @@ struct ep {
 	bool broken;               /* ring corrupt or being removed: not served */
 	bool touched;              /* on engine.touched */
 	uint64_t r_inflight;       /* bytes of its remote ops in channels */
+	uint64_t r_held_walk;      /* the queue walk that found it at its limit */
 	struct engine_ep_stats st;
 };
 

@@ -257,8 +257,10 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 	int r;
 
 	/* one op always goes, however large: the limit bounds what is added
-	 * to bytes already in flight */
-	if (e->max_ep_inflight && ep->r_inflight && bytes > e->max_ep_inflight - ep->r_inflight) {
+	 * to bytes already in flight (which that op may have taken past the
+	 * limit). Bare ops carry no bytes and are never held. */
+	if (e->max_ep_inflight && ep->r_inflight && bytes &&
+	    (ep->r_inflight >= e->max_ep_inflight || bytes > e->max_ep_inflight - ep->r_inflight)) {
 		op->rflags |= RFL_EPWAIT;
 		return -EBUSY;
 	}
@@ -320,8 +322,8 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 {
 	struct opq_op *prev = NULL, *op = ch->q_head, *next;
-	const struct ep *held[8];      /* endpoints at their limit in this pass */
-	uint32_t nheld = 0;
+	/* endpoints found at their limit in this walk carry its number */
+	uint64_t walk = ++e->rm->walks;
 	int r;
 
 	ch->blocked = false;           /* until submit_one finds it full again */
@@ -335,10 +337,9 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 		next = op->rnext;
 		/* an endpoint's later ops do not overtake one held by its
 		 * limit; they wait for the same completions */
-		for (uint32_t k = 0; k < nheld && !skip; k++) {
-			skip = held[k] == ((const struct conn *)op->rside)->ep;
-			if (skip)
-				op->rflags |= RFL_EPWAIT;
+		if (!skip && ((const struct conn *)op->rside)->ep->r_held_walk == walk) {
+			skip = true;
+			op->rflags |= RFL_EPWAIT;
 		}
 		if (!skip) {
 			r = submit_one(e, ch, op);
@@ -350,11 +351,7 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 					ch->q_due = op->rdue;
 			}
 			if (r == -EBUSY) {
-				if (nheld == sizeof(held) / sizeof(held[0])) {
-					ch->q_due = 0;     /* the rest unseen: walk again */
-					return;
-				}
-				held[nheld++] = ((const struct conn *)op->rside)->ep;
+				((struct conn *)op->rside)->ep->r_held_walk = walk;
 				skip = true;
 			}
 		}

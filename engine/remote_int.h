@@ -120,6 +120,7 @@ struct remote {
 	struct rslot *slots;           /* nalloc of at most nslots, grown on demand */
 	uint32_t nslots, nalloc, free_head;
 	bool no_slots;                 /* a submission found no free slot */
+	uint64_t walks;                /* drain_queue walks so far (ep->r_held_walk) */
 	uint64_t kick;                 /* bumped by every completion: room may have come
 					* (channel, slots, an endpoint's bytes) */
 	uint64_t max_unexp_bytes;

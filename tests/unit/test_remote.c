@@ -35,8 +35,8 @@
 #define EP_A 0u              /* A's endpoint id */
 #define EP_B 2u              /* B's: different, to catch a mixed-up dst_ep */
 #define NEP 3
-#define SEMS 8
-#define MAX_CONNS 8
+#define SEMS 16
+#define MAX_CONNS 16
 #define RING 2048            /* sq and cq entries, max_outstanding: past PUT_WINDOW */
 #define LOG_MAX 2048         /* completions a test may collect per host */
 #define BATCH 64             /* packets per engine_tx call */
@@ -258,7 +258,7 @@ static void host_new(struct fx *f, int side)
 {
 	struct host *h = &f->h[side];
 	struct engine_params ep = {
-		.max_endpoints = 4, .max_mrs = 8, .poll_batch = 64, .mem = &h->mem,
+		.max_endpoints = 16, .max_mrs = 8, .poll_batch = 64, .mem = &h->mem,
 		.max_chans = 2, .max_remote_msgs = f->p.max_remote_msgs,
 		.max_unexpected_bytes = side == HB ? f->p.max_unexp_bytes : 0,
 		.max_unexpected_msgs = side == HB ? f->p.max_unexp_msgs : 0,
@@ -2883,10 +2883,93 @@ static void test_a_get_over_the_snapshot_budget_fails(void **state)
 	assert_int_equal(cqe(f, HA, 2).res, 0);
 }
 
+/* One op over max_ep_inflight_bytes goes alone; the next waits for it
+ * (the limit minus the bytes in flight wrapped, and every later op went). */
+static void test_an_oversized_op_does_not_open_the_endpoint_limit(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 301, .ep_inflight = 64 * KiB));
+	struct engine *e = f->h[HA].e;
+
+	for (int i = 0; i < 4; i++)
+		submit(f, HA, PUT(.loff = i * 256 * KiB, .roff = i * 256 * KiB, .len = 256 * KiB,
+				  .user_data = 1 + i));
+	engine_poll(e, f->now);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, 1);
+	assert_int_equal(chst(f, HA, 0).queued_ops, 3);
+	wait_cqes(f, HA, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(cqe(f, HA, 1 + i).res, 0);
+	assert_memory_equal(f->h[HB].mr1, f->h[HA].mr1, 1 * MiB);
+}
+
+/* Any number of endpoints may sit at their limit on one channel: the queue
+ * walk steps over each and still reaches the ones behind them (it gave up
+ * after eight, so a ninth kept everyone behind it waiting, and the engine
+ * spun on a deadline of 0 until a completion). */
+#define NXEP 10
+static void test_many_endpoints_at_their_limit_hold_up_no_other(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 302, .ep_inflight = 64 * KiB));
+	struct engine *a = f->h[HA].e, *b = f->h[HB].e;
+	struct cli x[NXEP];
+	int done = 0;
+
+	for (uint32_t k = 0; k < NXEP; k++) {
+		struct engine_ep_params pp;
+		uint32_t id = 3 + k, bconn = 4 + k;
+
+		cli_map(&x[k]);
+		pp = (struct engine_ep_params){
+			.ep_id = id, .client_id = CLIENT_A, .region = x[k].region,
+			.region_len = x[k].len, .hdr = &x[k].hdr, .max_conns = 1,
+			.max_outstanding = RING,
+		};
+		assert_int_equal(engine_ep_add(a, &pp), 0);
+		assert_int_equal(engine_rconn_add(a, id, 0, WIRE(0, 20 + k), 0), 0);
+		assert_int_equal(engine_rconn_add(b, EP_B, bconn, WIRE(bconn, 40 + k), 0), 0);
+		assert_int_equal(engine_rconn_connect(a, id, 0, EP_B, WIRE(bconn, 40 + k)), 0);
+		assert_int_equal(engine_rconn_connect(b, EP_B, bconn, id, WIRE(0, 20 + k)), 0);
+		/* two puts each: the first goes, the second meets the limit */
+		for (uint32_t i = 0; i < 2; i++) {
+			struct uccl_sqe s = PUT(.conn = 0, .loff = (k * 2 + i) * 64 * KiB,
+						.roff = (k * 2 + i) * 64 * KiB, .len = 64 * KiB,
+						.user_data = 100 + i);
+
+			memcpy(ring_prod_slot(&x[k].sq, 0), &s, sizeof(s));
+			ring_prod_publish(&x[k].sq, 1);
+		}
+	}
+	engine_poll(a, f->now);
+	/* the queue is walked when packets are built: every endpoint's first
+	 * put goes into the channel, every second waits, nothing is due */
+	assert_int_equal(drain(f, HA), 0);
+	assert_int_equal(chst(f, HA, 0).tp.msgs_submitted, NXEP);
+	assert_int_equal(chst(f, HA, 0).queued_ops, NXEP);
+	while (done < NXEP * 2) {
+		assert_true(step(f) >= 0);
+		for (int k = 0; k < NXEP; k++) {
+			int n = ring_cons_avail(&x[k].cq);
+
+			assert_true(n >= 0);
+			for (int i = 0; i < n; i++)
+				assert_int_equal(((const struct uccl_cqe *)ring_cons_slot(&x[k].cq, (uint32_t)i))->res, 0);
+			ring_cons_release(&x[k].cq, (uint32_t)n);
+			done += n;
+		}
+	}
+	assert_memory_equal(f->h[HB].mr1, f->h[HA].mr1, NXEP * 2 * 64 * KiB);
+	for (uint32_t k = 0; k < NXEP; k++) {
+		assert_int_equal(engine_ep_remove(a, 3 + k), 0);
+		free(x[k].region);
+	}
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_teardown(name, teardown)
 	const struct CMUnitTest tests[] = {
+		T(test_an_oversized_op_does_not_open_the_endpoint_limit),
+		T(test_many_endpoints_at_their_limit_hold_up_no_other),
 		T(test_a_void_of_a_refused_send_lifts_the_block),
 		T(test_a_void_ahead_of_the_next_send_lifts_the_block),
 		T(test_a_refused_send_retired_by_emsgsize_lifts_the_block),
