@@ -1460,6 +1460,10 @@ static struct peer *peer_new(struct peermgr *pm, const struct conf_peer *cp, int
 	p->since_ms = now_ms();
 	p->backoff_ms = BACKOFF_MIN_MS;
 	p->keep = true;
+	/* a peer made again under a name (reload, dynamic_peers) must not
+	 * match what was bound to an earlier one's channels (they carry its
+	 * generation): each starts above every earlier one's */
+	p->generation = (uint64_t)pm->n_made++ << 32;
 	pm->peers[pm->n_peers++] = p;
 	if (p->dials) {
 		struct timeval tv = { 0, 0 };
@@ -1490,9 +1494,6 @@ static struct peer *peer_add_dynamic(struct peermgr *pm, const char *name, const
 		return NULL;
 	p->dynamic = true;
 	pm->n_dynamic++;
-	/* made again under the same name after a while, it must not match
-	 * events of the old one's channels (they carry its generation) */
-	p->generation = (uint64_t)++pm->n_made << 32;
 	log_info("peer %s (%s): added at run time (%s; %u of dynamic_peers = %u)", p->name, p->addrtext,
 		 dials ? "a client connects to it" : "it dialed us", pm->n_dynamic, pm->max_dynamic);
 	return p;

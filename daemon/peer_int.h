@@ -149,7 +149,7 @@ struct peermgr {
 	uint32_t n_peers;
 	uint32_t max_dynamic, n_dynamic;   /* dynamic_peers, and how many count against it
 					    * (superseded dials do not) */
-	uint32_t n_made;                   /* dynamic peers made so far: each starts its
+	uint32_t n_made;                   /* peers made so far: each starts its
 					    * generations above every earlier one's */
 	struct pconn *conns;
 	uint32_t n_unident;
