@@ -43,7 +43,7 @@ _Static_assert(PEER_WIRE_VERSION == WIRE_VERSION, "hello's wire_version must be 
 #define MAX_LINGERING      16u          /* closing connections waiting for their Error to leave */
 /* every connection at once: identified, unidentified, lingering, and those
  * closed in this loop iteration and freed in the next */
-#define MAX_CONNS_HARD     (PEER_MAX_CONNS + PEER_MAX_UNIDENTIFIED + MAX_LINGERING + 64u)
+#define MAX_CONNS_HARD     (PEER_MAX_CONNS + 2 * PEER_MAX_UNIDENTIFIED + MAX_LINGERING + 64u)
 #define RATELOG_MS         60000u
 #define LISTEN_BACKLOG     16
 
@@ -149,6 +149,19 @@ static struct peer *find_peer_by_host(const struct peermgr *pm, const struct con
 		if (conf_addr_same_host(&pm->peers[i]->addr, a))
 			return pm->peers[i];
 	return NULL;
+}
+
+/* c no longer waits for a hello: its slot is free (peer_int.h n_unident) */
+static void unident_clear(struct peermgr *pm, struct pconn *c)
+{
+	if (!c->unidentified)
+		return;
+	c->unidentified = false;
+	pm->n_unident--;
+	if (c->unident_other) {
+		c->unident_other = false;
+		pm->n_unident_other--;
+	}
 }
 
 /* The peer that is the daemon listening at a (address and port): a
@@ -354,8 +367,7 @@ static void pconn_free(struct pconn *c)
 		pm->n_closing--;
 	if (c->lingering)
 		pm->n_lingering--;
-	if (c->unidentified)
-		pm->n_unident--;
+	unident_clear(pm, c);
 	peer_reqs_conn_gone(c);
 	if (c->conn_ev)
 		event_free(c->conn_ev);
@@ -467,10 +479,7 @@ static void pconn_close_ex(struct pconn *c, const char *reason, const char *tell
 	} else if (reason) {
 		log_warn("peer connection from %s: closing: %s", c->ratext, reason);
 	}
-	if (c->unidentified) {
-		c->unidentified = false;
-		pm->n_unident--;
-	}
+	unident_clear(pm, c);
 	if (c->ka_ev)
 		event_del(c->ka_ev);
 	if (c->silence_ev)
@@ -724,8 +733,7 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 		pconn_close(c, why, -EPROTO);
 		return;
 	}
-	c->unidentified = false;
-	pm->n_unident--;
+	unident_clear(pm, c);
 	if (p->conn) {
 		struct pconn *old = p->conn;
 
@@ -1313,18 +1321,23 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 	struct conf_addr ra;
 	struct pconn *c;
 	char a[64];
-	bool known;
-	uint32_t suppressed = 0;
+	bool known, other;
+	uint32_t suppressed = 0, waiting;
 	struct timeval tv = tv_ms(PEER_HELLO_DEADLINE_MS);
 
 	conf_addr_of(ss, &ra);
 	conf_addr_fmt(&ra, true, a, sizeof(a));
-	/* an unlisted host may say hello while dynamic_peers has room */
-	known = find_peer_by_host(pm, &ra) != NULL || pm->n_dynamic < pm->max_dynamic;
-	if (pm->n_conns >= MAX_CONNS_HARD || (known && pm->n_unident >= PEER_MAX_UNIDENTIFIED)) {
+	/* an unlisted host may say hello while dynamic_peers has room; such
+	 * hosts wait in slots of their own, so that strangers holding
+	 * connections open cannot keep a known peer from coming back */
+	other = find_peer_by_host(pm, &ra) == NULL;
+	known = !other || pm->n_dynamic < pm->max_dynamic;
+	waiting = other ? pm->n_unident_other : pm->n_unident - pm->n_unident_other;
+	if (pm->n_conns >= MAX_CONNS_HARD || (known && waiting >= PEER_MAX_UNIDENTIFIED)) {
 		if (ratelog_allow(pm, RL_TOO_MANY, &ra, &suppressed))
-			log_warn("peer connection from %s: refused: %u connections wait for a hello "
-				 "already (limit %u)%s", a, pm->n_unident, PEER_MAX_UNIDENTIFIED,
+			log_warn("peer connection from %s: refused: %u connections from %s wait for a "
+				 "hello already (limit %u)%s", a, waiting,
+				 other ? "hosts that are no peer's" : "peers' hosts", PEER_MAX_UNIDENTIFIED,
 				 suppressed ? "; more refusals from this address were not logged" : "");
 		close(fd);
 		return;
@@ -1356,6 +1369,8 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 	}
 	c->unidentified = true;
 	pm->n_unident++;
+	c->unident_other = other;
+	pm->n_unident_other += other;
 	log_debug("peer connection from %s: accepted", a);
 }
 

@@ -97,6 +97,7 @@ struct pconn {
 	enum pc_phase phase;
 	bool inbound;
 	bool unidentified;             /* counted in pm->n_unident */
+	bool unident_other;            /* ... and in n_unident_other (no peer's host) */
 	bool lingering;                /* counted in pm->n_lingering */
 	char ratext[72];               /* remote address:port */
 	struct conf_addr ra;           /* remote address (v4-mapped shown as v4) */
@@ -152,7 +153,10 @@ struct peermgr {
 	uint32_t n_made;                   /* peers made so far: each starts its
 					    * generations above every earlier one's */
 	struct pconn *conns;
-	uint32_t n_unident;
+	uint32_t n_unident;                /* accepted, no hello yet: at most
+					    * PEER_MAX_UNIDENTIFIED from peers' hosts */
+	uint32_t n_unident_other;          /* ... of them from other hosts (dynamic_peers):
+					    * at most as many again */
 	uint32_t n_closing;
 	uint32_t n_lingering;          /* closing ones that wait for their Error to leave */
 	uint32_t n_conns;              /* every pconn, closing ones included */

@@ -32,22 +32,36 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int dial(const char *host, const char *port)
+static void ipv4_of(const char *host, struct sockaddr_in *sa)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	int fd;
-
-	sa.sin_port = htons((uint16_t)atoi(port));
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
 		fprintf(stderr, "peer_probe: %s: not an IPv4 address\n", host);
 		exit(2);
 	}
+}
+
+/* A TCP connection to host:port, from address `from` if not NULL. */
+static int dial_from(const char *host, const char *port, const char *from)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET }, src = { .sin_family = AF_INET };
+	int fd;
+
+	sa.sin_port = htons((uint16_t)atoi(port));
+	ipv4_of(host, &sa);
+	if (from)
+		ipv4_of(from, &src);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (fd < 0 || (from && bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("peer_probe: connect");
 		exit(1);
 	}
 	return fd;
+}
+
+static int dial(const char *host, const char *port)
+{
+	return dial_from(host, port, NULL);
 }
 
 static void send_all(int fd, const void *buf, size_t len)
@@ -351,18 +365,22 @@ static int mode_connect(const char *host, const char *port, const char *name, co
 	return 0;
 }
 
-/* flood N: N connections that send nothing; prints how many the daemon
- * closed within a second ("closed K"). */
-static int mode_flood(const char *host, const char *port, const char *count)
+/* flood N [FROM [HOLD_MS]]: N connections (from address FROM) that send
+ * nothing; prints how many the daemon closed within HOLD_MS (default a
+ * second): "closed K". */
+static int mode_flood(const char *host, const char *port, const char *count, const char *from,
+		      const char *hold)
 {
-	int n = atoi(count), closed = 0;
+	int n = atoi(count), closed = 0, hold_ms = hold ? atoi(hold) : 1000;
 	int *fds = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
 
-	if (!fds || n <= 0)
+	if (!fds || n <= 0 || hold_ms <= 0) {
+		free(fds);
 		return 2;
+	}
 	for (int i = 0; i < n; i++)
-		fds[i] = dial(host, port);
-	usleep(1000 * 1000);
+		fds[i] = dial_from(host, port, from);
+	usleep((useconds_t)hold_ms * 1000);
 	for (int i = 0; i < n; i++) {
 		char b[512];
 		ssize_t r;
@@ -386,13 +404,14 @@ int main(int argc, char **argv)
 		return mode_garbage(argv[2], argv[3], argv[4]);
 	if ((argc == 6 || argc == 7) && strcmp(argv[1], "hello") == 0)
 		return mode_hello(argv[2], argv[3], argv[4], argv[5], argc == 7 ? argv[6] : NULL);
-	if (argc == 5 && strcmp(argv[1], "flood") == 0)
-		return mode_flood(argv[2], argv[3], argv[4]);
+	if (argc >= 5 && argc <= 7 && strcmp(argv[1], "flood") == 0)
+		return mode_flood(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : NULL,
+				  argc > 6 ? argv[6] : NULL);
 	if (argc == 6 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: peer_probe garbage HOST PORT http|junk|empty|early|silent\n"
 			"       peer_probe hello HOST PORT NAME VERSION [LOOKUP]\n"
-			"       peer_probe flood HOST PORT N\n"
+			"       peer_probe flood HOST PORT N [FROM [HOLD_MS]]\n"
 			"       peer_probe connect HOST PORT NAME LISTEN\n");
 	return 2;
 }

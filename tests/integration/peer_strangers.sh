@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Strangers cannot keep a configured peer away. With dynamic_peers on, any
+# address may connect to peer_listen and wait up to 5 s for its hello; 10
+# connections from 127.0.0.2 (no peer's host) that send nothing fill the
+# 8 slots of other hosts at b (2 refused), and a (which dials b) killed
+# and restarted meanwhile comes back up at once (it used to be refused
+# until the strangers' slots freed). All traffic stays on 127.0.0.0/8.
+. "$(dirname "$0")/lib.sh"
+PROBE=$top_builddir/tests/integration/peer_probe
+set -- $(free_ports 2)
+PA=$1 PB=$2
+for n in a b; do
+	{
+		[ $n = a ] && echo "peer_listen = 127.0.0.1:$PA" || echo "peer_listen = 127.0.0.1:$PB"
+		echo "peers = node-a=127.0.0.1:$PA, node-b=127.0.0.1:$PB"
+		echo "host_name = node-$n"
+		echo "dynamic_peers = 4"
+		echo "peer_timeout_ms = 500"
+		echo "data_port = 0"
+	} >"$TMPD/$n.conf"
+done
+SOCK_A=$TMPD/ra/ucclsvcd.sock SOCK_B=$TMPD/rb/ucclsvcd.sock
+# state SOCK: node-? state and reconnects of the one peer
+state() { ctl_py "$1" peers "'%s,%s' % (d['peers'][0]['state'], d['peers'][0]['reconnects'])"; }
+wait_up() { # wait_up SOCK RECONNECTS TENTHS
+	for _ in $(seq "$3"); do
+		[ "$(state "$1")" = "up,$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+start_named a; PID_A=$STARTED_PID
+start_named b; PID_B=$STARTED_PID
+expect "the peers come up" wait_up "$SOCK_A" 0 50
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+T0=$(now_ms)
+# node-a sorts first and dials: the strangers wait at b, which accepts
+"$PROBE" flood 127.0.0.1 "$PB" 10 127.0.0.2 4000 >"$TMPD/fb.out" &
+FB=$!
+BG_PIDS="$BG_PIDS $FB"
+sleep 0.5
+kill -9 "$PID_A"; wait "$PID_A" 2>/dev/null
+start_named a; PID_A=$STARTED_PID
+expect "the restarted peer is up again while strangers hold their slots" wait_up "$SOCK_B" 1 30
+T1=$(now_ms)
+echo "# up again $((T1 - T0)) ms after the strangers came"
+expect "... within their 4 s" [ $((T1 - T0)) -lt 4000 ]
+wait "$FB"
+expect "8 strangers waited at b, 2 were refused" grep -q "^closed 2$" "$TMPD/fb.out"
+expect "... and logged" grep -q "refused: 8 connections from hosts that are no peer's wait for a hello already (limit 8)" "$TMPD/b.log"
+if [ "$FAILS" -ne 0 ]; then
+	for n in a b; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
+	exit 1
+fi
+exit 0
