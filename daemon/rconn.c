@@ -983,6 +983,7 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 struct rclose {
 	struct session *s;             /* referenced */
 	uint32_t ep_id, conn, wire;    /* the endpoint may be gone by then: looked up again */
+	uint64_t serial;               /* ... and its id reused by another */
 	struct event *ev;
 };
 
@@ -995,7 +996,8 @@ static void close_grace_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!s->closing && ep && ep->s == s && ep->live && ep->conns[rc->conn].remote &&
+	if (!s->closing && ep && ep->s == s && ep->serial == rc->serial && ep->live &&
+	    ep->conns[rc->conn].remote &&
 	    ep->conns[rc->conn].wire == rc->wire && ep->conns[rc->conn].state == CONN_RESET &&
 	    (c = session_cmd_new(s, ENGCMD_CONN_RESET, session_cmd_finish))) {
 		c->u.conn_rm.ep = rc->ep_id;
@@ -1037,6 +1039,7 @@ static void on_conn_close(void *arg, const char *peer, uint32_t ep_id, uint32_t 
 	rc->s = ep->s;
 	session_ref(ep->s);
 	rc->ep_id = ep->id;
+	rc->serial = ep->serial;
 	rc->conn = id;
 	rc->wire = dc->wire;
 	dc->state = CONN_RESET;
