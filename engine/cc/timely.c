@@ -10,10 +10,12 @@
  * a row. The paper updates on each completion of a 16-64 KB segment; an
  * ACK of a chunk (32 KB by default) is the same event here. TIMELY is
  * rate-based; the ops table is window-based, so the rate
- * is handed out as rate x lowest RTT. The lowest RTT rather than the
- * smoothed one keeps queueing delay, the very signal TIMELY reacts to,
- * from inflating the window (a positive feedback); the window is then
- * conservative while a queue stands, which is when it should be.
+ * is handed out as rate x smoothed RTT, the RTT counted only up to the
+ * lowest RTT plus the delay allowance (conv_rtt()). The cap keeps queueing
+ * delay, the very signal TIMELY reacts to, from inflating the window (a
+ * positive feedback); the window is then conservative while a queue
+ * stands, which is when it should be. The lowest RTT alone is not used:
+ * one outlier sample would shrink the window by its ratio for good.
  */
 #include "config.h"
 
@@ -64,14 +66,27 @@ struct timely {
 	bool loss_seen;
 };
 
+/*
+ * The RTT that turns the rate into a window: the smoothed RTT, but never
+ * more than the lowest RTT plus the delay allowance (dcqcn's window_rtt).
+ * Queueing beyond the allowance still cannot inflate the window, and one outlier sample far below the path's
+ * real RTT (a corrupt or forged echo) no longer shrinks the window by that
+ * ratio for good: with rate x min_rtt, a 1 ns sample pinned the window at
+ * the floor, where additive increase of delta x 1 ns could never lift it.
+ */
+static uint64_t conv_rtt(const struct timely *t)
+{
+	return cc_min(cc_rtt_hold(&t->rtt), cc_sat_add(t->rtt.min_ns, t->slack_ns));
+}
+
 static uint64_t rate_min(const struct timely *t)
 {
-	return cc_max(cc_scale(t->b.min_w, CC_NS_PER_S, t->rtt.min_ns), 1);
+	return cc_max(cc_scale(t->b.min_w, CC_NS_PER_S, conv_rtt(t)), 1);
 }
 
 static uint64_t rate_max(const struct timely *t)
 {
-	return cc_scale(t->b.max_w, CC_NS_PER_S, t->rtt.min_ns);
+	return cc_scale(t->b.max_w, CC_NS_PER_S, conv_rtt(t));
 }
 
 /* Keep the rate where the window can follow it: outside these bounds the
@@ -113,7 +128,7 @@ static void timely_init(void *st, const struct cc_params *p)
 	t->slack_ns = cc_min(p->delay_slack_ns ? p->delay_slack_ns : CC_DEFAULT_SLACK_NS,
 			     CC_RTT_MAX_NS);
 	if (t->rtt.min_ns)
-		set_rate(t, cc_scale(t->pre_win, CC_NS_PER_S, t->rtt.min_ns));
+		set_rate(t, cc_scale(t->pre_win, CC_NS_PER_S, conv_rtt(t)));
 }
 
 static void gradient_step(struct timely *t, uint64_t rtt)
@@ -160,7 +175,7 @@ static void timely_on_ack(void *st, const struct cc_ack *a)
 		return;
 	rtt = cc_rtt_sample(&t->rtt, a->rtt_ns);
 	if (!t->rate)
-		set_rate(t, cc_scale(t->pre_win, CC_NS_PER_S, t->rtt.min_ns));
+		set_rate(t, cc_scale(t->pre_win, CC_NS_PER_S, conv_rtt(t)));
 	if (!t->prev_rtt_ns) {
 		t->prev_rtt_ns = rtt;  /* a gradient needs two samples */
 		return;
@@ -197,7 +212,7 @@ static uint64_t timely_window(const void *st)
 
 	if (!t->rate)
 		return t->pre_win;
-	return cc_clamp(&t->b, cc_scale(t->rate, t->rtt.min_ns, CC_NS_PER_S));
+	return cc_clamp(&t->b, cc_scale(t->rate, conv_rtt(t), CC_NS_PER_S));
 }
 
 static int timely_describe(const void *st, const char **names, uint64_t *values, int n)

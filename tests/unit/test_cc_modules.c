@@ -466,7 +466,8 @@ static void test_timely_below_t_low_adds_delta(void **state)
 	assert_int_equal(described(timely, st, "rate_Bps"), T_RATE0 + T_DELTA);
 	ack(timely, st, 1002 * US, CHUNK, 59 * US, false);   /* rising, still below */
 	assert_int_equal(described(timely, st, "rate_Bps"), T_RATE0 + 2 * T_DELTA);
-	assert_int_equal(W(timely, st), (T_RATE0 + 2 * T_DELTA) * BASE / 1000000000ull);
+	/* the window is rate x srtt (20 us + 39 us / 8), capped at min + slack */
+	assert_int_equal(W(timely, st), (T_RATE0 + 2 * T_DELTA) * 24875 / 1000000000ull);
 	free(st);
 }
 
@@ -514,6 +515,29 @@ static void test_timely_gradient_band(void **state)
 	ack(timely, st, now += US, CHUNK, 100 * US, false);
 	assert_true(described(timely, st, "grad_down_ppm") > 0);
 	assert_int_equal(described(timely, st, "rate_Bps"), r + T_DELTA);
+	free(st);
+}
+
+/* One outlier RTT sample far below the path's (a corrupt or forged tsecr
+ * echoing nearly "now") must not pin the window at the floor for good:
+ * with the window as rate x min_rtt, min_rtt = 1 ns made it rate / 1e9,
+ * and 10 s of clean ACKs at a steady, uncongested 20 us RTT added
+ * delta x 1 ns per sample, nothing. */
+static void test_timely_recovers_from_outlier_min_rtt(void **state)
+{
+	struct cc_params p = params();
+	void *st;
+	uint64_t now = 1000 * US;
+
+	p.base_rtt_ns = 0;
+	p.max_window = 1024 * CHUNK;
+	st = cc_new(timely, &p);
+	for (int i = 0; i < 1000; i++)
+		ack(timely, st, now += 20 * US, CHUNK, 20 * US, false);
+	ack(timely, st, now += 20 * US, CHUNK, 1, false);         /* the outlier */
+	for (int i = 0; i < 500000; i++)
+		ack(timely, st, now += 20 * US, CHUNK, 20 * US, false);
+	assert_true(W(timely, st) >= 64 * CHUNK);
 	free(st);
 }
 
@@ -602,13 +626,14 @@ static void test_timely_rate_is_bounded_by_the_window(void **state)
 		assert_true(W(timely, st) <= 8 * CHUNK);
 	}
 	assert_int_equal(W(timely, st), 8 * CHUNK);
-	assert_int_equal(described(timely, st, "rate_Bps"), 8ull * CHUNK * 1000000000ull / BASE);
+	assert_int_equal(described(timely, st, "rate_Bps"), 8ull * CHUNK * 1000000000ull / (20 * US));
 	for (int i = 0; i < 200; i++) {
 		ack(timely, st, now += US, CHUNK, 5000 * US, false);
 		assert_true(W(timely, st) >= CHUNK);
 	}
 	assert_int_equal(W(timely, st), CHUNK);
-	assert_int_equal(described(timely, st, "rate_Bps"), 1ull * CHUNK * 1000000000ull / BASE);
+	/* srtt far above: the conversion RTT stops at min + slack */
+	assert_int_equal(described(timely, st, "rate_Bps"), 1ull * CHUNK * 1000000000ull / (BASE + SLACK));
 	free(st);
 }
 
@@ -1348,6 +1373,7 @@ int main(void)
 		cmocka_unit_test(test_swift_huge_values),
 		cmocka_unit_test(test_timely_window_is_rate_times_min_rtt),
 		cmocka_unit_test(test_timely_below_t_low_adds_delta),
+		cmocka_unit_test(test_timely_recovers_from_outlier_min_rtt),
 		cmocka_unit_test(test_timely_above_t_high_cuts),
 		cmocka_unit_test(test_timely_gradient_band),
 		cmocka_unit_test(test_timely_gradient_cut_is_bounded),
