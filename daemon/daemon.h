@@ -39,6 +39,12 @@ struct daemon_stats {
 
 #define DAEMON_MAX_ENDPOINTS 65536u
 #define DAEMON_MAX_OBSERVERS 16u
+/* Observers never time out and the slots are few: a uid without the admin
+ * role holds at most this many (ucclctl takes one at a time), and such
+ * uids together leave DAEMON_ADMIN_OBSERVERS for admins, so that no user
+ * can lock the admins out of ucclctl. */
+#define DAEMON_OBSERVERS_PER_UID 2u
+#define DAEMON_ADMIN_OBSERVERS 4u
 
 struct daemon {
 	struct conf conf;

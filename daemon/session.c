@@ -484,13 +484,13 @@ static void read_frame(struct session *s, int fd)
 
 /* ---- attach ---- */
 
-/* Attached clients (not observers) of uid. */
-static uint32_t clients_of_uid(const struct daemon *d, uint32_t uid)
+/* Attached sessions of uid: observers, or clients (the others). */
+static uint32_t clients_of_uid(const struct daemon *d, uint32_t uid, bool observers)
 {
 	uint32_t n = 0;
 
 	for (const struct session *o = d->sessions; o; o = o->next)
-		n += o->attached && !o->observer && o->uid == uid;
+		n += o->attached && o->observer == observers && o->uid == uid;
 	return n;
 }
 
@@ -517,12 +517,24 @@ static void handle_attach(struct session *s, UcclCtl__AttachReq *a)
 		snprintf(msg, sizeof(msg), "too many observers (%u)", DAEMON_MAX_OBSERVERS);
 		st = -EUSERS;
 		why = msg;
+	} else if (a->observer && !s->admin &&
+		   clients_of_uid(d, s->uid, true) >= DAEMON_OBSERVERS_PER_UID) {
+		snprintf(msg, sizeof(msg), "too many observers of uid %u (%u; admins may hold more)",
+			 s->uid, DAEMON_OBSERVERS_PER_UID);
+		st = -EUSERS;
+		why = msg;
+	} else if (a->observer && !s->admin &&
+		   d->n_observers >= DAEMON_MAX_OBSERVERS - DAEMON_ADMIN_OBSERVERS) {
+		snprintf(msg, sizeof(msg), "too many observers (%u; the last %u are kept for admins)",
+			 DAEMON_MAX_OBSERVERS - DAEMON_ADMIN_OBSERVERS, DAEMON_ADMIN_OBSERVERS);
+		st = -EUSERS;
+		why = msg;
 	} else if (!a->observer && d->n_clients >= d->conf.max_clients) {
 		snprintf(msg, sizeof(msg), "too many clients (max_clients = %u)", d->conf.max_clients);
 		st = -EUSERS;
 		why = msg;
 	} else if (!a->observer && d->conf.max_clients_per_uid &&
-		   clients_of_uid(d, s->uid) >= d->conf.max_clients_per_uid) {
+		   clients_of_uid(d, s->uid, false) >= d->conf.max_clients_per_uid) {
 		/* one user must not take every slot from the others */
 		snprintf(msg, sizeof(msg), "too many clients of uid %u (max_clients_per_uid = %u)",
 			 s->uid, d->conf.max_clients_per_uid);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Clients cannot reach each other's memory without the right key and peer.
 # With connect_same_user, a local connect reaches only the connecting
-# user's listeners (uid 0: any); checked as root with other uids, as is
-# the bound on connections a uid that is not allowed may leave unattached.
+# user's listeners (uid 0: any); checked as root with other uids, as are
+# the bound on connections a uid that is not allowed may leave unattached
+# and the bounds on observers of users without the admin role.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 expect "itest_client isolation" "$ITEST" isolation
@@ -54,6 +55,57 @@ PY
 	n=$(grep -c "too many unattached connections from that uid" "$TMPD/daemon.log")
 	expect "a uid that is not allowed holds 4 unattached connections, 2 refused ($n)" [ "$n" = 2 ]
 	wait $DPID
+	stop_daemon
+
+	# observers (ucclctl) never time out: a uid without the admin role
+	# holds at most 2, such uids together 12, and root still gets in
+	start_daemon
+	cat >"$TMPD/obs.py" <<'PY'
+import os, socket, struct, sys, time
+def varint(n):
+    out = b''
+    while True:
+        b, n = n & 0x7f, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+def field(num, wt, v):
+    return varint(num << 3 | wt) + (varint(v) if wt == 0 else varint(len(v)) + v)
+uid, n = int(sys.argv[2]), int(sys.argv[3])
+os.setgid(uid)
+os.setuid(uid)
+keep, res = [], []
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    att = field(1, 0, 1) + field(2, 2, b'obs') + field(3, 0, 1)   # AttachReq, observer
+    req = field(1, 0, 1) + field(10, 2, att)                      # Request.attach
+    s.sendall(struct.pack('<I', len(req)) + req)
+    rep = s.recv(4096)
+    st = rep[4 + 2 + 1]                       # Reply: seq (2 bytes), then status's key
+    res.append('ok' if st == 0 else 'refused')
+    keep.append(s)
+print(uid, ' '.join(res), flush=True)
+time.sleep(float(sys.argv[4]))
+PY
+	for u in 65530 65531 65532 65533 65534 65535; do
+		python3 "$TMPD/obs.py" "$UCCL_SOCKET" $u 2 4 >"$TMPD/obs-$u.out" 2>&1 &
+		BG_PIDS="$BG_PIDS $!"
+	done
+	sleep 1
+	python3 "$TMPD/obs.py" "$UCCL_SOCKET" 65529 3 0 >"$TMPD/obs-more.out" 2>&1
+	held=$(cat "$TMPD"/obs-6553?.out | grep -o ok | wc -l)
+	expect "6 uids hold 2 observers each ($held)" [ "$held" = 12 ]
+	expect "a 7th uid is refused: the rest is kept for admins ($(cat "$TMPD/obs-more.out"))" \
+		grep -q "^65529 refused refused refused$" "$TMPD/obs-more.out"
+	expect "... and says so" grep -q "the last 4 are kept for admins" "$TMPD/daemon.log"
+	expect "root's ucclctl still gets in" "$UCCLCTL" --socket "$UCCL_SOCKET" status
+	stop_daemon
+	start_daemon
+	python3 "$TMPD/obs.py" "$UCCL_SOCKET" 65534 3 0 >"$TMPD/obs-uid.out" 2>&1
+	expect "one uid holds at most 2 observers ($(cat "$TMPD/obs-uid.out"))" \
+		grep -q "^65534 ok ok refused$" "$TMPD/obs-uid.out"
+	expect "... and says so" grep -q "too many observers of uid 65534 (2; admins may hold more)" "$TMPD/daemon.log"
 	stop_daemon
 else
 	ok "# skip connect_same_user (needs root to run clients as other users)"
