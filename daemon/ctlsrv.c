@@ -36,7 +36,8 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		if (d->stopping ||
-		    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS) {
+		    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS +
+				     DAEMON_MAX_UNATTACHED_PER_UID) {
 			/* bound unattached connections too */
 			log_warn("control socket: refusing connection: %s",
 				 d->stopping ? "shutting down" : "too many connections");

@@ -45,6 +45,11 @@ struct daemon_stats {
  * can lock the admins out of ucclctl. */
 #define DAEMON_OBSERVERS_PER_UID 2u
 #define DAEMON_ADMIN_OBSERVERS 4u
+/* Control connections one allowed uid may have open before they attach
+ * (a burst of its processes starting at once); the accept bound leaves
+ * room for one such burst beside max_clients and the observers, so that
+ * one user's burst never keeps another user from attaching. */
+#define DAEMON_MAX_UNATTACHED_PER_UID 32u
 
 struct daemon {
 	struct conf conf;

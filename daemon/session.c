@@ -41,7 +41,6 @@ static void drop_out(struct session *s);
  * processes holds N slots at once; attached, it could hold max_clients
  * anyway); any other uid only a few, since it will be refused at attach. */
 #define ATTACH_DEADLINE_S 5
-#define MAX_UNATTACHED_ALLOWED 32
 #define MAX_UNATTACHED_OTHER 4
 
 /* ---- reference counting and replies ---- */
@@ -306,7 +305,7 @@ int session_open(struct daemon *d, int fd)
 	uint32_t unattached = 0;
 	for (struct session *o = d->sessions; o; o = o->next)
 		unattached += !o->attached && o->uid == cred.uid;
-	if (unattached >= (s->allowed ? MAX_UNATTACHED_ALLOWED : MAX_UNATTACHED_OTHER)) {
+	if (unattached >= (s->allowed ? DAEMON_MAX_UNATTACHED_PER_UID : MAX_UNATTACHED_OTHER)) {
 		free(s);
 		return -EUSERS;
 	}
