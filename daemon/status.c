@@ -276,8 +276,10 @@ static void stats_step(struct engcmd *c)
 	}
 	memcpy(c->u.stats.counters, a->counters, sizeof(a->counters));
 	c->u.stats.n_counters = a->n_counters;
-	memcpy(c->u.stats.ep_res, a->res, sizeof(int) * n);
-	memcpy(c->u.stats.eps, a->eps, sizeof(*a->eps) * n);
+	if (n) {   /* stats asks for no endpoint: its arrays are NULL */
+		memcpy(c->u.stats.ep_res, a->res, sizeof(int) * n);
+		memcpy(c->u.stats.eps, a->eps, sizeof(*a->eps) * n);
+	}
 	c->ctx = NULL;
 	c->done = a->final;
 	free(a->eps);

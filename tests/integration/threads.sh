@@ -106,6 +106,12 @@ expect "status shows 2 engine threads ($n)" [ "$n" = 2 ]
 expect "status text shows them" eval '"$UCCLCTL" --socket "$SOCK_A" status | grep -q "engine threads: *2"'
 expect "channels table has THR and PEER THR columns" \
 	eval '"$UCCLCTL" --socket "$SOCK_A" channels | head -n 1 | grep -q "CHAN *THR *PEER *PEER THR"'
+# stats gathers every thread's counters and asks for no endpoint's (its
+# arrays were NULL, copied with length 0: a UBSan runtime error killed the
+# sanitizer build's daemon here)
+expect "stats answers with 2 engine threads" \
+	eval '"$UCCLCTL" --socket "$SOCK_A" --json stats | python3 -c "import json, sys; json.load(sys.stdin)"'
+expect "... and the daemon still serves" eval '"$UCCLCTL" --socket "$SOCK_A" status >/dev/null'
 
 # 1. four listeners on b, placed 0,1,0,1
 RPIDS=
