@@ -582,13 +582,18 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'n':
-			o.slots = strtoull(optarg, NULL, 10);
-			if (o.slots == 0 || o.slots > 1024) {
+		case 'n': {
+			char *end;
+
+			errno = 0;
+			o.slots = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || o.slots == 0 ||
+			    o.slots > 1024) {
 				fprintf(stderr, "uccl_xfer: --slots must be 1..1024\n");
 				return 2;
 			}
 			break;
+		}
 		case 'k': {
 			char *end;
 			unsigned long k = strtoul(optarg, &end, 10);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Bad control input closes only the offending client, with a logged reason;
 # connections that never attach are bounded per user, a client refused
-# for that is told why, and one user's burst does not keep another out.
+# for that is told why, one user's burst does not keep another out, and
+# uccl_xfer refuses malformed numbers.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 expect "itest_client badinput" "$ITEST" badinput "$UCCL_SOCKET"
@@ -37,6 +38,16 @@ wait $HOG
 rc=$?
 expect "8 processes attaching at once all get in (uccl_xfer --streams 4 demo, rc $rc)" [ "$rc" -eq 0 ]
 stop_daemon
+
+# malformed numbers on uccl_xfer's command line are usage errors (exit 2)
+# before it attaches ("--slots 8x" was taken as 8)
+for a in "--slots 8x" "--slots 4abc" "--slots 0" "--slots 2000" "--streams 2x" \
+	"--bytes 1Mx" "--chunk 64Kq"; do
+	# shellcheck disable=SC2086
+	timeout 20 "$top_builddir/client/uccl_xfer" -s "$TMPD/none.sock" $a send foo >/dev/null 2>&1
+	rc=$?
+	expect "uccl_xfer $a is a usage error (rc $rc)" [ "$rc" -eq 2 ]
+done
 
 # one user's 32 unattached connections do not keep another user out, even
 # where max_clients is small (every connection counted against
