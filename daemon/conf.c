@@ -571,7 +571,9 @@ static void fail_msg(struct parser *p, const char *fmt, ...)
 
 	if (!p->err || p->errlen == 0)
 		return;
-	w = snprintf(p->err, p->errlen, "%s:%zu: ", p->name, p->lineno);
+	/* line 0: a check of the whole configuration (a reload's result) */
+	w = p->lineno ? snprintf(p->err, p->errlen, "%s:%zu: ", p->name, p->lineno)
+		      : snprintf(p->err, p->errlen, "%s: ", p->name);
 	if (w < 0 || (size_t)w >= p->errlen)
 		return;
 	va_start(ap, fmt);
@@ -1386,10 +1388,23 @@ const char *conf_cc_of(const struct conf *c, const char *peer)
 #define DUMP_PEERS_PER_LINE 16   /* keeps a dumped line under the 4096 limit */
 
 int conf_reload(struct conf *cur, const struct conf *next,
-		void (*report)(void *arg, const char *line), void *arg)
+		void (*report)(void *arg, const char *line), void *arg, char *err, size_t errlen)
 {
+	struct parser p = { .name = "with the options that need a restart kept", .err = err,
+			    .errlen = errlen };
+	struct conf merged = *cur;
 	int changed = 0;
 
+	if (err && errlen)
+		err[0] = '\0';
+	/* next passed the checks between options as a whole; what is applied
+	 * (its reloadable options beside the running restart-only ones) must
+	 * pass them too, or nothing is */
+	for (size_t i = 0; i < NOPTS; i++)
+		if (opts[i].flags & OF_RELOAD)
+			copy_value(&merged, next, &opts[i]);
+	if (check_conf(&p, &merged) < 0)
+		return -EINVAL;
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt *o = &opts[i];
 		char old[VAL_MAX], new[VAL_MAX], line[3 * VAL_MAX + 128];

@@ -128,9 +128,12 @@ int conf_parse(const char *name, const char *buf, size_t len, struct conf *c, ch
 /* Apply a reload: copy reloadable options from next into cur, and call
  * report(arg, line) with one human line per change ("log_level: info -> debug")
  * and per non-reloadable change that was ignored ("... needs a restart").
- * Returns the number of options changed. */
+ * Returns the number of options changed, or -EINVAL (err says why, cur is
+ * unchanged, nothing is reported) when the result would fail the checks
+ * between options: next's reloadable options beside cur's restart-only
+ * ones (peers of one address family, peer_listen of another). */
 int conf_reload(struct conf *cur, const struct conf *next,
-		void (*report)(void *arg, const char *line), void *arg);
+		void (*report)(void *arg, const char *line), void *arg, char *err, size_t errlen);
 
 /* Write every option with its current value, one per line (debug/ucclctl). */
 void conf_dump(const struct conf *c, void (*emit)(void *arg, const char *line), void *arg);

@@ -170,7 +170,12 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	old = d->conf;
-	n = conf_reload(&d->conf, &next, report_line, NULL);
+	n = conf_reload(&d->conf, &next, report_line, NULL, err, sizeof(err));
+	if (n < 0) {
+		log_err("reload refused, keeping the running configuration: %s: %s", d->config_path, err);
+		sdn_reloading(1);
+		return;
+	}
 	log_set_level(d->conf.log_level);
 	for (uint32_t i = 0; i < d->n_thr; i++)
 		engthr_set_idle_spin(d->thr[i], d->conf.engine_idle_spin_us);

@@ -570,7 +570,7 @@ static void test_reload_applies_reloadable_and_reports_the_rest(void **state)
 		  "allow_uids = 1000,1001\n"
 		  "max_registered_bytes = 8G\n",
 		  &next);
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 3);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, NULL, 0), 3);
 	assert_int_equal(l.n, 5);
 	/* reported in table order */
 	assert_string_equal(l.text[0], "allow_uids: none -> 1000,1001");
@@ -588,9 +588,33 @@ static void test_reload_applies_reloadable_and_reports_the_rest(void **state)
 
 	/* the same file again applies nothing; the kept restarts are said again */
 	l.n = 0;
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 0);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, NULL, 0), 0);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.text[0], "max_registered_bytes: 4G -> 8G needs a restart; kept 4G");
+}
+
+/* What a reload applies is checked as a whole: IPv6 peers (reloadable)
+ * beside the running IPv4 peer_listen (a restart) would leave no way to
+ * dial them, so nothing is applied and the reason is given. */
+static void test_reload_refuses_a_result_that_fails_the_checks(void **state)
+{
+	struct lines l = { .n = 0 };
+	struct conf cur, next, before;
+	char err[256];
+
+	(void)state;
+	expect_ok("peer_listen = 127.0.0.1:7000\nhost_name = x\npeers = a=127.0.0.1:7001\n", &cur);
+	expect_ok("peer_listen = [::1]:7000\nhost_name = x\npeers = a=[::1]:7001\n", &next);
+	before = cur;
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, err, sizeof(err)), -EINVAL);
+	assert_int_equal(l.n, 0);
+	assert_true(conf_equal(&cur, &before));
+	assert_non_null(strstr(err, "peers: a is IPv6 but peer_listen is IPv4"));
+	assert_null(strstr(err, ":0:"));
+	/* peers of the running family go through */
+	expect_ok("peer_listen = 127.0.0.1:7000\nhost_name = x\npeers = a=127.0.0.2:7001\n", &next);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, err, sizeof(err)), 1);
+	assert_int_equal(cur.peers[0].addr.family, AF_INET);
 }
 
 static void test_reload_every_reloadable_option(void **state)
@@ -605,7 +629,7 @@ static void test_reload_every_reloadable_option(void **state)
 		  "max_listen_backlog = 11\n"
 		  "engine_idle_spin_us = 12\nlog_level = error\n",
 		  &next);
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 11);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, NULL, 0), 11);
 	assert_int_equal(l.n, 11);
 	assert_string_equal(l.text[0], "allow_all: true -> false");
 	assert_string_equal(l.text[2], "allow_gids: none -> 6,7");
@@ -613,7 +637,7 @@ static void test_reload_every_reloadable_option(void **state)
 	assert_true(conf_equal(&cur, &next));
 	/* a NULL report is allowed */
 	conf_defaults(&cur);
-	assert_int_equal(conf_reload(&cur, &next, NULL, NULL), 11);
+	assert_int_equal(conf_reload(&cur, &next, NULL, NULL, NULL, 0), 11);
 }
 
 static void test_reload_ignores_every_restart_option(void **state)
@@ -628,7 +652,7 @@ static void test_reload_ignores_every_restart_option(void **state)
 		  "ring_depth = 32\nmax_ring_depth = 64\nmax_ctl_msg = 2K\n"
 		  "engine_poll_batch = 9\nengine_cpu = 1\n",
 		  &next);
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 0);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, NULL, 0), 0);
 	assert_int_equal(l.n, 10);
 	for (int i = 0; i < l.n; i++)
 		assert_non_null(strstr(l.text[i], "needs a restart; kept"));
@@ -916,7 +940,7 @@ static void test_reload_peer_options(void **state)
 	expect_ok("peer_listen = 127.0.0.1:7001\npeers = b=127.0.0.2:7000,c=127.0.0.3:7000\n"
 		  "host_name = h\ndata_address = 10.0.0.1\ndata_port = 5000\ndata_paths = 2\n"
 		  "mtu = 9000\npeer_timeout_ms = 500\n", &next);
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 2);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, NULL, 0), 2);
 	assert_int_equal(l.n, 8);
 	assert_string_equal(l.text[0], "peer_listen: 127.0.0.1:7000 -> 127.0.0.1:7001 needs a "
 				       "restart; kept 127.0.0.1:7000");
@@ -1028,7 +1052,7 @@ static void test_reload_peer_cc(void **state)
 		  "peer_cc = b=swift\n", &cur);
 	expect_ok("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:7000,c=127.0.0.3:7000\n"
 		  "peer_cc = c=hint,b=dcqcn\ncc = timely\n", &next);
-	assert_int_equal(conf_reload(&cur, &next, collect, &l), 1);
+	assert_int_equal(conf_reload(&cur, &next, collect, &l, NULL, 0), 1);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.text[0], "cc: window -> timely needs a restart; kept window");
 	assert_string_equal(l.text[1], "peer_cc: b=swift -> c=hint,b=dcqcn");
@@ -1173,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_bounds_of_every_option),
 		cmocka_unit_test(test_reload_applies_reloadable_and_reports_the_rest),
 		cmocka_unit_test(test_reload_every_reloadable_option),
+		cmocka_unit_test(test_reload_refuses_a_result_that_fails_the_checks),
 		cmocka_unit_test(test_reload_ignores_every_restart_option),
 		cmocka_unit_test(test_dump_lists_every_option),
 		cmocka_unit_test(test_dump_round_trip),
