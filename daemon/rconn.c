@@ -266,12 +266,82 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 			 cf->data_crc ? ", crc32c" : "");
 }
 
+/* The IP address of ss, port left out, in out (16 bytes, v4 as v4-mapped). */
+static void ip_of(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (ss->ss_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	} else {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	}
+}
+
+/* Does pi announce a data port that another peer that is up announced at
+ * the same address? Our NIC knows a peer's packets by their source port
+ * (the highest base at or below it wins), which is right for daemons that
+ * bind their ports, but a peer announcing a base inside another's ports
+ * would take that peer's packets. The first one keeps them. */
+static bool ports_clash(struct daemon *d, const struct peer_info *pi, char *why, size_t len)
+{
+	uint8_t ip[16], oip[16];
+	uint32_t n = pi->n_threads ? pi->n_threads : 1;
+
+	ip_of(&pi->data_addr, ip);
+	for (uint32_t k = 0; k < RCONN_MAX_CHANS; k++) {
+		const struct dchan *o = &d->rchans->ch[k];
+		struct peer_info oi;
+		uint32_t on;
+
+		if (!o->used || !o->up || strcmp(o->peer, pi->name) == 0 ||
+		    peer_get(d->peers, o->peer, &oi) < 0 || oi.data_addrlen == 0)
+			continue;
+		ip_of(&oi.data_addr, oip);
+		if (memcmp(ip, oip, 16) != 0)
+			continue;
+		on = oi.n_threads ? oi.n_threads : 1;
+		for (uint32_t j = 0; j < n && j < 16; j++) {
+			for (uint32_t m = 0; m < on && m < 16; m++) {
+				uint32_t a = pi->thread_port[j], b = oi.thread_port[m];
+
+				if (a < b + oi.data_paths && b < a + pi->data_paths) {
+					snprintf(why, len, "its data ports %u-%u overlap those of peer %s "
+						 "(%u-%u) at the same address", a, a + pi->data_paths - 1,
+						 oi.name, b, b + oi.data_paths - 1);
+					return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/* peer_restart from the event loop, not from inside the peer manager's
+ * notification that the peer came up */
+struct restart_later {
+	struct daemon *d;
+	char name[CONF_PEER_NAME_MAX + 1];
+	char why[256];
+};
+
+static void restart_later_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct restart_later *r = arg;
+
+	(void)fd;
+	(void)what;
+	peer_restart(r->d->peers, r->name, r->why);
+	free(r);
+}
+
 static void on_peer_event(void *arg, const char *name, bool up, uint64_t generation)
 {
 	struct daemon *d = arg;
 	struct peer_info pi;
 	struct dchan *ch;
-	uint32_t id;
+	char why[256];
+	uint32_t id = 0;
 
 	ch = chan_by_name(d, name, &id);
 	if (!up) {
@@ -283,6 +353,24 @@ static void on_peer_event(void *arg, const char *name, bool up, uint64_t generat
 	}
 	if (peer_get(d->peers, name, &pi) < 0 || pi.data_addrlen == 0 || pi.generation != generation)
 		return;                /* gone again, or its data plane is not announced */
+	if (ports_clash(d, &pi, why, sizeof(why))) {
+		struct restart_later *r = calloc(1, sizeof(*r));
+		struct timeval now = { 0, 0 };
+
+		log_err("peer %s: %s; closing its connection", name, why);
+		if (ch) {
+			chan_down(d, id, why);
+			ch->used = false;
+		}
+		if (r) {
+			r->d = d;
+			snprintf(r->name, sizeof(r->name), "%s", name);
+			snprintf(r->why, sizeof(r->why), "%s", why);
+			if (event_base_once(d->base, -1, EV_TIMEOUT, restart_later_cb, r, &now) < 0)
+				free(r);
+		}
+		return;
+	}
 	if (!ch) {
 		for (id = 0; id < RCONN_MAX_CHANS && d->rchans->ch[id].used; id++)
 			;

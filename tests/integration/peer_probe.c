@@ -3,7 +3,8 @@
  * peer_probe: a fake peer daemon for tests/integration/peers.sh. It connects
  * to a daemon's peer_listen and sends what a broken, hostile or foreign
  * daemon would (garbage, a wrong version, an unknown name, nothing at all,
- * too many connections), or plays a correct peer for a moment (a lookup, a
+ * too many connections, a data port inside another peer's), or plays a
+ * correct peer for a moment (a lookup, a
  * connect, a connection closed, an answer never asked for), and prints
  * what the daemon answered, one line per fact, for the script to check.
  */
@@ -397,6 +398,55 @@ static int mode_flood(const char *host, const char *port, const char *count, con
 	return 0;
 }
 
+/* squat NAME DATA_PORT HOLD_MS: a valid peer NAME whose hello announces
+ * data 127.0.0.1:DATA_PORT (any port, e.g. inside another peer's range);
+ * answers keepalives for HOLD_MS, then closes. Prints "hello HOST". */
+static int mode_squat(const char *host, const char *port, const char *name, const char *dport,
+		      const char *hold)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
+	int fd = dial(host, port);
+	int64_t end;
+
+	hello_of(&h, name, PEER_PROTO_VERSION);
+	h.data_port = (uint32_t)atoi(dport);
+	h.data_paths = 1;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
+	m.hello = &h;
+	send_msg(fd, &m);
+	r = recv_msg(fd);
+	if (!r || r->body_case != UCCL_PEER__PEER_MSG__BODY_HELLO) {
+		printf("refused\n");
+		return 1;
+	}
+	printf("hello %s\n", r->hello->host_name);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	end = now_ms() + atoi(hold);
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		r = recv_msg(fd);
+		if (!r)
+			return 1;
+		if (r->body_case == UCCL_PEER__PEER_MSG__BODY_KEEPALIVE) {
+			UcclPeer__PeerMsg a = UCCL_PEER__PEER_MSG__INIT;
+			UcclPeer__KeepaliveAck ack = UCCL_PEER__KEEPALIVE_ACK__INIT;
+
+			ack.seq = r->keepalive->seq;
+			ack.sent_us = r->keepalive->sent_us;
+			a.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK;
+			a.keepalive_ack = &ack;
+			send_msg(fd, &a);
+		}
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -407,11 +457,14 @@ int main(int argc, char **argv)
 	if (argc >= 5 && argc <= 7 && strcmp(argv[1], "flood") == 0)
 		return mode_flood(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : NULL,
 				  argc > 6 ? argv[6] : NULL);
+	if (argc == 7 && strcmp(argv[1], "squat") == 0)
+		return mode_squat(argv[2], argv[3], argv[4], argv[5], argv[6]);
 	if (argc == 6 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: peer_probe garbage HOST PORT http|junk|empty|early|silent\n"
 			"       peer_probe hello HOST PORT NAME VERSION [LOOKUP]\n"
 			"       peer_probe flood HOST PORT N [FROM [HOLD_MS]]\n"
+			"       peer_probe squat HOST PORT NAME DATA_PORT HOLD_MS\n"
 			"       peer_probe connect HOST PORT NAME LISTEN\n");
 	return 2;
 }
