@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,16 +78,23 @@ static void check_peer_cc(const struct conf *c)
 	}
 }
 
-static void check_message(const char *err)
+/* A message naming prefix ("fuzz:" for the parser, whose input is
+ * named so; the reload's own for a reload) in printable ASCII. */
+static void check_text(const char *err, const char *prefix)
 {
 	size_t n = strlen(err);
 
-	if (n == 0 || strncmp(err, "fuzz:", 5) != 0)
+	if (n == 0 || strncmp(err, prefix, strlen(prefix)) != 0)
 		abort();
 	/* hostile bytes must not reach the log as they are */
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)err[i] < 0x20 || (unsigned char)err[i] >= 0x7f)
 			abort();
+}
+
+static void check_message(const char *err)
+{
+	check_text(err, "fuzz:");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -116,13 +124,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	/* a reload from defaults changes at most every option, and a second
-	 * identical reload applies nothing */
+	 * identical reload applies nothing; one refused (its reloadable
+	 * options do not fit the default restart-only ones) says why and
+	 * changes nothing */
 	conf_dump(&c, count, &nopts);
 	conf_defaults(&cur);
-	r = conf_reload(&cur, &c, count, &lines);
+	r = conf_reload(&cur, &c, count, &lines, err, sizeof(err));
+	if (r == -EINVAL) {
+		check_text(err, "with the options that need a restart kept: ");
+		t1.len = 0;
+		conf_dump(&cur, append, &t1);
+		conf_defaults(&again);
+		t2.len = 0;
+		conf_dump(&again, append, &t2);
+		if (lines || t1.len != t2.len || memcmp(t1.buf, t2.buf, t1.len) != 0)
+			abort();
+		return 0;
+	}
 	if (r < 0 || r > lines || lines > nopts)
 		abort();
-	if (conf_reload(&cur, &c, NULL, NULL) != 0)
+	if (conf_reload(&cur, &c, NULL, NULL, err, sizeof(err)) != 0)
 		abort();
 	return 0;
 }
