@@ -2018,11 +2018,13 @@ static int freeze(struct tpchan *h)
  * state stays). */
 static struct tchan *thaw(struct tpchan *h)
 {
-	struct vunpack r = { .p = h->fz, .end = h->fz + h->fz_len };
+	struct vunpack r;
 	struct tchan *c;
 
 	if (h->c)
 		return h->c;
+	/* only now: a live channel has no packed string (fz is NULL) */
+	r = (struct vunpack){ .p = h->fz, .end = h->fz + h->fz_len };
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
