@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,15 +33,32 @@ static inline void cpu_relax(void)
 }
 
 /* The daemon's engine sleeps on this pipe; a failed write (pipe full)
- * still leaves it readable, so errors need no handling. */
+ * still leaves it readable, so errors need no handling. A daemon that
+ * died left the pipe without a reader: the write must not kill the
+ * application with SIGPIPE (the wait that follows reports the daemon
+ * gone), so SIGPIPE is blocked around it and one it raised is taken. */
 static void ring_doorbell(struct uccl_ep *ep)
 {
+	sigset_t pipe_set, old, pending;
 	uint64_t one = 1;
+	bool was_pending;
 	ssize_t n;
 
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
 	do
 		n = write(ep->doorbell_fd, &one, sizeof(one));
 	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EPIPE && !was_pending) {
+		struct timespec zero = { 0, 0 };
+
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static int sq_publish(struct uccl_ep *ep)
@@ -272,7 +291,9 @@ static void notify_disarm(struct uccl_ep *ep)
 }
 
 /* Sleep on the notify pipe until it is written or the deadline passes
- * (-ETIMEDOUT); 0 on a wakeup or an interrupted sleep, the caller re-checks.
+ * (-ETIMEDOUT); 0 on a wakeup or an interrupted sleep, the caller re-checks;
+ * -ECONNRESET when the daemon's end is closed (it died): nothing can wake
+ * us any more, and the pipe would report it at once on every poll.
  * NEED_WAKEUP must be armed. */
 static int notify_sleep(struct uccl_ep *ep, int64_t deadline)
 {
@@ -296,7 +317,17 @@ static int notify_sleep(struct uccl_ep *ep, int64_t deadline)
 		return -EBADF;
 	if (p.revents & POLLIN)
 		notify_read(ep);
+	else if (p.revents & (POLLHUP | POLLERR))
+		return -ECONNRESET;
 	return 0;
+}
+
+/* Has the daemon closed its end of the notify pipe (it died)? */
+static bool notify_gone(struct uccl_ep *ep)
+{
+	struct pollfd p = { .fd = ep->notify_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && !(p.revents & POLLIN) && (p.revents & (POLLHUP | POLLERR));
 }
 
 UCCL_EXPORT int uccl_cq_wait(struct uccl_ep *ep, struct uccl_cqe *cqes, int max, int timeout_ms)
@@ -316,7 +347,11 @@ UCCL_EXPORT int uccl_cq_wait(struct uccl_ep *ep, struct uccl_cqe *cqes, int max,
 		r = notify_arm(ep);
 		if (r < 0)
 			return r;
-		return r > 0 ? uccl_poll(ep, cqes, max) : -ETIMEDOUT;
+		if (r > 0)
+			return uccl_poll(ep, cqes, max);
+		/* the daemon died: the fd is readable (HUP) for good, and an
+		 * event loop calling us for it would spin on -ETIMEDOUT */
+		return notify_gone(ep) ? -ECONNRESET : -ETIMEDOUT;
 	}
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
@@ -333,12 +368,12 @@ UCCL_EXPORT int uccl_cq_wait(struct uccl_ep *ep, struct uccl_cqe *cqes, int max,
 		if (r == 0)
 			r = notify_sleep(ep, deadline);
 		notify_disarm(ep);
-		if (r < 0 && r != -ETIMEDOUT)
+		if (r < 0 && r != -ETIMEDOUT && r != -ECONNRESET)
 			return r;
-		n = uccl_poll(ep, cqes, max);
+		n = uccl_poll(ep, cqes, max);  /* what came before it died, too */
 		if (n != 0)
 			return n;
-		if (r == -ETIMEDOUT)
+		if (r == -ETIMEDOUT || r == -ECONNRESET)
 			return r;
 	}
 }

@@ -852,6 +852,48 @@ static int mode_hup(unsigned seconds)
 	return failures ? 1 : 0;
 }
 
+/* ---- the daemon dies ---- */
+
+/* The daemon is killed under a client that then waits: each wait ends at
+ * once with -ECONNRESET instead of spinning to its timeout (the notify
+ * pipe reports HUP for good), and a submission that rings the dead
+ * engine's doorbell does not kill the application with SIGPIPE (its
+ * default disposition here, unlike the rest of this program). */
+static int mode_daemondies(void)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_cqe cqe;
+	int64_t t0, dt;
+	int r;
+
+	signal(SIGPIPE, SIG_DFL);
+	who = " [daemondies]";
+	TRY(NULL, uccl_attach(NULL, "itest-daemondies", &ctx));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	printf("ready\n");
+	fflush(stdout);
+	sleep(2);                      /* the script kills the daemon meanwhile */
+	r = uccl_nop(ep, 0, 7);
+	printf("nop %d\n", r);
+	t0 = now_ms();
+	r = uccl_cq_wait(ep, &cqe, 1, 5000);
+	dt = now_ms() - t0;
+	check(r == -ECONNRESET && dt < 1000, "cq_wait ends with -ECONNRESET at once (%d after %lld ms)",
+	      r, (long long)dt);
+	t0 = now_ms();
+	r = uccl_wait(ep, 0, 1, 5000);
+	dt = now_ms() - t0;
+	check(r == -ECONNRESET && dt < 1000, "wait ends with -ECONNRESET at once (%d after %lld ms)",
+	      r, (long long)dt);
+	r = uccl_cq_wait(ep, &cqe, 1, 0);
+	check(r == -ECONNRESET, "cq_wait without waiting says the daemon is gone (%d)", r);
+	uccl_ep_destroy(ep);
+	uccl_detach(ctx);
+	printf("done\n");
+	return failures ? 1 : 0;
+}
+
 /* ---- bad control input ---- */
 
 static int raw_connect(const char *path)
@@ -1091,7 +1133,9 @@ int main(int argc, char **argv)
 		return mode_hup((unsigned)atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
 		return mode_badinput(argv[2]);
+	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
+		return mode_daemondies();
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"
-		"hold NAME|peer NAME|badinput SOCKET\n");
+		"hold NAME|peer NAME|badinput SOCKET|daemondies\n");
 	return 2;
 }
