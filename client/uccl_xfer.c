@@ -553,6 +553,20 @@ static void usage(FILE *f)
 		   "         stream i on engine thread i, named NAME.i)  --json  --quiet\n", MAX_STREAMS);
 }
 
+/* demo: the receiver forked beside the sender; if the sender fails and
+ * exits first, the receiver would wait for it in accept for its whole
+ * timeout, reparented, after the command returned */
+static pid_t demo_child;
+
+static void end_demo_child(void)
+{
+	if (demo_child > 0) {
+		kill(demo_child, SIGTERM);
+		waitpid(demo_child, NULL, 0);
+		demo_child = 0;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -628,9 +642,12 @@ int main(int argc, char **argv)
 			return 1;
 		if (pid == 0)
 			_exit(o.streams ? run_streams(&o, false) : do_recv(&o));
+		demo_child = pid;
+		atexit(end_demo_child);        /* the sender's failures exit() */
 		rc = o.streams ? run_streams(&o, true) : do_send(&o, &res);
 		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 			rc = 1;
+		demo_child = 0;
 		return rc;
 	}
 	if (optind + 2 != argc) {

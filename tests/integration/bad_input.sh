@@ -37,6 +37,12 @@ wait $HOG
 "$top_builddir/client/uccl_xfer" --bytes 64M --streams 4 demo >"$TMPD/burst.out" 2>&1
 rc=$?
 expect "8 processes attaching at once all get in (uccl_xfer --streams 4 demo, rc $rc)" [ "$rc" -eq 0 ]
+# a demo whose sender fails at once (16 slots of 256M: past
+# max_registered_bytes) takes its forked receiver with it; the receiver
+# used to wait in accept for 30 s after the command returned
+"$top_builddir/client/uccl_xfer" --chunk 256M --bytes 256M --quiet demo >/dev/null 2>&1
+left=$(ps -eo args | grep -c "[u]ccl_xfer --chunk 256M")
+expect "a failed demo leaves no receiver behind ($left)" [ "$left" = 0 ]
 stop_daemon
 
 # malformed numbers on uccl_xfer's command line are usage errors (exit 2)
