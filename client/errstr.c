@@ -31,7 +31,7 @@ static const struct {
 	{ EADDRINUSE,      "name already has a listener" },
 	{ EALREADY,        "endpoint already listens" },
 	{ ECANCELED,       "canceled: its region, connection or endpoint was closed" },
-	{ EMSGSIZE,        "message longer than the receive buffer" },
+	{ EMSGSIZE,        "message too long (for the receive buffer, or the daemon's max_op_bytes)" },
 	{ ENOTCONN,        "no such connection on this endpoint" },
 	{ EBADF,           "local region not registered" },
 	{ ENOSPC,          "daemon limit reached" },

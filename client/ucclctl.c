@@ -1203,8 +1203,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (argc - optind - 1 > c->nargs) {
-		fprintf(stderr, "ucclctl: one command at a time (extra: '%s')\n",
-			argv[optind + 1 + c->nargs]);
+		fprintf(stderr, "ucclctl: %s takes %s; unexpected argument '%s' (one command at a time)\n",
+			c->name, c->nargs ? c->args : "no arguments", argv[optind + 1 + c->nargs]);
 		return EXIT_USAGE;
 	}
 	if (c->nargs == 2) {
