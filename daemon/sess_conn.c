@@ -76,6 +76,10 @@ void sess_conn_try_accept(struct dep *l)
 	l->backlog_head = (l->backlog_head + 1) % l->backlog_cap;
 	l->backlog_n--;
 	event_del(s->park_timer);
+	/* answered: a reply the socket does not take at once keeps the
+	 * session busy, and a second connection must not be taken for it */
+	s->park = PARK_NONE;
+	s->park_ep = NULL;
 	struct dconn *dc = &l->conns[conn];
 	struct dep *p = !dc->remote && dc->peer_ep < DAEMON_MAX_ENDPOINTS ? s->d->eps[dc->peer_ep] : NULL;
 	if (p)
