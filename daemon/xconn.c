@@ -35,55 +35,96 @@ static void plain_done(struct engcmd *c)
 	free(c);
 }
 
-int xconn_start(struct daemon *d)
+/* Thread i's channel to thread k, with token (both directions carry the
+ * same one: none of it leaves this host's data planes). */
+static int chan_add(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
 {
 	const struct conf *cf = &d->conf;
 	const struct conf_addr *a = conf_data_addr(cf);
 	uint32_t ip_udp = a->family == AF_INET6 ? 48 : 28;
+	struct engcmd *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->type = ENGCMD_CHAN_ADD;
+	c->done = plain_done;
+	c->u.chan.chan = nthr_self_chan(k, RCONN_MAX_CHANS);
+	if (a->family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&c->u.chan.addr;
+
+		s6->sin6_family = AF_INET6;
+		memcpy(&s6->sin6_addr, a->addr, 16);
+		s6->sin6_port = htons((uint16_t)d->thr_port[k]);
+		c->u.chan.addrlen = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&c->u.chan.addr;
+
+		s4->sin_family = AF_INET;
+		memcpy(&s4->sin_addr, a->addr, 4);
+		s4->sin_port = htons((uint16_t)d->thr_port[k]);
+		c->u.chan.addrlen = sizeof(*s4);
+	}
+	rconn_chan_params(d, cf->mtu - ip_udp, cf->data_paths, chancc_for(d, ""), token, token,
+			  token ^ ((uint64_t)i << 32 | k), &c->u.chan.p);
+	engthr_submit(d->thr[i], c);
+	return 0;
+}
+
+static uint64_t new_token(void)
+{
 	uint64_t token = 0;
+
+	if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != sizeof(token) || !token)
+		token = daemon_now_ms() | 1;
+	return token;
+}
+
+int xconn_start(struct daemon *d)
+{
+	uint64_t token;
 
 	if (d->n_thr < 2)
 		return 0;
-	/* one token for every channel between our threads: none of it leaves
-	 * this host's data planes */
-	if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != sizeof(token) || !token)
-		token = daemon_now_ms() | 1;
-	for (uint32_t i = 0; i < d->n_thr; i++) {
-		for (uint32_t k = 0; k < d->n_thr; k++) {
-			struct engcmd *c;
-
-			if (k == i)
-				continue;
-			c = calloc(1, sizeof(*c));
-			if (!c)
+	token = new_token();
+	for (uint32_t i = 0; i < d->n_thr; i++)
+		for (uint32_t k = 0; k < d->n_thr; k++)
+			if (k != i && chan_add(d, i, k, token) < 0)
 				return -ENOMEM;
-			c->type = ENGCMD_CHAN_ADD;
-			c->done = plain_done;
-			c->u.chan.chan = nthr_self_chan(k, RCONN_MAX_CHANS);
-			if (a->family == AF_INET6) {
-				struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&c->u.chan.addr;
-
-				s6->sin6_family = AF_INET6;
-				memcpy(&s6->sin6_addr, a->addr, 16);
-				s6->sin6_port = htons((uint16_t)d->thr_port[k]);
-				c->u.chan.addrlen = sizeof(*s6);
-			} else {
-				struct sockaddr_in *s4 = (struct sockaddr_in *)&c->u.chan.addr;
-
-				s4->sin_family = AF_INET;
-				memcpy(&s4->sin_addr, a->addr, 4);
-				s4->sin_port = htons((uint16_t)d->thr_port[k]);
-				c->u.chan.addrlen = sizeof(*s4);
-			}
-			rconn_chan_params(d, cf->mtu - ip_udp, cf->data_paths, chancc_for(d, ""), token,
-					  token, token ^ ((uint64_t)i << 32 | k), &c->u.chan.p);
-			engthr_submit(d->thr[i], c);
-		}
-	}
 	d->xconn = true;
 	log_info("engine threads: %u x %u channels between them over the data planes", d->n_thr,
 		 d->n_thr - 1);
 	return 0;
+}
+
+/* The channels between threads i and k gave up (a packet went unacknowledged
+ * max_retx times: a thread stalled for seconds): the engines refuse every
+ * connection over them from then on, and nothing else replaces them. Both
+ * are made again, with a new token, so that the next connect works; the
+ * connections that were on them were reset already. At most once a second
+ * per pair, or joins failing together would tear down each other's. */
+static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
+{
+	uint64_t now = daemon_now_ms(), token = new_token();
+	uint64_t *last = &d->xrebuilt_ms[i < k ? i : k][i < k ? k : i];
+
+	if (*last && now - *last < 1000)
+		return;
+	*last = now;
+	for (int dir = 0; dir < 2; dir++) {
+		uint32_t x = dir ? k : i, y = dir ? i : k;
+		struct engcmd *c = calloc(1, sizeof(*c));
+
+		if (!c)
+			return;
+		c->type = ENGCMD_CHAN_REMOVE;
+		c->done = plain_done;
+		c->u.chan_rm.chan = nthr_self_chan(y, RCONN_MAX_CHANS);
+		c->u.chan_rm.err = -ENETRESET;
+		engthr_submit(d->thr[x], c);   /* per-thread order: before the add */
+		if (chan_add(d, x, y, token) < 0)
+			return;
+	}
+	log_warn("engine threads %u and %u: the channel between them gave up; made again", i, k);
 }
 
 /* ---- joining ---- */
@@ -168,8 +209,10 @@ static void join_fail(struct xjoin *j, struct dep *ep, struct dep *l)
 	}
 	if (!j->s->closing)
 		session_reply_err(j->s, j->err ? j->err : -ECONNRESET,
-				  "connection between engine threads failed: %s",
-				  strerror(-(j->err ? j->err : -ECONNRESET)));
+				  "connection between engine threads failed: %s%s",
+				  strerror(-(j->err ? j->err : -ECONNRESET)),
+				  j->err == -ENETRESET ? " (the channel between the threads gave up and "
+				  "is made again: connect again)" : "");
 	if (j->left == 0)
 		join_free(j);
 	(void)d;
@@ -212,6 +255,10 @@ static void join_step(struct engcmd *c)
 	l = ep_of(d, j->b, j->sb);
 	/* a side whose endpoint is going was reset with it */
 	if (j->err || j->s->closing || !ep || !ep->live || !l || !l->live) {
+		/* refused for a channel that gave up: make it again, for the
+		 * next connect (this one fails, saying so) */
+		if (j->err == -ENETRESET && ep && l)
+			chans_rebuild(d, ep->thr, l->thr);
 		join_fail(j, ep && ep->s == j->s ? ep : NULL, l);
 		return;
 	}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The channel between two engine threads of one daemon gives up (its
+# packets are dropped, as if a thread had stalled for seconds: nftables on
+# loopback, root only, exit 77 otherwise): the transfer over it fails, and
+# the daemon makes the channel again, so that a later connect between those
+# threads works (it used to fail with ENETRESET until a restart).
+. "$(dirname "$0")/lib.sh"
+XFER=$top_builddir/client/uccl_xfer
+if [ "$(id -u)" -ne 0 ] || ! command -v nft >/dev/null; then
+	echo "# skip: needs root and nft"
+	exit 77
+fi
+T=uccl_xr_$$
+trap 'nft delete table inet '"$T"' 2>/dev/null; cleanup' EXIT
+printf 'engine_threads = 2\nrto_min_us = 1000\n' >"$TMPD/c.conf"
+start_daemon "$TMPD/c.conf"
+P0=$(sed -n 's/.*data plane on udp 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMPD/daemon.log" | head -n 1)
+P1=$(sed -n 's/.*data plane of engine thread 1 on udp port \([0-9]*\).*/\1/p' "$TMPD/daemon.log" | head -n 1)
+expect "the threads' data ports are logged ($P0, $P1)" [ -n "$P0" ] && [ -n "$P1" ]
+
+xfer() { # xfer NAME: 16 MiB from an endpoint on thread 1 to one on thread 0
+	local r s
+	# placement takes the thread with the fewest endpoints: the receiver
+	# (first) goes to 0, the sender to 1, as long as none is left over
+	"$XFER" --quiet --bytes 16M recv "$1" >"$TMPD/$1.recv" 2>&1 &
+	r=$!
+	BG_PIDS="$BG_PIDS $r"
+	sleep 0.3
+	timeout 30 "$XFER" --quiet --bytes 16M send "$1" >"$TMPD/$1.send" 2>&1
+	s=$?
+	kill "$r" 2>/dev/null
+	wait "$r" 2>/dev/null
+	sleep 0.2
+	return $s
+}
+nft add table inet "$T"
+nft add chain inet "$T" out '{ type filter hook output priority 0; }'
+nft add rule inet "$T" out ip daddr 127.0.0.1 udp dport "{ $P0, $P1 }" drop
+xfer x1
+rc=$?
+expect "a transfer while the threads cannot hear each other fails (rc $rc)" [ "$rc" -ne 0 ]
+nft delete table inet "$T"
+# the next connect between the two threads finds the channel failed and has
+# it made again (it fails, saying so); the one after it goes through
+ok=
+for n in 2 3 4; do
+	if xfer "x$n"; then ok=x$n; break; fi
+	cat "$TMPD/x$n.send"
+	sleep 0.5
+done
+expect "a later transfer between the threads works ($ok)" [ -n "$ok" ]
+expect "the daemon made the channel again" grep -q "engine threads [01] and [01]: the channel between them gave up; made again" "$TMPD/daemon.log"
+stop_daemon
+finish
