@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -53,6 +54,10 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
+/* held while this daemon owns DIR/ucclsvcd.sock: makes check, unlink and
+ * bind atomic against a second daemon starting on the same runtime dir */
+static int lock_fd = -1;
+
 /* Is a daemon answering on path? */
 static int socket_alive(const char *path)
 {
@@ -73,6 +78,10 @@ int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = sdn_listen_fd();
 
+	if (fd == -EBADF) {
+		log_err("socket activation: expected one listening unix stream socket (LISTEN_FDS)");
+		return -EBADF;
+	}
 	if (fd >= 0) {
 		int fl = fcntl(fd, F_GETFL);
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -89,7 +98,17 @@ int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 			log_err("cannot create runtime dir %s: %s", runtime_dir, strerror(errno));
 			return -errno;
 		}
-		if (socket_alive(d->sock_path)) {
+		char lock_path[sizeof(d->sock_path) + 8];
+
+		snprintf(lock_path, sizeof(lock_path), "%s/ucclsvcd.lock", runtime_dir);
+		lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);   /* others cannot hold it */
+		if (lock_fd < 0) {
+			int r = -errno;
+
+			log_err("%s: %s", lock_path, strerror(-r));
+			return r;
+		}
+		if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0 || socket_alive(d->sock_path)) {
 			log_err("%s: another ucclsvcd is running there", d->sock_path);
 			return -EADDRINUSE;
 		}
@@ -127,4 +146,9 @@ void ctlsrv_close(struct daemon *d)
 	}
 	if (d->own_socket)
 		unlink(d->sock_path);
+	d->own_socket = false;   /* the path may be another daemon's now */
+	if (lock_fd >= 0) {
+		close(lock_fd);
+		lock_fd = -1;
+	}
 }

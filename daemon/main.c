@@ -344,6 +344,16 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		goto out;
 	}
+	/* before anything that leaves state behind: a SIGTERM during start-up
+	 * then stops cleanly once the loop runs */
+	ev_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
+	ev_term = evsignal_new(d->base, SIGTERM, on_sigterm, d);
+	ev_int = evsignal_new(d->base, SIGINT, on_sigterm, d);
+	if (!ev_hup || !ev_term || !ev_int || evsignal_add(ev_hup, NULL) < 0 ||
+	    evsignal_add(ev_term, NULL) < 0 || evsignal_add(ev_int, NULL) < 0) {
+		log_err("cannot install signal handlers");
+		goto out;
+	}
 	peer_conf = d->conf;
 	d->n_thr = d->conf.engine_threads;
 	for (uint32_t i = 0; i < d->n_thr; i++) {
@@ -392,14 +402,6 @@ int main(int argc, char **argv)
 		peermgr_set_thread_ports(d->peers, d->thr_port, d->n_thr);
 		if (rconn_start(d) < 0)
 			goto out;
-	}
-	ev_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
-	ev_term = evsignal_new(d->base, SIGTERM, on_sigterm, d);
-	ev_int = evsignal_new(d->base, SIGINT, on_sigterm, d);
-	if (!ev_hup || !ev_term || !ev_int || evsignal_add(ev_hup, NULL) < 0 ||
-	    evsignal_add(ev_term, NULL) < 0 || evsignal_add(ev_int, NULL) < 0) {
-		log_err("cannot install signal handlers");
-		goto out;
 	}
 	wd_us = sdn_watchdog_usec();
 	if (wd_us) {

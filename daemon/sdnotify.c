@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
@@ -40,10 +41,10 @@ int sdn_listen_fd(void)
 {
 	int n = sd_listen_fds(1);
 
-	if (n != 1)
-		return -1;
-	if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
-		return -1;
+	if (n <= 0)
+		return -1;     /* not socket-activated */
+	if (n != 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
+		return -EBADF; /* passed, but not what the unit promises */
 	return SD_LISTEN_FDS_START;
 }
 #else

@@ -53,6 +53,23 @@ check(wait_for("WATCHDOG=1", 3), "watchdog pings arrive")
 p.terminate()
 check(wait_for("STOPPING=1"), "STOPPING=1 on SIGTERM")
 check(p.wait(10) == 0, "exit status 0")
+# two fds where the unit passes one: refused with the reason (they were
+# ignored, and the daemon then failed on the unit's own socket path)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+ufd = u.fileno()
+log2 = open(os.path.join(tmp, "daemon2.log"), "w")
+script2 = ("exec 3<&%d 4<&%d; LISTEN_PID=$$ exec \"$0\" --runtime-dir \"$1\"" % (lfd, ufd))
+p2 = subprocess.Popen(["sh", "-c", script2, daemon, os.path.join(tmp, "unused2")],
+                      env=dict(env, LISTEN_FDS="2"), pass_fds=(lfd, ufd), stderr=log2)
+try:
+    rc2 = p2.wait(10)
+except subprocess.TimeoutExpired:
+    p2.kill()                  # it ran on a socket of its own
+    rc2 = p2.wait()
+log2.close()
+txt = open(os.path.join(tmp, "daemon2.log")).read()
+check(rc2 == 1 and "expected one listening unix stream socket (LISTEN_FDS)" in txt,
+      "two passed fds are refused, saying why (rc %d)" % rc2)
 sys.exit(1 if fails else 0)
 PY
 rc=$?
