@@ -94,7 +94,11 @@ int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 			log_err("runtime dir %s: socket path too long", runtime_dir);
 			return -ENAMETOOLONG;
 		}
-		if (mkdir(runtime_dir, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(runtime_dir, 0755) == 0) {
+			/* as documented whatever the umask: under 077 the dir
+			 * was 0700, and the socket's 0666 let no other user in */
+			chmod(runtime_dir, 0755);
+		} else if (errno != EEXIST) {
 			log_err("cannot create runtime dir %s: %s", runtime_dir, strerror(errno));
 			return -errno;
 		}

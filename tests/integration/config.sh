@@ -25,4 +25,15 @@ printf 'max_endpoints_per_client = 4\nmax_mrs_per_client = 2\nmax_conns_per_endp
 start_daemon "$TMPD/orphans.conf"
 expect "itest_client orphans" "$ITEST" orphans "$DAEMON_PID"
 stop_daemon
+
+# the runtime dir the daemon makes is 0755 whatever its umask (under 077
+# it was 0700, and no other user could reach the 0666 socket in it)
+mkdir -p "$TMPD/um"
+(umask 077; exec "$UCCLSVCD" --runtime-dir "$TMPD/um/run") 2>"$TMPD/um.log" &
+UP=$!
+BG_PIDS="$BG_PIDS $UP"
+for _ in $(seq 100); do [ -S "$TMPD/um/run/ucclsvcd.sock" ] && break; sleep 0.05; done
+mode=$(stat -c %a "$TMPD/um/run" 2>/dev/null)
+expect "a runtime dir made under umask 077 is 0755 ($mode)" [ "$mode" = 755 ]
+kill "$UP"; wait "$UP" 2>/dev/null
 finish
