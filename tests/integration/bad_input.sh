@@ -17,8 +17,14 @@ expect "attach deadline logged" grep -q "no attach request in time" "$TMPD/daemo
 # 32 connections of this user that never attach take every slot one uid
 # may hold unattached: the next attach is refused, and the library says
 # why; 8 attaching at once (fewer than the slots) all get in
-python3 - "$UCCL_SOCKET" <<'PY' &
-import socket, sys, time
+# hog [UID]: 32 connections to the daemon that never attach, held 2 s in
+# the background (HOG), as UID if given (run as root)
+hog() {
+	python3 - "$UCCL_SOCKET" "${1:-}" <<'PY' &
+import os, socket, sys, time
+if sys.argv[2]:
+    os.setgid(int(sys.argv[2]))
+    os.setuid(int(sys.argv[2]))
 ss = []
 for _ in range(32):
     s = socket.socket(socket.AF_UNIX)
@@ -26,7 +32,9 @@ for _ in range(32):
     ss.append(s)
 time.sleep(2)
 PY
-HOG=$!
+	HOG=$!
+}
+hog
 sleep 0.5
 "$top_builddir/client/uccl_xfer" --bytes 1M demo >/dev/null 2>"$TMPD/hog.err"
 rc=$?
@@ -62,18 +70,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	printf 'max_clients = 4\n' >"$TMPD/small.conf"
 	start_daemon "$TMPD/small.conf"
 	chmod 755 "$TMPD/run"
-	python3 - "$UCCL_SOCKET" <<'PY' &
-import os, socket, sys, time
-os.setgid(65534)
-os.setuid(65534)
-ss = []
-for _ in range(32):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sys.argv[1])
-    ss.append(s)
-time.sleep(2)
-PY
-	HOG=$!
+	hog 65534
 	sleep 0.5
 	"$top_builddir/client/uccl_xfer" --bytes 1M demo >/dev/null 2>"$TMPD/other.err"
 	rc=$?
