@@ -42,7 +42,7 @@ static void post(struct engine *e, struct ep *ep, uint64_t user_data, uint8_t op
 {
 	struct uccl_cqe *c;
 
-	if (ep->broken)
+	if (ep->broken || ep->shadow)
 		return;
 	c = (struct uccl_cqe *)(ep->cq.slots +
 				(size_t)((ep->cq.idx + ep->staged) & ep->cq.mask) * UCCL_CQE_SIZE);
@@ -63,6 +63,15 @@ static void post(struct engine *e, struct ep *ep, uint64_t user_data, uint8_t op
 
 static void post_op(struct engine *e, struct ep *ep, const struct opq_op *op)
 {
+	if (ep->shadow) {
+		/* a lane's part: its owner learns, wherever it runs */
+		ep->st.completed++;
+		if (op->res < 0)
+			ep->st.errors++;
+		if (e->lane_done)
+			e->lane_done(e->lane_arg, op->rorigin, op->user_data, op->res);
+		return;
+	}
 	post(e, ep, op->user_data, op->opcode, op->res, op->res_len, op->res_tag);
 }
 
@@ -73,7 +82,7 @@ static void flush_cqs(struct engine *e)
 		struct ep *ep = e->touched[i];
 
 		ep->touched = false;
-		if (ep->broken)
+		if (ep->broken || ep->shadow)
 			continue;
 		if (ep->staged) {
 			ring_prod_publish(&ep->cq, ep->staged);
@@ -214,6 +223,19 @@ void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op)
 	}
 	/* a fence or held completions behind it may be free to go now */
 	work_add(e, c);
+}
+
+struct opq_op *eng_op_add_waiting(struct engine *e, struct conn *c, const struct opq_op *tmp)
+{
+	struct opq_op *op;
+
+	(void)e;
+	if (c->ep->st.outstanding >= c->ep->max_outstanding || pool_reserve(c->ep) < 0)
+		return NULL;
+	op = op_store(c->ep, tmp);
+	if (op)
+		opq_conn_add(&c->q, op, OPQ_WAITING);
+	return op;
 }
 
 /* ---- execution ---- */
@@ -494,8 +516,9 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 {
 	struct opq_op *op;
 
-	/* a broken endpoint's ring may be garbage: never write to it */
-	drop = drop || c->ep->broken;
+	/* a broken endpoint's ring may be garbage: never write to it; a
+	 * shadow's parts always report (their owner waits for them) */
+	drop = !c->ep->shadow && (drop || c->ep->broken);
 	if (c->remote)
 		remote_conn_detach(e, c);
 	while ((op = opq_conn_take(&c->q))) {
@@ -581,7 +604,7 @@ static void live_del(struct engine *e, struct ep *ep)
  * reset. The conn sides stay RESET so that engine_conn_remove still works. */
 static void ep_shutdown(struct engine *e, struct ep *ep)
 {
-	if (!ep->broken)
+	if (!ep->broken && !ep->shadow)
 		live_del(e, ep);
 	ep->broken = true;
 	ep->staged = 0;
@@ -748,6 +771,8 @@ static struct ep *ep_free(struct ep *ep)
 	for (uint32_t k = 0; k < ep->nchunks; k++)
 		free(ep->conns[k]);
 	free(ep->conns);
+	if (ep->shadow)
+		free(ep->sems);
 	free(ep);
 	return NULL;
 }
@@ -823,6 +848,39 @@ int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 	return 0;
 }
 
+int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint32_t max_conns,
+		      uint32_t max_outstanding)
+{
+	struct ep *ep;
+
+	if (ep_id >= e->max_endpoints || max_conns == 0 || max_conns > (1u << 16) ||
+	    max_outstanding == 0 || max_outstanding > EP_MAX_OUTSTANDING)
+		return -EINVAL;
+	if (e->eps[ep_id])
+		return -EBUSY;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	/* a peer may still send a signal to a lane side: it lands here */
+	ep->sems = calloc(max_conns, sizeof(*ep->sems));
+	if (!ep->sems) {
+		free(ep);
+		return -ENOMEM;
+	}
+	ep->id = ep_id;
+	ep->client_id = client_id;
+	ep->max_conns = max_conns;
+	ep->max_outstanding = max_outstanding;
+	ep->shadow = true;
+	ep->live_pos = UINT32_MAX;
+	/* off engine.live (nothing to poll); on its own list for
+	 * engine_mr_remove */
+	ep->shadow_next = e->shadows;
+	e->shadows = ep;
+	e->eps[ep_id] = ep;
+	return 0;
+}
+
 int engine_ep_remove(struct engine *e, uint32_t ep_id)
 {
 	struct ep *ep;
@@ -836,6 +894,12 @@ int engine_ep_remove(struct engine *e, uint32_t ep_id)
 	run_work(e);
 	flush_cqs(e);
 	e->eps[ep_id] = NULL;
+	for (struct ep **pp = &e->shadows; ep->shadow && *pp; pp = &(*pp)->shadow_next) {
+		if (*pp == ep) {
+			*pp = ep->shadow_next;
+			break;
+		}
+	}
 	ep_free(ep);
 	return 0;
 }
@@ -851,6 +915,8 @@ int engine_conn_add(struct engine *e, uint32_t ep_a, uint32_t conn_a, uint32_t e
 		return -EINVAL;
 	if (ep_a == ep_b && conn_a == conn_b)
 		return -EINVAL;
+	if (a->shadow || b->shadow)
+		return -EINVAL;        /* lane sides only bind to channels */
 	if (a->broken || b->broken)
 		return -EPIPE;
 	ca = eng_conn_make(a, conn_a);
@@ -923,28 +989,33 @@ static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 	/* a STALLED op keeps its place and completes when it would start */
 }
 
+/* Cancel ep's pending ops on region m. */
+static void ep_cancel_mr(struct engine *e, struct ep *ep, const struct mr *m)
+{
+	if (ep->client_id != m->client_id || ep->st.outstanding == 0)
+		return;
+	for (uint32_t k = 0; k < ep->npools; k++) {
+		uint32_t size = opq_pool_size(ep->pools[k]);
+
+		for (uint32_t j = 0; j < size; j++) {
+			struct opq_op *op = opq_pool_at(ep->pools[k], j);
+
+			if (op->state != OPQ_FREE && op->lmr == m)
+				op_cancel(e, ep, op);
+		}
+	}
+}
+
 int engine_mr_remove(struct engine *e, uint32_t client_id, uint32_t mr_id)
 {
 	const struct mr *m = mr_table_by_id(e->mrs, client_id, mr_id);
 
 	if (!m)
 		return -ENOENT;
-	for (uint32_t i = 0; i < e->nlive; i++) {
-		struct ep *ep = e->live[i];
-
-		if (ep->client_id != client_id || ep->st.outstanding == 0)
-			continue;
-		for (uint32_t k = 0; k < ep->npools; k++) {
-			uint32_t size = opq_pool_size(ep->pools[k]);
-
-			for (uint32_t j = 0; j < size; j++) {
-				struct opq_op *op = opq_pool_at(ep->pools[k], j);
-
-				if (op->state != OPQ_FREE && op->lmr == m)
-					op_cancel(e, ep, op);
-			}
-		}
-	}
+	for (uint32_t i = 0; i < e->nlive; i++)
+		ep_cancel_mr(e, e->live[i], m);
+	for (struct ep *ep = e->shadows; ep; ep = ep->shadow_next)
+		ep_cancel_mr(e, ep, m);
 	run_work(e);
 	flush_cqs(e);
 	return mr_table_remove(e->mrs, client_id, mr_id);
@@ -969,6 +1040,10 @@ struct engine *engine_new(const struct engine_params *p)
 	e->poll_batch = p->poll_batch ? p->poll_batch : ENGINE_DEFAULT_BATCH;
 	e->max_op_bytes = p->max_op_bytes ? p->max_op_bytes : UINT64_MAX;
 	e->max_ep_inflight = p->max_ep_inflight_bytes;
+	e->lane_min = p->lane_min_bytes;
+	e->lane_submit = p->lane_submit;
+	e->lane_done = p->lane_done;
+	e->lane_arg = p->lane_arg;
 	e->mrs = mr_table_new(p->max_mrs);
 	e->eps = calloc(p->max_endpoints, sizeof(*e->eps));
 	e->live = calloc(p->max_endpoints, sizeof(*e->live));
@@ -1039,6 +1114,7 @@ static const struct {
 	STAT(rx_delivered), STAT(rx_refused_conn), STAT(rx_refused_access), STAT(rx_refused_range),
 	STAT(rx_refused_nobuf), STAT(rx_refused_other), STAT(rx_no_chan), STAT(unexpected_bytes),
 	STAT(unexpected_msgs), STAT(rx_signals_held), STAT(put_records),
+	STAT(lane_splits), STAT(lane_parts),
 };
 
 void engine_stats_foreach(const struct engine *e, void (*fn)(void *arg, const char *name, uint64_t v),

@@ -31,6 +31,17 @@
 
 struct engine;
 
+/* One part of a put split over lanes (see "lanes" below). */
+struct engine_lane_part {
+	uint32_t lane;                 /* 1 .. nlanes: the caller maps it to an engine */
+	uint32_t ep, conn;             /* the owner side's ids; its lane sides have the same */
+	uint32_t client_id, lmr;       /* source region */
+	uint64_t loff, len;
+	uint64_t rkey, roff;           /* target */
+	uint64_t cookie;               /* the owner engine's: back to engine_lane_done */
+	uint32_t origin;               /* the caller's: passed back to lane_done */
+};
+
 struct engine_mem_ops {
 	/* Copy len bytes from src+src_off to dst+dst_off; ranges were checked.
 	 * Returns 0 or a negative errno (-EFAULT if a process went away). */
@@ -62,6 +73,15 @@ struct engine_params {
 	 * request up to tpchan's limit), and bytes per grant (0: 16 KiB) */
 	uint64_t pull_rate_bps;
 	uint32_t pull_quantum;
+	/* lanes (below): a put of at least lane_min_bytes on a side with
+	 * lanes is split over them (0: never split). The owner's engine
+	 * hands each part to lane_submit (0, or a negative errno: that part
+	 * failed); a lane's engine reports each part it finished through
+	 * lane_done. Both run inside engine calls, on the calling thread. */
+	uint64_t lane_min_bytes;
+	int (*lane_submit)(void *arg, const struct engine_lane_part *p);
+	void (*lane_done)(void *arg, uint32_t origin, uint64_t cookie, int res);
+	void *lane_arg;
 };
 
 struct engine_ep_params {
@@ -116,6 +136,8 @@ struct engine_stats {
 	uint64_t rx_signals_held;      /* signals that arrived before their earlier puts settled */
 	uint64_t put_records;          /* now: connection sides keeping a record of their
 					* peer's puts (partial, out of order, signals held) */
+	uint64_t lane_splits;          /* puts split over lanes */
+	uint64_t lane_parts;           /* parts handed to lanes */
 };
 
 struct engine *engine_new(const struct engine_params *p);
@@ -210,6 +232,38 @@ int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_
 /* Switch chan's congestion controller (tpchan_set_cc: it starts from the
  * current window). 0, -ENOENT (no such channel), -EINVAL, -ENOMEM. */
 int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops);
+
+/* ---- lanes: one connection's large puts over several engines ----
+ *
+ * An engine thread is the bound of one endpoint pair's throughput. Lanes
+ * let one connection use several: lane k of a connection side is a side
+ * with the same endpoint and connection ids in another engine (on a
+ * "shadow" endpoint: no rings, the owner's client), bound to that engine's
+ * channel to the peer host, whose lane k the peer's daemon binds the same
+ * way. The owner cuts a put of at least lane_min_bytes into nlanes + 1
+ * parts, sends the first itself and hands the others to the lanes
+ * (lane_submit); the put completes once every part did, with the first
+ * error. A signal waits at the sender until every earlier part is done:
+ * the receiver orders a signal only behind the puts of its own
+ * connection side. Only puts are split. Nothing in the daemon sets lanes
+ * up yet (README, Missing). */
+
+/* A ringless endpoint for lane sides: its sides bind to channels like any
+ * other; its finished ops go to lane_done instead of a completion ring. */
+int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint32_t max_conns,
+		      uint32_t max_outstanding);
+/* The remote side ep/conn (bound, owner) has nlanes lanes (0: none; at
+ * most ENGINE_MAX_LANES). Puts issued later split over them. */
+#define ENGINE_MAX_LANES 15u
+int engine_rconn_lanes(struct engine *e, uint32_t ep, uint32_t conn, uint32_t nlanes);
+/* A lane's engine: start part p on the shadow side p->ep/p->conn. 0 (it
+ * reports through lane_done), -EAGAIN (its endpoint has no room for
+ * another op now: again later), or another negative errno (not started:
+ * the caller reports it failed). */
+int engine_lane_put(struct engine *e, const struct engine_lane_part *p);
+/* The owner's engine: the part with this cookie finished with res. 0, or
+ * -ENOENT when its put is gone (its connection was reset meanwhile). */
+int engine_lane_done(struct engine *e, uint64_t cookie, int res);
 
 const struct engine_stats *engine_stats(const struct engine *e);
 int engine_ep_stats(const struct engine *e, uint32_t ep_id, struct engine_ep_stats *out);

@@ -62,6 +62,8 @@ struct rconn {
 	uint64_t ubytes;           /* receive: bytes its records hold buffered */
 	uint64_t blocked_seq;      /* lowest send refused for lack of room, or UINT64_MAX */
 	struct rrec *um_head, *um_tail; /* took their turn, no receive matched yet */
+	uint32_t nlanes;           /* lanes its large puts split over (engine/lanes.c) */
+	uint32_t lane_out;         /* parts of its puts out on lanes: signals wait */
 };
 
 /* One side of a connection, owned by its endpoint. */
@@ -97,6 +99,9 @@ struct ep {
 	uint32_t live_pos;         /* index in engine.live while not broken */
 	bool broken;               /* ring corrupt or being removed: not served */
 	bool touched;              /* on engine.touched */
+	bool shadow;               /* lane sides only: no rings, finished ops go to
+				    * lane_done, never on engine.live; sems are its own */
+	struct ep *shadow_next;    /* engine.shadows */
 	uint64_t r_inflight;       /* bytes of its remote ops in channels */
 	uint64_t r_held_walk;      /* the queue walk that found it at its limit */
 	struct engine_ep_stats st;
@@ -116,12 +121,17 @@ struct engine {
 	struct ep **eps;           /* by id */
 	struct ep **live;          /* served endpoints, dense */
 	uint32_t nlive;
+	struct ep *shadows;        /* shadow endpoints, through shadow_next */
 	struct ep **touched;       /* got CQEs or a semaphore bump since the last flush */
 	uint32_t ntouched;
 	struct conn *work;         /* conn sides whose reorder list may move */
 	struct uccl_sqe *sqebuf;   /* private copies of one batch */
 	struct remote *rm;         /* NULL when max_chans is 0 */
 	uint64_t now;              /* time of the current engine call */
+	uint64_t lane_min;         /* engine_params.lane_min_bytes */
+	int (*lane_submit)(void *arg, const struct engine_lane_part *p);
+	void (*lane_done)(void *arg, uint32_t origin, uint64_t cookie, int res);
+	void *lane_arg;
 	struct engine_stats st;
 };
 
@@ -148,6 +158,9 @@ struct ep *eng_ep_get(const struct engine *e, uint32_t ep_id);
 void eng_conn_reset(struct engine *e, struct conn *c, int err);
 /* Run the worklist and publish completions. */
 void eng_settle(struct engine *e);
+/* A new WAITING op on side c, a copy of tmp, in its endpoint's pool and
+ * order list (not started); NULL: the pool has no room. */
+struct opq_op *eng_op_add_waiting(struct engine *e, struct conn *c, const struct opq_op *tmp);
 
 /* remote.c, for engine.c */
 struct remote *remote_new(const struct engine_params *p);

@@ -63,6 +63,15 @@ struct opq_op {
 	struct opq_op *tnext, *tprev;
 	uint32_t tb;                    /* its bucket */
 	uint64_t mseq;
+	/* lanes (engine/lanes.c). A put split over lanes: its parts' slot
+	 * + 1 (0: not split), parts still out, its whole length (len is its
+	 * own first part), and its own part's result is in. A lane's part:
+	 * where to report it (user_data is the owner's cookie). */
+	uint32_t rlslot;
+	uint32_t rlanes;
+	uint64_t rsplit;
+	bool rown_done;
+	uint32_t rorigin;
 };
 #define OPQ_NO_RMSG UINT32_MAX
 

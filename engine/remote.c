@@ -118,6 +118,26 @@ static struct rslot *slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
 	return &rm->slots[i];
 }
 
+uint32_t remote_slot_get(struct remote *rm)
+{
+	return slot_get(rm);
+}
+
+void remote_slot_put(struct remote *rm, uint32_t i)
+{
+	slot_put(rm, i);
+}
+
+uint64_t remote_cookie(const struct remote *rm, uint32_t i)
+{
+	return cookie_of(rm, i);
+}
+
+struct rslot *remote_slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
+{
+	return slot_of(rm, cookie, idx);
+}
+
 /* ---- submit queue ---- */
 
 static void queue_push(struct rchan *ch, struct opq_op *op)
@@ -193,8 +213,19 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 {
 	struct conn *c = op->rside;
 	bool sig = op->rsig;
+	uint64_t whole = op->rsplit ? op->rsplit : op->len;
 
 	puts_del(c, op);
+	if (op->rlanes) {
+		/* its own part is in; its parts on lanes are not: it
+		 * finishes with the last of them (engine_lane_done) */
+		if (op->res == 0 && res < 0) {
+			op->res = res;
+			eng_count_err(e, res);
+		}
+		op->rown_done = true;
+		return;
+	}
 	if (sig) {
 		op->rsig = 0;
 		c->r.sigs_out--;
@@ -206,11 +237,11 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 		if (res < 0)
 			eng_count_err(e, res);
 	}
-	op->res_len = op->res == 0 && op->opcode != UCCL_OP_SIGNAL ? op->len : 0;
+	op->res_len = op->res == 0 && op->opcode != UCCL_OP_SIGNAL ? whole : 0;
 	op->res_tag = op->opcode == UCCL_OP_SEND && op->res == 0 ? op->key : 0;
 	if (op->res == 0 && (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET)) {
-		e->st.bytes += op->len;
-		c->ep->st.bytes += op->len;
+		e->st.bytes += op->len;        /* the lanes' engines count their parts */
+		c->ep->st.bytes += whole;
 	}
 	eng_op_finish_waiting(e, c, op);
 	/* a signal's slot at the peer is free: held ones may go */
@@ -458,10 +489,11 @@ static bool put_in_window(const struct conn *c, const struct opq_op *op)
 /* A signal may go while fewer than SIG_HOLD_MAX of the side's signals are
  * out: the peer holds at most that many for the puts before them, so it
  * never has to turn one away (and its resends, DATA above a lost put's
- * hole, never pile up). */
+ * hole, never pile up). Nor while parts of earlier puts are out on lanes:
+ * the peer orders it behind this side's puts only. */
 static bool sig_room(const struct conn *c)
 {
-	return c->r.sigs_out < SIG_HOLD_MAX;
+	return c->r.sigs_out < SIG_HOLD_MAX && c->r.lane_out == 0;
 }
 
 static void sig_start(struct engine *e, struct conn *c, struct opq_op *op)
@@ -509,6 +541,12 @@ static void release_signals(struct engine *e, struct conn *c)
 		}
 	} while (again);
 	c->r.releasing = false;
+}
+
+void remote_release_signals(struct engine *e, struct conn *c)
+{
+	if (!c->r.releasing)
+		release_signals(e, c);
 }
 
 /* Queue op to go out again: after a growing backoff when the receiver had
@@ -704,6 +742,8 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	}
 	switch (op->opcode) {
 	case UCCL_OP_PUT:
+		if (c->r.nlanes)
+			lanes_split(e, c, op);
 		op->rseq = c->r.put_seq++;
 		puts_add(c, op);       /* before it can finish, on submission failure too */
 		if (c->r.sig_head || !put_in_window(c, op)) {
@@ -803,6 +843,7 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		return;
 	for (struct opq_op *op = c->q.order.head; op; op = op->onext) {
 		op_uncharge(op);
+		lanes_forget(e, op);
 		if (op->rmsg != OPQ_NO_RMSG) {
 			e->rm->slots[op->rmsg].op = NULL;
 			op->rmsg = OPQ_NO_RMSG;

@@ -137,6 +137,21 @@ struct remote {
 /* remote.c, for rrecv.c: op (WAITING on a remote side) is done with res. */
 void remote_op_finish(struct engine *e, struct opq_op *op, int res);
 
+/* remote.c, for lanes.c: message slots (a split put's parts name its slot
+ * by cookie), and held signals going out once nothing holds them. */
+uint32_t remote_slot_get(struct remote *rm);
+void remote_slot_put(struct remote *rm, uint32_t i);
+uint64_t remote_cookie(const struct remote *rm, uint32_t i);
+struct rslot *remote_slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx);
+void remote_release_signals(struct engine *e, struct conn *c);
+
+/* lanes.c, for remote.c */
+/* A put about to start on side c: split it over c's lanes if it is long
+ * enough (op->len becomes its own part). */
+void lanes_split(struct engine *e, struct conn *c, struct opq_op *op);
+/* Side c is detached: forget its puts' parts (they report to nobody). */
+void lanes_forget(struct engine *e, struct opq_op *op);
+
 /* A receiving side's state of the peer's puts and the signals waiting for
  * them (allocated with the first put or signal that arrives). */
 struct rput;

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lanes: one connection's large puts spread over several engines. One
+ * engine thread bounds what one endpoint pair moves (on a 16-core machine
+ * both daemons' engine threads ran at 93-97% of a core at 27-30 Gbit/s,
+ * docs/PERFORMANCE.md), and more threads scale when the traffic is spread
+ * over endpoint pairs. A lane is a connection side with the owner's
+ * endpoint and connection ids on a shadow endpoint of another engine, bound
+ * to that engine's own channel to the peer host; the peer has the same
+ * lanes on its side, so both hosts' threads share the work.
+ *
+ * The owner cuts a put into nlanes + 1 parts of equal, 4 KiB-aligned
+ * length (its own first part takes the remainder), keeps the first and
+ * hands the others to the lanes. Each part is an ordinary put on its lane
+ * (its own put numbers, voids, retransmissions); the owner's op waits for
+ * its own part and every lane's report and completes with the first error.
+ * The parts' reports name the owner's op through a message slot, so one
+ * that comes after the op went (connection reset) is ignored. Signals on
+ * the owner side wait while any part is out (remote.c sig_room): the
+ * receiver holds a signal only behind the puts of the same side.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+#include "engine/remote_int.h"
+
+#define LANE_ALIGN 4096ull            /* parts start on page boundaries */
+
+void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
+{
+	struct remote *rm = e->rm;
+	uint32_t n = c->r.nlanes, i;
+	uint64_t part, own;
+
+	if (!n || !e->lane_min || !e->lane_submit || op->len < e->lane_min || !op->lmr ||
+	    (op->rflags & RFL_VOID))
+		return;
+	part = op->len / (n + 1) & ~(LANE_ALIGN - 1);
+	if (part == 0)
+		return;
+	i = remote_slot_get(rm);
+	if (i == NO_SLOT)
+		return;                /* no slot for the cookie: it goes whole */
+	own = op->len - part * n;
+	rm->slots[i].op = op;
+	op->rlslot = i + 1;
+	op->rsplit = op->len;
+	op->rlanes = 0;
+	op->rown_done = false;
+	for (uint32_t k = 1; k <= n; k++) {
+		struct engine_lane_part p = {
+			.lane = k,
+			.ep = c->ep->id,
+			.conn = c->id,
+			.client_id = op->lmr->client_id,
+			.lmr = op->lmr->id,
+			.loff = op->loff + own + (k - 1) * part,
+			.len = part,
+			.rkey = op->key,
+			.roff = op->roff + own + (k - 1) * part,
+			.cookie = remote_cookie(rm, i),
+		};
+		int r = e->lane_submit(e->lane_arg, &p);
+
+		if (r < 0) {
+			/* that range is not written: the put fails, the
+			 * rest still goes (its parts report either way) */
+			if (op->res == 0) {
+				op->res = r;
+				eng_count_err(e, r);
+			}
+			continue;
+		}
+		op->rlanes++;
+		c->r.lane_out++;
+		e->st.lane_parts++;
+	}
+	op->len = own;
+	if (op->rlanes == 0) {
+		remote_slot_put(rm, i);
+		op->rlslot = 0;
+	}
+	e->st.lane_splits++;
+}
+
+void lanes_forget(struct engine *e, struct opq_op *op)
+{
+	if (!op->rlslot)
+		return;
+	remote_slot_put(e->rm, op->rlslot - 1);
+	op->rlslot = 0;
+	op->rlanes = 0;
+	op->rown_done = false;
+}
+
+int engine_rconn_lanes(struct engine *e, uint32_t ep_id, uint32_t conn, uint32_t nlanes)
+{
+	struct ep *ep = eng_ep_get(e, ep_id);
+	struct conn *c;
+
+	if (!ep || ep->shadow || conn >= ep->max_conns || nlanes > ENGINE_MAX_LANES)
+		return -EINVAL;
+	c = ep_conn(ep, conn);
+	if (!c || !c->remote || c->state != CONN_UP)
+		return -ENOTCONN;
+	c->r.nlanes = nlanes;
+	return 0;
+}
+
+int engine_lane_put(struct engine *e, const struct engine_lane_part *p)
+{
+	struct ep *ep = p ? eng_ep_get(e, p->ep) : NULL;
+	const struct mr *m;
+	struct opq_op tmp, *op;
+	struct conn *c;
+
+	if (!ep || !ep->shadow || !e->rm || p->conn >= ep->max_conns)
+		return -EINVAL;
+	c = ep_conn(ep, p->conn);
+	if (!c || c->state != CONN_UP || !c->remote)
+		return c && c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
+	if (p->client_id != ep->client_id)
+		return -EBADF;
+	m = mr_table_by_id(e->mrs, ep->client_id, p->lmr);
+	if (!m)
+		return -EBADF;
+	if (p->len == 0 || !mr_range_ok(m, p->loff, p->len))
+		return -ERANGE;
+	tmp = (struct opq_op){
+		.lmr = m,
+		.user_data = p->cookie,
+		.loff = p->loff,
+		.len = p->len,
+		.key = p->rkey,
+		.roff = p->roff,
+		.conn = p->conn,
+		.opcode = UCCL_OP_PUT,
+		.rmsg = OPQ_NO_RMSG,
+		.rorigin = p->origin,
+	};
+	op = eng_op_add_waiting(e, c, &tmp);
+	if (!op)
+		return -EAGAIN;
+	ep->st.submitted++;
+	remote_start(e, c, op);
+	eng_settle(e);
+	return 0;
+}
+
+int engine_lane_done(struct engine *e, uint64_t cookie, int res)
+{
+	struct opq_op *op;
+	struct rslot *s;
+	struct conn *c;
+	uint32_t i;
+
+	if (!e->rm)
+		return -EINVAL;
+	s = remote_slot_of(e->rm, cookie, &i);
+	op = s ? s->op : NULL;
+	if (!op || !op->rlanes || op->rlslot != i + 1)
+		return -ENOENT;
+	c = op->rside;
+	op->rlanes--;
+	c->r.lane_out--;
+	if (res < 0 && op->res == 0) {
+		op->res = res;
+		eng_count_err(e, res);
+	}
+	if (op->rlanes == 0) {
+		remote_slot_put(e->rm, i);
+		op->rlslot = 0;
+		if (op->rown_done)
+			remote_op_finish(e, op, 0);    /* may hand op back to its pool */
+	}
+	if (c->r.lane_out == 0 && c->r.sig_head)
+		remote_release_signals(e, c);
+	eng_settle(e);
+	return 0;
+}

@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lanes: two hosts of NT engines each, as two daemons with NT engine
+ * threads: engine t of A and engine t of B are joined by an in-memory wire
+ * (their channel 0; seeded loss, duplication and delay). A's endpoint and
+ * B's live on engine 0; engines 1.. hold shadow endpoints with the same ids
+ * whose sides are the lanes of that connection. The tests play the daemon:
+ * they carry parts from A0's lane_submit to the lane engines and reports
+ * back to A0 (a queue each way, as between threads), and the client library
+ * (A's rings). They pin what engine/lanes.c promises: the bytes of a split
+ * put all land, it completes once with its whole length and the first
+ * error, a signal is applied only after every earlier part was written,
+ * and reports for a put that went away are ignored.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "engine/ring.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+#define NT 3                 /* engines per host: 2 lanes */
+#define EP_A 1u
+#define EP_B 4u
+#define CLIENT_A 7u
+#define CLIENT_B 9u
+#define KEY_B 0xB1B1B1B1B1B1B1B1ull
+#define REG_LEN ((size_t)8 * MiB)
+#define SEMS 16
+#define RING 256
+#define LOG_MAX 512
+#define BATCH 64
+#define QMAX 4096
+#define WIRE(conn, gen) ((uint32_t)(conn) | (uint32_t)(gen) << 16)
+#define TOKEN(t, gen, to) (0x1a4e000000000000ull | (uint64_t)(t) << 16 | (uint64_t)(gen) << 8 | (to))
+#define SPLIT_MIN ((uint64_t)1 * MiB)
+
+struct pkt {
+	uint64_t t, seq;
+	uint8_t *buf;
+	uint32_t len;
+	uint8_t host, thr;           /* where it goes */
+};
+
+struct done_msg {
+	uint32_t origin;
+	uint64_t cookie;
+	int res;
+};
+
+struct fx {
+	struct engine *e[2][NT];
+	struct engine_mem_ops mem;
+	void *region;                 /* A's endpoint: rings and semaphores */
+	size_t region_len;
+	struct uccl_shm_hdr hdr;
+	struct ring_side sq, cq;
+	void *bregion;                /* B's */
+	struct uccl_shm_hdr bhdr;
+	uint64_t *bsems;
+	uint8_t *src, *dst;           /* A's region 1, B's region 1 (every engine has them) */
+	struct uccl_cqe log[LOG_MAX];
+	int nlog;
+	uint64_t now, seq, rng;
+	uint32_t loss_ppm, dup_ppm;
+	uint32_t lane_loss[NT];       /* per wire pair, ppm (1000000: cut) */
+	uint64_t lane_delay[NT];      /* per wire pair, added to every packet */
+	struct pkt *heap;
+	size_t nheap, capheap;
+	uint8_t *txbuf[BATCH];
+	struct engine_txpkt txp[BATCH];
+	/* the daemon's queues between threads */
+	struct engine_lane_part parts[QMAX];
+	int nparts;
+	struct done_msg dones[QMAX];
+	int ndones;
+	int fail_lane;                /* lane_submit refuses this lane (0: none) */
+	int submits;
+	int late_dones;               /* engine_lane_done said -ENOENT */
+	/* signal watch: B's semaphore on conn 0, and the bytes that must be
+	 * in place when it reaches each value */
+	uint64_t sem_seen;
+	uint64_t want_off[8], want_len[8];
+	int nwant;
+	int sig_checks;
+	/* a put's range by user_data: written when it completes */
+	uint64_t put_off[16], put_len[16];
+	int put_checks;
+};
+
+static int fx_copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
+		   uint64_t src_off, uint64_t len)
+{
+	(void)arg;
+	if (dst_off > dst->len || len > dst->len - dst_off || src_off > src->len ||
+	    len > src->len - src_off)
+		fail_msg("copy outside a region");
+	memmove((uint8_t *)dst->base + dst_off, (const uint8_t *)src->base + src_off, len);
+	return 0;
+}
+
+static int lane_submit(void *arg, const struct engine_lane_part *p)
+{
+	struct fx *f = arg;
+
+	f->submits++;
+	if ((int)p->lane == f->fail_lane)
+		return -ENOMEM;
+	assert_true(p->lane >= 1 && p->lane < NT);
+	assert_true(f->nparts < QMAX);
+	f->parts[f->nparts] = *p;
+	f->parts[f->nparts++].origin = 0;      /* the owner runs on engine 0 */
+	return 0;
+}
+
+static void lane_done(void *arg, uint32_t origin, uint64_t cookie, int res)
+{
+	struct fx *f = arg;
+
+	assert_true(f->ndones < QMAX);
+	f->dones[f->ndones++] = (struct done_msg){ origin, cookie, res };
+}
+
+static uint64_t rnd(struct fx *f)
+{
+	uint64_t x = f->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	f->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static bool chance(struct fx *f, uint32_t ppm)
+{
+	return ppm && (rnd(f) >> 11) % 1000000 < ppm;
+}
+
+static bool pkt_less(const struct pkt *a, const struct pkt *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void heap_push(struct fx *f, struct pkt p)
+{
+	size_t i;
+
+	if (f->nheap == f->capheap) {
+		f->capheap = f->capheap ? 2 * f->capheap : 1024;
+		f->heap = realloc(f->heap, f->capheap * sizeof(*f->heap));
+		assert_non_null(f->heap);
+	}
+	i = f->nheap++;
+	while (i > 0 && pkt_less(&p, &f->heap[(i - 1) / 2])) {
+		f->heap[i] = f->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	f->heap[i] = p;
+}
+
+static struct pkt heap_pop(struct fx *f)
+{
+	struct pkt top = f->heap[0], last = f->heap[--f->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= f->nheap)
+			break;
+		if (c + 1 < f->nheap && pkt_less(&f->heap[c + 1], &f->heap[c]))
+			c++;
+		if (!pkt_less(&f->heap[c], &last))
+			break;
+		f->heap[i] = f->heap[c];
+		i = c;
+	}
+	if (f->nheap)
+		f->heap[i] = last;
+	return top;
+}
+
+static void wire_put(struct fx *f, int host, int thr, const struct engine_txpkt *p)
+{
+	struct pkt k = { .len = p->len, .host = (uint8_t)!host, .thr = (uint8_t)thr };
+
+	if (chance(f, f->loss_ppm) || chance(f, f->lane_loss[thr]))
+		return;
+	k.t = f->now + 10 * US + f->lane_delay[thr] + p->path * 300 + (chance(f, 50000) ? rnd(f) % (5 * US) : 0);
+	k.seq = f->seq++;
+	k.buf = malloc(p->len);
+	assert_non_null(k.buf);
+	memcpy(k.buf, p->buf, p->hdr_len && p->payload ? p->hdr_len : p->len);
+	if (p->payload)
+		memcpy(k.buf + p->hdr_len, p->payload, p->len - p->hdr_len);
+	if (chance(f, f->dup_ppm)) {
+		struct pkt d = k;
+
+		d.buf = malloc(k.len);
+		assert_non_null(d.buf);
+		memcpy(d.buf, k.buf, k.len);
+		d.t += 1 + rnd(f) % (3 * US);
+		d.seq = f->seq++;
+		heap_push(f, d);
+	}
+	heap_push(f, k);
+}
+
+/* A's completions into the log; and the signal check: whenever B's
+ * semaphore moves, the bytes promised before that signal are in place. */
+static void observe(struct fx *f)
+{
+	int n = ring_cons_avail(&f->cq);
+	uint64_t s;
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		const struct uccl_cqe *c = ring_cons_slot(&f->cq, (uint32_t)i);
+
+		assert_true(f->nlog < LOG_MAX);
+		memcpy(&f->log[f->nlog++], c, sizeof(f->log[0]));
+		if (c->opcode == UCCL_OP_PUT && c->res == 0 && c->user_data < 16) {
+			uint64_t o = f->put_off[c->user_data], l = f->put_len[c->user_data];
+
+			if (memcmp(f->dst + o, f->src + o, l) != 0)
+				fail_msg("put %llu completed before all of it was written",
+					 (unsigned long long)c->user_data);
+			f->put_checks++;
+		}
+	}
+	ring_cons_release(&f->cq, (uint32_t)n);
+	s = __atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE);
+	while (f->sem_seen < s) {
+		int k = (int)f->sem_seen++;
+
+		assert_true(k < f->nwant);
+		if (memcmp(f->dst + f->want_off[k], f->src + f->want_off[k], f->want_len[k]) != 0)
+			fail_msg("signal %d applied before its puts' bytes were all written", k);
+		f->sig_checks++;
+	}
+}
+
+/* The daemon's part: carry parts to their lanes and reports back. */
+static void carry(struct fx *f)
+{
+	int keep = 0;
+
+	for (int i = 0; i < f->nparts; i++) {
+		struct engine_lane_part *p = &f->parts[i];
+		int r = engine_lane_put(f->e[0][p->lane], p);
+
+		if (r == -EAGAIN) {
+			f->parts[keep++] = *p;
+			continue;
+		}
+		if (r < 0)
+			lane_done(f, p->origin, p->cookie, r);
+	}
+	f->nparts = keep;
+	for (int i = 0; i < f->ndones; i++) {
+		struct done_msg d = f->dones[i];
+		int r = engine_lane_done(f->e[0][d.origin], d.cookie, d.res);
+
+		if (r == -ENOENT)
+			f->late_dones++;
+		else
+			assert_int_equal(r, 0);
+	}
+	f->ndones = 0;
+}
+
+static int step(struct fx *f)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (int h = 0; h < 2; h++)
+		for (int k = 0; k < NT; k++)
+			engine_poll(f->e[h][k], f->now);
+	carry(f);
+	for (int h = 0; h < 2; h++) {
+		for (int k = 0; k < NT; k++) {
+			int n;
+
+			do {
+				n = engine_tx(f->e[h][k], f->now, f->txp, BATCH);
+				for (int i = 0; i < n; i++)
+					wire_put(f, h, k, &f->txp[i]);
+			} while (n == BATCH);
+		}
+	}
+	carry(f);
+	observe(f);
+	if (f->nheap)
+		t = f->heap[0].t;
+	for (int h = 0; h < 2; h++) {
+		for (int k = 0; k < NT; k++) {
+			uint64_t d = engine_next_deadline(f->e[h][k]);
+
+			if (d < t)
+				t = d;
+		}
+	}
+	if (f->nparts || f->ndones)
+		t = f->now;
+	if (t == UINT64_MAX)
+		return 0;
+	if (t > f->now)
+		f->now = t;
+	while (f->nheap && f->heap[0].t <= f->now) {
+		struct pkt k = heap_pop(f);
+
+		engine_rx(f->e[k.host][k.thr], 0, k.buf, k.len, f->now);
+		free(k.buf);
+		observe(f);
+	}
+	return 1;
+}
+
+static void run_until_cqes(struct fx *f, int n)
+{
+	uint64_t end = f->now + 5000 * MS;
+
+	while (f->nlog < n) {
+		if (f->now > end)
+			fail_msg("%d of %d completions after 5 s", f->nlog, n);
+		if (step(f) == 0)
+			fail_msg("idle with %d of %d completions", f->nlog, n);
+	}
+}
+
+static struct tpchan_params chan_params(int host, int thr, uint64_t seed)
+{
+	return (struct tpchan_params){
+		.tx_token = TOKEN(thr, 1, !host), .rx_token = TOKEN(thr, 1, host),
+		.mtu = 4096, .chunk_bytes = 32768, .npaths = 4,
+		.max_inflight_pkts = 4096, .rx_window_pkts = 4096,
+		.max_inflight_bytes = 4 << 20, .max_msgs = 256, .crc = true,
+		.rto_init_ns = 1 * MS, .rto_min_ns = 200 * US, .rto_max_ns = 20 * MS,
+		.max_retx = 12, .ack_delay_ns = 10 * US, .ack_every = 8, .dupthresh = 3,
+		.path_loss_hold_ns = 500 * US, .seed = seed * 8 + (uint64_t)(host * NT + thr),
+		.idle_release_ns = 100 * US,
+	};
+}
+
+static void map_region(void **region, size_t *len, struct uccl_shm_hdr *hdr)
+{
+	*len = ring_region_layout(RING, RING, SEMS, hdr);
+	assert_true(*len > 0);
+	*region = aligned_alloc(4096, *len);
+	assert_non_null(*region);
+	memset(*region, 0, *len);
+	memcpy(*region, hdr, sizeof(*hdr));
+}
+
+static void fx_free(struct fx *f)
+{
+	if (!f)
+		return;
+	for (int h = 0; h < 2; h++)
+		for (int k = 0; k < NT; k++)
+			engine_free(f->e[h][k]);
+	for (size_t i = 0; i < f->nheap; i++)
+		free(f->heap[i].buf);
+	free(f->heap);
+	for (int i = 0; i < BATCH; i++)
+		free(f->txbuf[i]);
+	free(f->region);
+	free(f->bregion);
+	free(f->src);
+	free(f->dst);
+	free(f);
+}
+
+static struct fx *fx_open(void **state, uint64_t seed, uint32_t loss_ppm)
+{
+	struct fx *f;
+	size_t blen;
+
+	fx_free(*state);
+	f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	*state = f;
+	f->now = 1 * MS;
+	f->rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	f->loss_ppm = loss_ppm;
+	f->dup_ppm = loss_ppm ? 5000 : 0;
+	f->mem = (struct engine_mem_ops){ .copy = fx_copy, .arg = f };
+	for (int i = 0; i < BATCH; i++) {
+		f->txbuf[i] = malloc(9000);
+		assert_non_null(f->txbuf[i]);
+		f->txp[i].buf = f->txbuf[i];
+	}
+	f->src = malloc(REG_LEN);
+	f->dst = malloc(REG_LEN);
+	assert_non_null(f->src);
+	assert_non_null(f->dst);
+	for (size_t i = 0; i < REG_LEN; i++)
+		f->src[i] = (uint8_t)(rnd(f) >> 56);
+	memset(f->dst, 0, REG_LEN);
+	map_region(&f->region, &f->region_len, &f->hdr);
+	ring_side_init(&f->sq, f->region, f->hdr.sq_ctl_off, f->hdr.sq_off, RING, UCCL_SQE_SIZE);
+	ring_side_init(&f->cq, f->region, f->hdr.cq_ctl_off, f->hdr.cq_off, RING, UCCL_CQE_SIZE);
+	map_region(&f->bregion, &blen, &f->bhdr);
+	f->bsems = (uint64_t *)((uint8_t *)f->bregion + f->bhdr.sem_off);
+	for (int h = 0; h < 2; h++) {
+		for (int k = 0; k < NT; k++) {
+			struct engine_params p = {
+				.max_endpoints = 8, .max_mrs = 4, .poll_batch = 64, .mem = &f->mem,
+				.max_chans = 1, .lane_min_bytes = SPLIT_MIN,
+				.lane_submit = lane_submit, .lane_done = lane_done, .lane_arg = f,
+			};
+			struct tpchan_params cp = chan_params(h, k, seed);
+			struct mr m = { .id = 1, .client_id = h ? CLIENT_B : CLIENT_A,
+					.rkey = h ? KEY_B : 0xA1, .len = REG_LEN, .kind = MR_MAPPED,
+					.base = h ? f->dst : f->src };
+			struct engine *e = engine_new(&p);
+			uint32_t ep = h ? EP_B : EP_A, cl = h ? CLIENT_B : CLIENT_A;
+
+			assert_non_null(e);
+			f->e[h][k] = e;
+			assert_int_equal(engine_chan_add(e, 0, &cp), 0);
+			assert_int_equal(engine_mr_add(e, &m), 0);
+			if (k == 0) {
+				struct engine_ep_params pp = {
+					.ep_id = ep, .client_id = cl,
+					.region = h ? f->bregion : f->region,
+					.region_len = h ? blen : f->region_len,
+					.hdr = h ? &f->bhdr : &f->hdr,
+					.max_conns = SEMS, .max_outstanding = RING,
+				};
+				assert_int_equal(engine_ep_add(e, &pp), 0);
+			} else {
+				assert_int_equal(engine_shadow_add(e, ep, cl, SEMS, RING), 0);
+			}
+			/* conn 0 of both, its wire generation per engine */
+			assert_int_equal(engine_rconn_add(e, ep, 0, WIRE(0, 2 * k + h + 1), 0), 0);
+		}
+	}
+	for (int k = 0; k < NT; k++) {
+		assert_int_equal(engine_rconn_connect(f->e[0][k], EP_A, 0, EP_B, WIRE(0, 2 * k + 2)), 0);
+		assert_int_equal(engine_rconn_connect(f->e[1][k], EP_B, 0, EP_A, WIRE(0, 2 * k + 1)), 0);
+	}
+	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, NT - 1), 0);
+	return f;
+}
+
+static int teardown(void **state)
+{
+	fx_free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static void submit(struct fx *f, struct uccl_sqe s)
+{
+	assert_true(ring_prod_space(&f->sq) > 0);
+	memcpy(ring_prod_slot(&f->sq, 0), &s, sizeof(s));
+	ring_prod_publish(&f->sq, 1);
+}
+
+static void put(struct fx *f, uint64_t off, uint64_t len, uint64_t ud)
+{
+	assert_true(ud < 16);
+	f->put_off[ud] = off;
+	f->put_len[ud] = len;
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_PUT, .conn = 0, .lmr = 1, .loff = off,
+				     .rkey = KEY_B, .roff = off, .len = len, .user_data = ud });
+}
+
+/* A signal, and the range that must be written when it is applied. */
+static void signal_after(struct fx *f, uint64_t off, uint64_t len, uint64_t ud)
+{
+	assert_true(f->nwant < 8);
+	f->want_off[f->nwant] = off;
+	f->want_len[f->nwant++] = len;
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_SIGNAL, .conn = 0, .user_data = ud });
+}
+
+static const struct uccl_cqe *cqe(struct fx *f, uint64_t ud)
+{
+	for (int i = 0; i < f->nlog; i++)
+		if (f->log[i].user_data == ud)
+			return &f->log[i];
+	fail_msg("no completion for %llu", (unsigned long long)ud);
+	return NULL;
+}
+
+static uint64_t rx_delivered(struct fx *f, int thr)
+{
+	return engine_stats(f->e[1][thr])->rx_delivered;
+}
+
+/* A put over the threshold lands whole, a third through each lane's
+ * engines on both hosts; one under it goes alone. */
+static void test_split_put(void **state)
+{
+	struct fx *f = fx_open(state, 1, 0);
+	uint64_t len = 6 * MiB + 12345;
+
+	/* the lanes are slower than the owner's own part: the put must
+	 * still wait for them */
+	f->lane_delay[1] = f->lane_delay[2] = 500 * US;
+	put(f, 0, len, 1);
+	put(f, 7 * MiB, 512 * KiB, 2);
+	run_until_cqes(f, 2);
+	assert_int_equal(cqe(f, 1)->res, 0);
+	assert_int_equal(cqe(f, 1)->len, len);
+	assert_int_equal(cqe(f, 2)->res, 0);
+	assert_int_equal(cqe(f, 2)->len, 512 * KiB);
+	assert_memory_equal(f->dst, f->src, len);
+	assert_memory_equal(f->dst + 7 * MiB, f->src + 7 * MiB, 512 * KiB);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_splits, 1);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
+	for (int k = 1; k < NT; k++) {
+		/* 2 MiB each, MTU 4096 */
+		assert_true(rx_delivered(f, k) >= 2 * MiB / 4096);
+		assert_true(engine_stats(f->e[0][k])->bytes >= 2 * MiB);
+	}
+	assert_int_equal(f->late_dones, 0);
+	assert_int_equal(f->put_checks, 2);
+}
+
+/* Signals wait at the sender for the parts before them, so the receiver
+ * never applies one early; under loss, duplication and reordering. */
+static void test_signal_behind_parts(void **state)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct fx *f = fx_open(state, seed, seed % 2 ? 10000 : 0);
+
+		put(f, 0, 3 * MiB, 1);
+		signal_after(f, 0, 3 * MiB, 2);
+		put(f, 3 * MiB, 2 * MiB + 4096, 3);
+		put(f, 5 * MiB + 4096, 64 * KiB, 4);
+		signal_after(f, 0, 5 * MiB + 4096 + 64 * KiB, 5);
+		run_until_cqes(f, 5);
+		for (uint64_t ud = 1; ud <= 5; ud++)
+			assert_int_equal(cqe(f, ud)->res, 0);
+		assert_int_equal(f->sig_checks, 2);
+		assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE), 2);
+		assert_memory_equal(f->dst, f->src, 5 * MiB + 4096 + 64 * KiB);
+	}
+}
+
+/* A lane that cannot take its part fails the put with that error; the
+ * other parts still land, and a later signal still goes. */
+static void test_part_refused(void **state)
+{
+	struct fx *f = fx_open(state, 3, 0);
+	uint64_t third = 1 * MiB;
+
+	f->fail_lane = 2;
+	put(f, 0, 3 * third, 1);
+	signal_after(f, 0, 2 * third, 2);
+	run_until_cqes(f, 2);
+	assert_int_equal(cqe(f, 1)->res, -ENOMEM);
+	assert_int_equal(cqe(f, 1)->len, 0);
+	assert_int_equal(cqe(f, 2)->res, 0);
+	assert_memory_equal(f->dst, f->src, 2 * third);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, 1);
+}
+
+/* The owner's side is reset while a part is stuck on a cut lane wire: the
+ * put fails at once with the reset, and the part's later report (the
+ * lane's side is removed) finds nothing. */
+static void test_reset_with_parts_out(void **state)
+{
+	struct fx *f = fx_open(state, 4, 0);
+
+	f->lane_loss[2] = 1000000;
+	put(f, 0, 3 * MiB, 1);
+	for (int i = 0; i < 400 && engine_stats(f->e[1][1])->rx_delivered < 256; i++)
+		step(f);
+	assert_int_equal(f->nlog, 0);
+	assert_int_equal(engine_conn_reset(f->e[0][0], EP_A, 0), 0);
+	observe(f);
+	assert_int_equal(f->nlog, 1);
+	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
+	assert_int_equal(engine_conn_remove(f->e[0][0], EP_A, 0), 0);
+	/* the lanes go with the connection: their parts report, to nobody */
+	for (int k = 1; k < NT; k++)
+		assert_int_equal(engine_ep_remove(f->e[0][k], EP_A), 0);
+	carry(f);
+	assert_true(f->late_dones >= 1);
+	assert_int_equal(f->nlog, 1);
+}
+
+/* A lane's region goes away under its part: the part reports -ECANCELED
+ * and the put fails with it. */
+static void test_region_removed_on_lane(void **state)
+{
+	struct fx *f = fx_open(state, 5, 0);
+
+	f->lane_loss[1] = 1000000;    /* keeps lane 1's part in flight */
+	put(f, 0, 3 * MiB, 1);
+	for (int i = 0; i < 50; i++)
+		step(f);
+	assert_int_equal(f->nparts, 0);
+	assert_int_equal(engine_mr_remove(f->e[0][1], CLIENT_A, 1), 0);
+	f->lane_loss[1] = 0;
+	run_until_cqes(f, 1);
+	assert_int_equal(cqe(f, 1)->res, -ECANCELED);
+}
+
+/* engine_lane_put checks what a daemon could get wrong. */
+static void test_lane_put_checks(void **state)
+{
+	struct fx *f = fx_open(state, 6, 0);
+	struct engine_lane_part p = { .lane = 1, .ep = EP_A, .conn = 0, .client_id = CLIENT_A,
+				      .lmr = 1, .loff = 0, .len = 4096, .rkey = KEY_B };
+	struct engine_lane_part q;
+
+	q = p;
+	assert_int_equal(engine_lane_put(f->e[0][0], &q), -EINVAL);   /* not a shadow */
+	q = p;
+	q.conn = 3;
+	assert_int_equal(engine_lane_put(f->e[0][1], &q), -ENOTCONN);
+	q = p;
+	q.lmr = 2;
+	assert_int_equal(engine_lane_put(f->e[0][1], &q), -EBADF);
+	q = p;
+	q.client_id = CLIENT_B;
+	assert_int_equal(engine_lane_put(f->e[0][1], &q), -EBADF);
+	q = p;
+	q.loff = REG_LEN - 100;
+	assert_int_equal(engine_lane_put(f->e[0][1], &q), -ERANGE);
+	assert_int_equal(engine_lane_put(f->e[0][1], NULL), -EINVAL);
+	assert_int_equal(engine_lane_done(f->e[0][0], 12345, 0), -ENOENT);
+	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, ENGINE_MAX_LANES + 1), -EINVAL);
+	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 5, 1), -ENOTCONN);
+	assert_int_equal(engine_rconn_lanes(f->e[0][1], EP_A, 0, 1), -EINVAL);
+	assert_int_equal(engine_shadow_add(f->e[0][1], EP_A, CLIENT_A, SEMS, RING), -EBUSY);
+	assert_int_equal(engine_conn_add(f->e[0][1], EP_A, 5, EP_A, 6), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_split_put, teardown),
+		cmocka_unit_test_teardown(test_signal_behind_parts, teardown),
+		cmocka_unit_test_teardown(test_part_refused, teardown),
+		cmocka_unit_test_teardown(test_reset_with_parts_out, teardown),
+		cmocka_unit_test_teardown(test_region_removed_on_lane, teardown),
+		cmocka_unit_test_teardown(test_lane_put_checks, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
