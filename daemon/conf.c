@@ -113,6 +113,11 @@ static const struct opt opts[] = {
 	  "engine threads, each with its own engine and data-plane ports" },
 	{ "engine_cpus", OT_CPUS, 0, O(engine_cpus), O(n_engine_cpus), 0, 0, 4095,
 	  "CPU of each engine thread, comma-separated, one per thread; none: no pinning" },
+	{ "lanes", OT_U32, 0, O(lanes), 0, 0, 0, CONF_MAX_ENGINE_THREADS - 1,
+	  "other engine threads that one connection's large puts are split over (both peers "
+	  "must set it; below engine_threads); 0: each connection on its own thread" },
+	{ "lane_min_bytes", OT_U64, OF_SIZE, O(lane_min_bytes), 0, 1 * MiB, 64 * KiB, GiB,
+	  "shortest put that lanes split" },
 	{ "log_level", OT_LOGLEVEL, OF_RELOAD, O(log_level), 0, LOG_LVL_INFO, LOG_LVL_ERROR,
 	  LOG_LVL_DEBUG, "error, warn, info or debug" },
 	{ "peer_listen", OT_LISTEN, 0, O(peer_listen), 0, 0, 0, 0,
@@ -1247,6 +1252,12 @@ static int check_conf(struct parser *p, const struct conf *c)
 		p->lineno = later(line_of(p, "engine_cpus"), line_of(p, "engine_threads"));
 		fail_msg(p, "engine_cpus: %" PRIu32 " CPUs for engine_threads = %" PRIu32
 			 " (one per thread)", c->n_engine_cpus, c->engine_threads);
+		return -EINVAL;
+	}
+	if (c->lanes >= c->engine_threads) {
+		p->lineno = later(line_of(p, "lanes"), line_of(p, "engine_threads"));
+		fail_msg(p, "lanes = %" PRIu32 " needs engine_threads >= %" PRIu32
+			 " (a lane is another engine thread)", c->lanes, c->lanes + 1);
 		return -EINVAL;
 	}
 	if (c->engine_cpu >= 0 && (c->n_engine_cpus || c->engine_threads > 1)) {

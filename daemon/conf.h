@@ -74,6 +74,8 @@ struct conf {
 	uint32_t engine_threads;          /* 1..CONF_MAX_ENGINE_THREADS */
 	uint32_t engine_cpus[CONF_MAX_IDS];   /* CPU of thread i; none: no pinning */
 	uint32_t n_engine_cpus;
+	uint32_t lanes;                   /* extra threads one connection's puts split over */
+	uint64_t lane_min_bytes;          /* shortest put that is split */
 
 	enum conf_log_level log_level;
 

@@ -60,6 +60,7 @@ struct daemon {
 	uint32_t thr_eps[CONF_MAX_ENGINE_THREADS];     /* endpoints placed on each */
 	uint32_t thr_port[CONF_MAX_ENGINE_THREADS];    /* each one's base data port */
 	bool xconn;                    /* channels between our threads are up (daemon/xconn.c) */
+	struct lanebus *bus;           /* lanes between our threads (conf lanes > 0), or NULL */
 	/* when the channels between threads i < k were last made again */
 	uint64_t xrebuilt_ms[CONF_MAX_ENGINE_THREADS][CONF_MAX_ENGINE_THREADS];
 	uint64_t ep_serial;            /* last struct dep serial */

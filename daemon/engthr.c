@@ -21,7 +21,9 @@
 #include <event2/event.h>
 
 #include "daemon/cmdq.h"
+#include "daemon/conf.h"
 #include "daemon/engthr.h"
+#include "daemon/lanebus.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
 
@@ -33,6 +35,7 @@
 #define EV_CMDQ      UINT32_MAX  /* epoll tags that are not endpoint ids */
 #define EV_NIC       (UINT32_MAX - 1)
 #define EV_TIMER     (UINT32_MAX - 2)
+#define EV_LANE      (UINT32_MAX - 3)
 #define NO_CHAN      UINT32_MAX
 
 struct engthr {
@@ -69,6 +72,14 @@ struct engthr {
 	int tx_n, tx_done;           /* built by engine_tx, handed to the NIC so far */
 	struct nic_pkt rx[RX_BATCH];
 	uint64_t rx_unknown_chan, tx_dropped;
+	/* lanes (engine thread only): the bus, parts our engine had no room
+	 * for yet, messages waiting for queue room, and one spare message per
+	 * part we took, so that its report never needs an allocation */
+	struct lanebus *bus;
+	uint32_t nthr;
+	struct lanemsg *lane_wait, *lane_wait_tail;
+	struct lanemsg *lane_ovf;
+	struct lanemsg *lane_spare;
 };
 
 static uint64_t now_ns(void)
@@ -90,6 +101,148 @@ static void notify_client(void *arg, uint32_t ep_id)
 			/* EAGAIN: the client has wake-ups pending anyway */
 		}
 	}
+}
+
+/* ---- lanes: parts and reports between engine threads ---- */
+
+static void lane_send(struct engthr *t, uint32_t to, struct lanemsg *m)
+{
+	m->to = to;
+	if (t->lane_ovf || lanebus_send(t->bus, t->index, to, m) < 0) {
+		/* the queue is full: after the ones already waiting */
+		struct lanemsg **pp = &t->lane_ovf;
+
+		while (*pp)
+			pp = &(*pp)->next;
+		m->next = NULL;
+		*pp = m;
+	}
+}
+
+static int lane_flush(struct engthr *t)
+{
+	int n = 0;
+
+	while (t->lane_ovf && lanebus_send(t->bus, t->index, t->lane_ovf->to, t->lane_ovf) == 0) {
+		t->lane_ovf = t->lane_ovf->next;
+		n++;
+	}
+	return n;
+}
+
+/* The engine hands a part of a split put to lane p->lane: the thread that
+ * many after ours. */
+static int lane_submit(void *arg, const struct engine_lane_part *p)
+{
+	struct engthr *t = arg;
+	struct lanemsg *m;
+
+	if (!t->bus || p->lane == 0 || p->lane >= t->nthr)
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*m = (struct lanemsg){ .part = *p };
+	m->part.origin = t->index;
+	lane_send(t, (t->index + p->lane) % t->nthr, m);
+	return 0;
+}
+
+/* A part we ran finished: its report goes back on a spare message. */
+static void lane_done(void *arg, uint32_t origin, uint64_t cookie, int res)
+{
+	struct engthr *t = arg;
+	struct lanemsg *m = t->lane_spare;
+
+	if (!m) {
+		/* cannot happen: every part taken left one */
+		log_err("engine %u: lane report without a spare message", t->index);
+		return;
+	}
+	t->lane_spare = m->next;
+	*m = (struct lanemsg){ .report = true, .res = res };
+	m->part.origin = origin;
+	m->part.cookie = cookie;
+	lane_send(t, origin, m);
+}
+
+/* A part for our engine: taken (its message becomes a spare), kept for
+ * later (no room in its shadow endpoint yet: 1), or refused (reported). */
+static int lane_take(struct engthr *t, struct lanemsg *m)
+{
+	int r = engine_lane_put(t->eng, &m->part);
+
+	if (r == -EAGAIN)
+		return 1;
+	if (r < 0) {
+		m->report = true;
+		m->res = r;
+		lane_send(t, m->part.origin, m);
+		return 0;
+	}
+	m->next = t->lane_spare;
+	t->lane_spare = m;
+	return 0;
+}
+
+static void lane_wait_add(struct engthr *t, struct lanemsg *m)
+{
+	m->next = NULL;
+	if (t->lane_wait_tail)
+		t->lane_wait_tail->next = m;
+	else
+		t->lane_wait = m;
+	t->lane_wait_tail = m;
+}
+
+static int lane_pass(struct engthr *t)
+{
+	struct lanemsg *m;
+	int n = 0;
+
+	if (!t->bus)
+		return 0;
+	n += lane_flush(t);
+	while ((m = t->lane_wait) && lane_take(t, m) == 0) {
+		t->lane_wait = m->next;
+		if (!t->lane_wait)
+			t->lane_wait_tail = NULL;
+		n++;
+	}
+	for (uint32_t j = 0; j < t->nthr; j++) {
+		if (j == t->index)
+			continue;
+		while ((m = lanebus_recv(t->bus, j, t->index))) {
+			n++;
+			if (m->report) {
+				engine_lane_done(t->eng, m->part.cookie, m->res);
+				free(m);
+			} else if (t->lane_wait || lane_take(t, m) == 1) {
+				lane_wait_add(t, m);
+			}
+		}
+	}
+	return n;
+}
+
+static bool lanes_idle(struct engthr *t)
+{
+	return !t->bus || (!t->lane_wait && !t->lane_ovf && lanebus_idle(t->bus, t->index));
+}
+
+static void lane_lists_free(struct engthr *t)
+{
+	struct lanemsg *lists[3] = { t->lane_wait, t->lane_ovf, t->lane_spare };
+
+	for (int i = 0; i < 3; i++) {
+		while (lists[i]) {
+			struct lanemsg *m = lists[i];
+
+			lists[i] = m->next;
+			free(m);
+		}
+	}
+	t->lane_wait = t->lane_wait_tail = t->lane_ovf = t->lane_spare = NULL;
 }
 
 static void stat_cb(void *arg, const char *name, uint64_t v)
@@ -253,6 +406,13 @@ static void exec(struct engthr *t, struct engcmd *c)
 	case ENGCMD_CHAN_SET_CC:
 		c->result = engine_chan_set_cc(t->eng, c->u.chan_cc.chan, c->u.chan_cc.ops);
 		break;
+	case ENGCMD_SHADOW_ADD:
+		c->result = engine_shadow_add(t->eng, c->u.shadow.ep, c->u.shadow.client_id,
+					      c->u.shadow.max_conns, c->u.shadow.max_outstanding);
+		break;
+	case ENGCMD_RCONN_LANES:
+		c->result = engine_rconn_lanes(t->eng, c->u.lanes.ep, c->u.lanes.conn, c->u.lanes.n);
+		break;
 	default:
 		c->result = -EINVAL;
 	}
@@ -395,15 +555,19 @@ static void sleep_until_work(struct engthr *t)
 	__atomic_store_n(&t->sleeping, 1, __ATOMIC_RELEASE);
 	if (t->nic)
 		arm_timer(t);
-	if (engine_sleep_arm(t->eng) == 0 && cmdq_empty(t->in) && t->tx_done == t->tx_n) {
+	if (engine_sleep_arm(t->eng) == 0 && cmdq_empty(t->in) && t->tx_done == t->tx_n &&
+	    lanes_idle(t)) {
 		n = epoll_wait(t->epfd, evs, 64, -1);
 		for (int i = 0; i < n; i++) {
 			char buf[256];
 			uint32_t tag = evs[i].data.u32;
 			int fd = tag == EV_CMDQ ? cmdq_fd(t->in) : tag == EV_TIMER ? t->timer_fd
-				 : tag == EV_NIC ? -1 : t->doorbell_fds[tag];
+				 : tag == EV_NIC ? -1 : tag >= EV_LANE - CONF_MAX_ENGINE_THREADS &&
+				   tag <= EV_LANE ? lanebus_fd(t->bus, EV_LANE - tag, t->index)
+				 : t->doorbell_fds[tag];
 
-			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC && fd >= 0 &&
+			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC &&
+			    !(tag >= EV_LANE - CONF_MAX_ENGINE_THREADS && tag <= EV_LANE) && fd >= 0 &&
 			    (evs[i].events & (EPOLLHUP | EPOLLERR))) {
 				/* the client closed its end: the pipe would report
 				 * HUP on every wait and the thread never sleep
@@ -441,6 +605,8 @@ static void *engthr_main(void *arg)
 	for (;;) {
 		int work = drain_cmds(t);
 		uint64_t now = 0;
+
+		work += lane_pass(t);
 
 		if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && cmdq_empty(t->in))
 			break;
@@ -561,6 +727,9 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		.max_unexpected_bytes = p->max_unexpected_bytes,
 		.max_ep_inflight_bytes = p->max_ep_inflight_bytes,
 		.pull_rate_bps = p->pull_rate_bps,
+		.lane_min_bytes = p->lane_min_bytes,
+		.lane_submit = lane_submit,
+		.lane_done = lane_done,
 	};
 	struct engthr *t;
 	int r = -ENOMEM;
@@ -587,6 +756,9 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 	for (uint32_t i = 0; i < p->max_endpoints; i++)
 		t->notify_fds[i] = t->doorbell_fds[i] = -1;
 	ep.notify_arg = t;
+	ep.lane_arg = t;
+	t->bus = p->bus;
+	t->nthr = p->bus ? lanebus_threads(p->bus) : 1;
 	t->eng = engine_new(&ep);
 	if (!t->eng)
 		goto out_free;
@@ -603,6 +775,15 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		r = nic_setup(t, p);
 		if (r < 0)
 			goto out_engine;
+	}
+	for (uint32_t j = 0; t->bus && j < t->nthr; j++) {
+		struct epoll_event lev = { .events = EPOLLIN, .data.u32 = EV_LANE - j };
+
+		if (j != t->index &&
+		    epoll_ctl(t->epfd, EPOLL_CTL_ADD, lanebus_fd(t->bus, j, t->index), &lev) < 0) {
+			r = -errno;
+			goto out_engine;
+		}
 	}
 	t->out_ev = event_new(base, cmdq_fd(t->out), EV_READ | EV_PERSIST, out_cb, t);
 	if (!t->out_ev || event_add(t->out_ev, NULL) < 0)
@@ -655,6 +836,7 @@ void engthr_stop(struct engthr *t)
 	/* the engine's channels go first: nothing may send after the NIC closes */
 	engine_free(t->eng);
 	t->eng = NULL;
+	lane_lists_free(t);
 	nic_teardown(t);
 	close(t->epfd);
 	cmdq_free(t->in);

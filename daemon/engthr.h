@@ -19,6 +19,7 @@
 
 struct event_base;
 struct engthr;
+struct lanebus;
 
 enum engcmd_type {
 	ENGCMD_EP_ADD = 1,
@@ -35,6 +36,8 @@ enum engcmd_type {
 	ENGCMD_CONN_RESET,        /* the remote side closed */
 	ENGCMD_CHAN_STATS,
 	ENGCMD_CHAN_SET_CC,       /* switch a channel's congestion controller */
+	ENGCMD_SHADOW_ADD,        /* a ringless endpoint for lane sides (-EBUSY: it exists) */
+	ENGCMD_RCONN_LANES,       /* an owner side's lane count (engine_rconn_lanes) */
 };
 
 struct engcmd_stat { const char *name; uint64_t value; };
@@ -65,6 +68,8 @@ struct engcmd {
 		struct { uint32_t chan; const struct cc_ops *ops; } chan_cc;   /* ops: static */
 		struct { uint32_t ep, conn, wire, chan; } rconn;
 		struct { uint32_t ep, conn, rep, rwire; } rconn_c;
+		struct { uint32_t ep, client_id, max_conns, max_outstanding; } shadow;
+		struct { uint32_t ep, conn, n; } lanes;
 		struct {
 			/* ENGCMD_CHAN_STATS: for chans[0..n) into out[] (res < 0: none) */
 			uint32_t n;
@@ -105,6 +110,10 @@ struct engthr_params {
 	uint64_t max_unexpected_bytes;
 	uint64_t max_ep_inflight_bytes;
 	uint64_t pull_rate_bps;                       /* credit pacer (engine_params) */
+	/* lanes: the queues between all engine threads (NULL: one thread),
+	 * and the shortest put that is split */
+	struct lanebus *bus;
+	uint64_t lane_min_bytes;
 };
 
 /* Start the thread. Its completions are delivered on base. */

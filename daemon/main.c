@@ -26,6 +26,7 @@
 #include "daemon/chancc.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
+#include "daemon/lanebus.h"
 #include "daemon/log.h"
 #include "daemon/names.h"
 #include "daemon/nthr.h"
@@ -40,6 +41,7 @@
 #define DEFAULT_RUNTIME_DIR "/run/uccl"
 #define DEFAULT_CONFIG SYSCONFDIR "/uccl.conf"
 #define DRAIN_TIMEOUT_S 5
+#define LANEBUS_DEPTH 4096     /* parts or reports queued from one thread to another */
 
 uint64_t daemon_now_ms(void)
 {
@@ -356,6 +358,14 @@ int main(int argc, char **argv)
 	}
 	peer_conf = d->conf;
 	d->n_thr = d->conf.engine_threads;
+	/* lanes need a data plane: they are sides of connections to peers */
+	if (d->conf.lanes && d->n_thr > 1 && conf_has_data_plane(&d->conf)) {
+		d->bus = lanebus_new(d->n_thr, LANEBUS_DEPTH);
+		if (!d->bus) {
+			log_err("out of memory for the lanes between engine threads");
+			goto out;
+		}
+	}
 	for (uint32_t i = 0; i < d->n_thr; i++) {
 		ep = (struct engthr_params){
 			.max_endpoints = DAEMON_MAX_ENDPOINTS,
@@ -365,6 +375,8 @@ int main(int argc, char **argv)
 			.idle_spin_us = d->conf.engine_idle_spin_us,
 			.cpu = nthr_cpu(&d->conf, i),
 			.index = i,
+			.bus = d->bus,
+			.lane_min_bytes = d->conf.lane_min_bytes,
 		};
 		if (conf_has_data_plane(&d->conf)) {
 			uint16_t port;
@@ -400,6 +412,7 @@ int main(int argc, char **argv)
 			goto out;
 		/* before the loop runs: every hello announces them */
 		peermgr_set_thread_ports(d->peers, d->thr_port, d->n_thr);
+		peermgr_set_lanes(d->peers, d->bus ? d->conf.lanes : 0);
 		if (rconn_start(d) < 0)
 			goto out;
 	}
@@ -437,6 +450,7 @@ out:
 	if (d->closing_sessions == 0) {
 		for (uint32_t i = 0; i < d->n_thr; i++)
 			engthr_stop(d->thr[i]);
+		lanebus_free(d->bus);
 		names_free(d->names);
 		free(d->rchans);
 		chancc_free(d->chancc);

@@ -38,4 +38,26 @@ static inline uint32_t nthr_self_chan(uint32_t k, uint32_t nslots)
 	return nslots * CONF_MAX_ENGINE_THREADS + k;
 }
 
+/* Lanes of a connection (daemon/lanes.h): the smallest of our lanes and
+ * the peer's, and of both thread counts less one. Both daemons compute the
+ * same from what each announced. */
+static inline uint32_t nthr_lanes(uint32_t lanes, uint32_t nthr, uint32_t rlanes, uint32_t rthreads)
+{
+	uint32_t n = lanes < rlanes ? lanes : rlanes;
+
+	if (nthr == 0 || rthreads == 0)
+		return 0;
+	if (n > nthr - 1)
+		n = nthr - 1;
+	if (n > rthreads - 1)
+		n = rthreads - 1;
+	return n;
+}
+
+/* The thread of lane k of a side on thread t, of n threads. */
+static inline uint32_t nthr_lane_thr(uint32_t t, uint32_t k, uint32_t n)
+{
+	return (t + k) % n;
+}
+
 #endif

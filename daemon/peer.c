@@ -344,6 +344,10 @@ static int send_hello(struct pconn *c)
 		h.n_thread_ports = pm->n_threads;
 		h.thread_ports = pm->thread_ports;
 	}
+	if (pm->lanes) {
+		h.has_lanes = 1;
+		h.lanes = pm->lanes;
+	}
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
 	m.hello = &h;
 	/* a keyed dialer's proofs bind its hello as it goes out */
@@ -644,6 +648,8 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 		p->thread_ports[i] = h->n_thread_ports ? h->thread_ports[i] : h->data_port;
 	p->mtu = h->mtu;
 	p->listen_port = h->has_listen_port ? (uint16_t)h->listen_port : 0;
+	/* more than its threads allow counts as what they allow */
+	p->lanes = h->has_lanes ? (h->lanes < p->n_threads ? h->lanes : p->n_threads - 1) : 0;
 	p->their_timeout_ms = h->timeout_ms;
 	p->tx_token = h->token;
 	p->rx_token = c->local_token;
@@ -1883,6 +1889,11 @@ size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t 
 	return n;
 }
 
+void peermgr_set_lanes(struct peermgr *pm, uint32_t lanes)
+{
+	pm->lanes = lanes;
+}
+
 void peermgr_set_thread_ports(struct peermgr *pm, const uint32_t *ports, uint32_t n)
 {
 	pm->n_threads = n;
@@ -1914,6 +1925,7 @@ int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
 	out->n_threads = p->n_threads ? p->n_threads : 1;
 	for (uint32_t i = 0; i < out->n_threads; i++)
 		out->thread_port[i] = p->n_threads ? p->thread_ports[i] : p->data_port;
+	out->lanes = p->lanes;
 	out->mtu = p->mtu;
 	out->tx_token = p->tx_token;
 	out->rx_token = p->rx_token;

@@ -78,6 +78,9 @@ bool peermgr_has_key(const struct peermgr *pm);
 /* The base data port of each of our n engine threads (n <= 16), announced
  * in every hello from now on; [0] must be the data_port peermgr_start got. */
 void peermgr_set_thread_ports(struct peermgr *pm, const uint32_t *ports, uint32_t n);
+/* Our lanes setting, announced in every hello from now on (before the loop
+ * runs, like the thread ports). */
+void peermgr_set_lanes(struct peermgr *pm, uint32_t lanes);
 /* peer_listen as text, e.g. "10.0.0.1:7470". */
 void peermgr_listen_text(const struct peermgr *pm, char *buf, size_t len);
 size_t peermgr_count(const struct peermgr *pm);
@@ -109,6 +112,7 @@ struct peer_info {
 	uint32_t n_threads;                /* its engine threads, 1..PEER_THREADS_MAX */
 	bool knows_threads;                /* it announced them: it reads thread fields */
 	uint32_t thread_port[16];          /* each one's base port; [0] is data_addr's */
+	uint32_t lanes;                    /* its lanes setting (0: none, or it predates them) */
 };
 
 /* 0 with *out, -ENOENT for a name not in peers, -ENOTCONN if not up. */

@@ -41,6 +41,7 @@
 #include "daemon/chancc.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
+#include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/names.h"
 #include "daemon/nthr.h"
@@ -62,6 +63,7 @@ struct dchan {
 	uint32_t paths, mtu;
 	uint32_t rthreads;             /* the peer's engine threads: sub-channels per thread */
 	bool knows_threads;            /* it reads the thread fields of connects */
+	uint32_t rlanes;               /* its lanes (daemon/lanes.h) */
 };
 
 struct rconn_chans {
@@ -75,6 +77,7 @@ struct rcon {
 	uint32_t conn, wire, chan;
 	uint32_t rthr;                 /* the listener's engine thread there */
 	uint32_t rep_ep, rep_conn;     /* the peer's side, once it accepted */
+	uint32_t lanes;                /* lane sides bound with ours */
 	uint64_t generation;           /* of the channel our side was bound to */
 	bool looked_up;                /* rthr is known */
 	bool bound;                    /* RCONN_ADD done */
@@ -252,6 +255,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 		return;
 	ch->up = true;
 	ch->knows_threads = pi->knows_threads;
+	ch->rlanes = pi->lanes;
 	ch->generation = pi->generation;
 	ch->up_ms = daemon_now_ms();
 	ch->mtu = mtu;
@@ -469,6 +473,7 @@ static void rcon_unbind(struct rcon *rc)
 	c->u.conn_rm.ep = rc->ep->id;
 	c->u.conn_rm.conn = rc->conn;
 	engthr_submit(EP_THR(rc->s->d, rc->ep), c);
+	lanes_unbind(rc->s->d, rc->ep, rc->conn, rc->lanes);
 }
 
 static void rcon_fail(struct rcon *rc, int err, const char *fmt, ...)
@@ -548,22 +553,45 @@ static void tell_peer_closed(struct rcon *rc, uint32_t rep_ep, uint32_t rep_conn
 		peer_conn_close(d->peers, rc->peer, rep_ep, rep_conn, our_ep, rc->wire);
 }
 
+static void rcon_connected(struct rcon *rc, int err);
+
+static void lanes_connected(void *arg, int err)
+{
+	rcon_connected(arg, err);
+}
+
 static void connect_done(struct engcmd *c)
 {
 	struct rcon *rc = c->ctx;
+	int r;
+
+	if (c->result == 0 && !rc->s->closing && rc->lanes) {
+		/* the peer's lanes are bound (it answered): ours learn its side */
+		r = lanes_connect(rc->s, rc->ep, rc->conn, rc->lanes, rc->rep_ep, rc->rep_conn,
+				  lanes_connected, rc);
+		if (r < 0)
+			rcon_connected(rc, r);
+	} else {
+		rcon_connected(rc, c->result);
+	}
+	session_cmd_finish(c);
+}
+
+/* Our side (and its lanes) named the peer's, or failed to. */
+static void rcon_connected(struct rcon *rc, int err)
+{
 	struct session *s = rc->s;
 
 	if (s->closing) {
 		/* the endpoint's conns may be gone: peer_answered kept them in rc */
 		tell_peer_closed(rc, rc->rep_ep, rc->rep_conn, UINT32_MAX);
 		rcon_free(rc);
-		session_cmd_finish(c);
 		return;
 	}
-	if (c->result < 0) {
+	if (err < 0) {
 		tell_peer_closed(rc, rc->rep_ep, rc->rep_conn, rc->ep->id);
 		/* the channel went down in between: the engine reset our side */
-		rcon_fail(rc, c->result == -ECONNRESET ? -ECONNRESET : c->result,
+		rcon_fail(rc, err == -ECONNRESET ? -ECONNRESET : err,
 			  "connection to %s/%s was reset before it completed", rc->peer, rc->name);
 	} else {
 		UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
@@ -574,12 +602,11 @@ static void connect_done(struct engcmd *c)
 		cr.conn_id = rc->conn;
 		rep.body_case = UCCL_CTL__REPLY__BODY_CONNECT;
 		rep.connect = &cr;
-		log_debug("client %u endpoint %u conn %u -> %s endpoint %u (wire %#x)", s->id,
-			  rc->ep->id, rc->conn, rc->peer, dc->peer_ep, dc->peer_conn);
+		log_debug("client %u endpoint %u conn %u -> %s endpoint %u (wire %#x, %u lanes)", s->id,
+			  rc->ep->id, rc->conn, rc->peer, dc->peer_ep, dc->peer_conn, rc->lanes);
 		session_reply(s, 0, NULL, &rep, NULL, 0);
 		rcon_free(rc);
 	}
-	session_cmd_finish(c);
 }
 
 static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_conn)
@@ -666,6 +693,28 @@ static void ask_peer(struct rcon *rc)
 		rcon_fail(rc, r, "cannot ask %s: %s", rc->peer, strerror(-r));
 }
 
+/* Our lanes are bound too (before the peer can send to them): ask. */
+static void lanes_bound(void *arg, int err)
+{
+	struct rcon *rc = arg;
+
+	if (rc->s->closing) {
+		rcon_free(rc);         /* the endpoint's removal drops our sides */
+		return;
+	}
+	if (err == -ENETRESET) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "a data channel to %s failed and is being rebuilt", rc->peer);
+		chan_failed(rc->s->d, rc->peer, rc->chan, rc->generation);
+		rcon_rebind(rc, -ENETRESET, why);
+	} else if (err < 0) {
+		rcon_fail(rc, err, "engine refused the connection's lanes: %s", strerror(-err));
+	} else {
+		ask_peer(rc);
+	}
+}
+
 static void bind_done(struct engcmd *c)
 {
 	struct rcon *rc = c->ctx;
@@ -685,7 +734,12 @@ static void bind_done(struct engcmd *c)
 		rcon_fail(rc, c->result, "engine refused the connection: %s", strerror(-c->result));
 	} else {
 		rc->bound = true;
-		ask_peer(rc);
+		if (!rc->lanes)
+			ask_peer(rc);
+		else if (lanes_bind(rc->s, rc->ep, rc->conn, rc->lanes, rc->chan, rc->rthr,
+				    rc->s->d->rchans->ch[rc->chan].rthreads, rc->wire, UINT32_MAX, 0,
+				    lanes_bound, rc) < 0)
+			rcon_fail(rc, -ENOMEM, "out of memory");
 	}
 	session_cmd_finish(c);
 }
@@ -805,8 +859,10 @@ static void rcon_step(struct rcon *rc)
 	}
 	rc->chan = id;
 	rc->generation = ch->generation;
+	rc->lanes = lanes_count(d, ch->rlanes, ch->rthreads);
 	rcon_dconn(rc)->chan = id;
 	rcon_dconn(rc)->rthr = (uint8_t)rc->rthr;
+	rcon_dconn(rc)->lanes = (uint8_t)rc->lanes;
 	c->ctx = rc;
 	c->u.rconn.ep = rc->ep->id;
 	c->u.rconn.conn = rc->conn;
@@ -910,6 +966,9 @@ struct racc {
 	uint32_t conn, chan;
 	uint64_t generation;           /* of the channel when the request came */
 	int add_res;                   /* RCONN_ADD's result (its done runs first) */
+	uint32_t lanes;                /* lane sides to bind before answering */
+	uint32_t src_thr, rthreads, src_ep, src_conn;
+	struct session *s;             /* the listener's, while its lanes are bound */
 	char peer[CONF_PEER_NAME_MAX + 1];
 };
 
@@ -930,15 +989,46 @@ static void racc_answer(struct racc *ra, int status, uint32_t ep_id, uint32_t wi
 		peer_connect_answer(ra->d->peers, ra->req, status, ep_id, wire);
 }
 
+static void accept_finish(struct racc *ra, struct session *s, int res);
+
+static void accept_lanes_done(void *arg, int err)
+{
+	struct racc *ra = arg;
+
+	accept_finish(ra, ra->s, err);
+}
+
 static void accept_done(struct engcmd *c)
 {
 	struct racc *ra = c->ctx;
 	struct session *s = c->arg;
 	struct dep *l = ra->l;
-	struct dconn *dc = &l->conns[ra->conn];
-
-	const struct dchan *ch = &ra->d->rchans->ch[ra->chan];
 	int res = c->result;
+
+	/* our lanes bound before the answer: the asker may split at once */
+	if (res == 0 && ra->lanes && !s->closing && l->live) {
+		ra->s = s;
+		session_ref(s);
+		if (lanes_bind(s, l, ra->conn, ra->lanes, ra->chan, ra->src_thr, ra->rthreads,
+			       l->conns[ra->conn].wire, ra->src_ep, ra->src_conn, accept_lanes_done,
+			       ra) == 0) {
+			session_cmd_finish(c);
+			return;
+		}
+		session_unref(s);
+		ra->s = NULL;
+		res = -ENOMEM;
+	}
+	accept_finish(ra, s, res);
+	session_cmd_finish(c);
+}
+
+/* The side (and its lanes) is made, or failed: answer the asker. */
+static void accept_finish(struct racc *ra, struct session *s, int res)
+{
+	struct dep *l = ra->l;
+	struct dconn *dc = &l->conns[ra->conn];
+	const struct dchan *ch = &ra->d->rchans->ch[ra->chan];
 
 	if (!s->closing)
 		l->backlog_pending--;
@@ -967,6 +1057,7 @@ static void accept_done(struct engcmd *c)
 		rm->u.conn_rm.ep = l->id;
 		rm->u.conn_rm.conn = ra->conn;
 		engthr_submit(EP_THR(ra->d, l), rm);
+		lanes_unbind(ra->d, l, ra->conn, ra->lanes);
 		dc->state = CONN_FREE;
 		dc->remote = false;
 		l->n_conns--;
@@ -980,8 +1071,9 @@ static void accept_done(struct engcmd *c)
 			  ra->conn);
 		sess_conn_try_accept(l);
 	}
+	if (ra->s)
+		session_unref(ra->s);
 	free(ra);
-	session_cmd_finish(c);
 }
 
 static void on_connect_req(void *arg, const char *peer, struct peer_connect_req *req, const char *name,
@@ -1045,7 +1137,10 @@ static void on_connect_req(void *arg, const char *peer, struct peer_connect_req 
 	l->n_conns++;
 	l->backlog_pending++;
 	*ra = (struct racc){ .d = d, .req = req, .l = l, .conn = conn, .chan = id,
-			     .generation = ch->generation };
+			     .generation = ch->generation, .src_thr = src_thr,
+			     .rthreads = ch->rthreads, .src_ep = src_ep, .src_conn = src_conn,
+			     .lanes = lanes_count(d, ch->rlanes, ch->rthreads) };
+	dc->lanes = (uint8_t)ra->lanes;
 	snprintf(ra->peer, sizeof(ra->peer), "%s", peer);
 	add->ctx = ra;
 	add->u.rconn.ep = l->id;
@@ -1091,6 +1186,7 @@ static void close_grace_cb(evutil_socket_t fd, short what, void *arg)
 		c->u.conn_rm.ep = rc->ep_id;
 		c->u.conn_rm.conn = rc->conn;
 		engthr_submit(EP_THR(s->d, ep), c);
+		lanes_reset(s->d, ep, rc->conn, ep->conns[rc->conn].lanes);
 	}
 	event_free(rc->ev);
 	free(rc);

@@ -19,6 +19,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
+#include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/names.h"
@@ -377,4 +378,6 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 	c->u.conn_rm.ep = ep->id;
 	c->u.conn_rm.conn = q->conn_id;
 	engthr_submit(EP_THR(s->d, ep), c);
+	if (ep->conns[q->conn_id].remote)
+		lanes_unbind(s->d, ep, q->conn_id, ep->conns[q->conn_id].lanes);
 }

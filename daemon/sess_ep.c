@@ -18,6 +18,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
+#include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/names.h"
@@ -315,4 +316,5 @@ void sess_ep_destroy(struct session *s, UcclCtl__EpDestroyReq *q)
 	sess_ep_reset_peers(s->d, ep);
 	c->u.ep_id = ep->id;
 	engthr_submit(EP_THR(s->d, ep), c);
+	lanes_ep_gone(s->d, ep);
 }

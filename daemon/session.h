@@ -35,6 +35,7 @@ struct dconn {
 	bool xthr;                     /* same host, the other side on another engine thread,
 					* joined over a channel (daemon/xconn.c); wire is ours */
 	uint32_t wire;                 /* remote: ours, conn | gen << 16 */
+	uint8_t lanes;                 /* remote: lane sides on other threads (daemon/lanes.h) */
 };
 
 /* A daemon-side endpoint. */

@@ -90,6 +90,12 @@ start_named() {
 	STARTED_PID=$pid
 }
 
+# start a|b: start_named for daemon a or b, its pid in PID_A or PID_B
+start() {
+	start_named "$1"
+	if [ "$1" = a ]; then PID_A=$STARTED_PID; else PID_B=$STARTED_PID; fi
+}
+
 # free_ports N: N TCP ports on 127.0.0.1 nobody listens on now (the kernel
 # picks them; closed at once)
 free_ports() {

@@ -39,10 +39,6 @@ SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
 
-start() { # start a|b: (re)starts that daemon, appending to its log
-	start_named "$1"
-	if [ "$1" = a ]; then PID_A=$STARTED_PID; else PID_B=$STARTED_PID; fi
-}
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 

@@ -54,10 +54,6 @@ SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
 
-start() { # start a|b
-	start_named "$1"
-	if [ "$1" = a ]; then PID_A=$STARTED_PID; else PID_B=$STARTED_PID; fi
-}
 # data port of b as its log announced it
 data_port() { sed -n 's/.*data plane on udp [0-9.]*:\([0-9]*\) .*/\1/p' "$TMPD/$1.log" | tail -n 1; }
 

@@ -37,10 +37,6 @@ SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
-start() { # start a|b
-	start_named "$1"
-	if [ "$1" = a ]; then PID_A=$STARTED_PID; else PID_B=$STARTED_PID; fi
-}
 
 # chans SOCK: "thread>remote_thread:data_pkts_tx" of every sub-channel, sorted
 chans() {

@@ -245,6 +245,13 @@ static void test_engine_threads(void **state)
 	expect_error("engine_cpu = 1\nengine_threads = 2\n", -EINVAL,
 		     "t.conf:2: engine_cpu: pins the only engine thread; with engine_threads or "
 		     "engine_cpus use engine_cpus");
+	expect_error("engine_threads = 2\nlanes = 2\n", -EINVAL,
+		     "t.conf:2: lanes = 2 needs engine_threads >= 3 (a lane is another engine thread)");
+	expect_error("lanes = 1\n", -EINVAL,
+		     "t.conf:1: lanes = 1 needs engine_threads >= 2 (a lane is another engine thread)");
+	expect_error("lanes = 16\n", -ERANGE, "t.conf:1: lanes: 16 is out of range (0..15)");
+	expect_error("lane_min_bytes = 1K\n", -ERANGE,
+		     "t.conf:1: lane_min_bytes: 1K is out of range (64K..1G)");
 	expect_error("data_port = 65000\ndata_paths = 64\nengine_threads = 9\n", -EINVAL,
 		     "t.conf:3: data_port 65000 + engine_threads 9 x data_paths 64 runs past port 65535");
 }
@@ -682,7 +689,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 56);
+	assert_int_equal(l.n, 58);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -691,17 +698,19 @@ static void test_dump_lists_every_option(void **state)
 	assert_string_equal(l.text[15], "max_op_bytes = 64M");
 	assert_string_equal(l.text[21], "engine_threads = 1");
 	assert_string_equal(l.text[22], "engine_cpus = none");
-	assert_string_equal(l.text[23], "log_level = info");
-	assert_string_equal(l.text[24], "peer_listen = none");
-	assert_string_equal(l.text[25], "peers = none");
-	assert_string_equal(l.text[26], "dynamic_peers = 0");
-	assert_string_equal(l.text[27], "peer_key_file = none");
-	assert_string_equal(l.text[28], "host_name = auto");
-	assert_string_equal(l.text[29], "data_address = auto");
-	assert_string_equal(l.text[30], "data_port = 0");
-	assert_string_equal(l.text[31], "data_paths = 64");
-	assert_string_equal(l.text[32], "mtu = 1500");
-	assert_string_equal(l.text[33], "peer_timeout_ms = 3000");
+	assert_string_equal(l.text[23], "lanes = 0");
+	assert_string_equal(l.text[24], "lane_min_bytes = 1M");
+	assert_string_equal(l.text[25], "log_level = info");
+	assert_string_equal(l.text[26], "peer_listen = none");
+	assert_string_equal(l.text[27], "peers = none");
+	assert_string_equal(l.text[28], "dynamic_peers = 0");
+	assert_string_equal(l.text[29], "peer_key_file = none");
+	assert_string_equal(l.text[30], "host_name = auto");
+	assert_string_equal(l.text[31], "data_address = auto");
+	assert_string_equal(l.text[32], "data_port = 0");
+	assert_string_equal(l.text[33], "data_paths = 64");
+	assert_string_equal(l.text[34], "mtu = 1500");
+	assert_string_equal(l.text[35], "peer_timeout_ms = 3000");
 }
 
 static void test_dump_round_trip(void **state)
@@ -920,7 +929,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 56 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 58 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -928,7 +937,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:60: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:62: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -1008,7 +1017,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:60: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:62: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1160,7 +1169,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 56);
+	assert_int_equal(options, 58);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));

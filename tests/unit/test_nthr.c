@@ -82,6 +82,38 @@ static void test_chan_ids(void **state)
 		}
 }
 
+static void test_lanes(void **state)
+{
+	(void)state;
+	/* the smallest setting, bounded by both thread counts */
+	assert_int_equal(nthr_lanes(1, 2, 1, 2), 1);
+	assert_int_equal(nthr_lanes(3, 4, 1, 4), 1);
+	assert_int_equal(nthr_lanes(3, 4, 3, 2), 1);
+	assert_int_equal(nthr_lanes(3, 2, 3, 4), 1);
+	assert_int_equal(nthr_lanes(0, 4, 3, 4), 0);
+	assert_int_equal(nthr_lanes(3, 4, 0, 4), 0);
+	assert_int_equal(nthr_lanes(15, 16, 15, 16), 15);
+	assert_int_equal(nthr_lanes(3, 1, 3, 4), 0);
+	assert_int_equal(nthr_lanes(3, 4, 3, 0), 0);
+	/* both daemons compute the same, whichever side they are */
+	for (uint32_t a = 0; a < 16; a++)
+		for (uint32_t n = 1; n <= 16; n++)
+			for (uint32_t b = 0; b < 16; b++)
+				for (uint32_t m = 1; m <= 16; m++)
+					assert_int_equal(nthr_lanes(a, n, b, m), nthr_lanes(b, m, a, n));
+	/* lane k of a side on thread t: the k-th thread after it, wrapping */
+	assert_int_equal(nthr_lane_thr(0, 1, 2), 1);
+	assert_int_equal(nthr_lane_thr(1, 1, 2), 0);
+	assert_int_equal(nthr_lane_thr(3, 2, 4), 1);
+	for (uint32_t t = 0; t < 4; t++) {
+		uint32_t seen = 1u << t;
+
+		for (uint32_t k = 1; k < 4; k++)
+			seen |= 1u << nthr_lane_thr(t, k, 4);
+		assert_int_equal(seen, 0xf);    /* every thread once */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +121,7 @@ int main(void)
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_cpus),
 		cmocka_unit_test(test_chan_ids),
+		cmocka_unit_test(test_lanes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# run-lanes.sh: one transfer on one endpoint pair, two daemons on
+# 127.0.0.1 with engine_threads = N, lanes = 0 against lanes = N - 1 (each
+# put of at least lane_min_bytes split over N threads of both daemons).
+# ROUNDS rounds, the two cases alternating (the daemons restart for each);
+# prints each round's GB/s (the sender's summary, bytes generated and
+# checked included) and the medians. No root; everything stays on
+# 127.0.0.1 and is bounded by timeout(1).
+#
+# Usage: bench/run-lanes.sh [BUILDDIR] [N] [BYTES] [ROUNDS]   (defaults: . 2 1G 5)
+set -eu
+B=${1:-.}
+N=${2:-2}
+BYTES=${3:-1G}
+ROUNDS=${4:-5}
+. "$(dirname "$0")/loopd.sh"
+
+# one LANES: a verified transfer of BYTES with that many lanes; its GB/s
+one() {
+	loopd_start "$B" lanes "engine_threads = $N\nmtu = 9000\nlanes = $1"
+	timeout 120 "$B/client/uccl_xfer" --socket "$SB" --quiet recv s >/dev/null 2>&1 &
+	r=$!
+	sleep 0.3
+	timeout 120 "$B/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$BYTES" \
+		send node-b/s 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")'
+	wait $r || echo "receiver failed" >&2
+	loopd_stop
+	rm -rf "$T"
+}
+med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+R=$(mktemp -d "${TMPDIR:-/tmp}/uccl-lanes-res.XXXXXX")
+echo "engine_threads = $N, $BYTES per transfer, $ROUNDS rounds alternating (GB/s)"
+for i in $(seq "$ROUNDS"); do
+	a=$(one 0) b=$(one $((N - 1)))
+	echo "round $i: lanes 0 $a, lanes $((N - 1)) $b"
+	echo "$a" >>"$R/plain"
+	echo "$b" >>"$R/lanes"
+done
+echo "median: lanes 0 $(med <"$R/plain"), lanes $((N - 1)) $(med <"$R/lanes")"
+rm -rf "$R"

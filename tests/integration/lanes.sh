@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Lanes: two daemons on 127.0.0.1 with engine_threads = 2 and lanes = 1.
+# One endpoint pair, both endpoints on thread 0, moves verified data and
+# its large puts are split: sub-channel 1>1 carries half of them (the lane
+# sides on thread 1 of both daemons) while no endpoint runs there; the
+# accepting daemon's side splits too (a transfer the other way). A sender
+# killed in the middle leaves both daemons serving, and a later transfer
+# splits again. With lanes = 0 on one daemon nothing is split and data
+# still moves. lanes must be below engine_threads (--check-config). No
+# root needed.
+. "$(dirname "$0")/lib.sh"
+XFER=$top_builddir/client/uccl_xfer
+
+set -- $(free_ports 2)
+PA=$1 PB=$2
+
+write_conf() { # write_conf FILE NAME PORT LANES
+	{
+		echo "peer_listen = 127.0.0.1:$3"
+		echo "peers = node-a=127.0.0.1:$PA, node-b=127.0.0.1:$PB"
+		echo "host_name = $2"
+		echo "data_paths = 2"
+		echo "engine_threads = 2"
+		echo "lanes = $4"
+		echo "peer_timeout_ms = 1000"
+	} >"$1"
+}
+write_conf "$TMPD/a.conf" node-a "$PA" 1
+write_conf "$TMPD/b.conf" node-b "$PB" 1
+SOCK_A=$TMPD/ra/ucclsvcd.sock
+SOCK_B=$TMPD/rb/ucclsvcd.sock
+PID_A= PID_B=
+
+# stat SOCK NAME: an engine counter, summed over the threads
+stat() { ctl_py "$1" stats "[s['value'] for s in d['stats'] if s['name'] == '$2'][0]"; }
+# tx SOCK I J [FIELD]: data packets sent (or FIELD) so far on sub-channel (our I, its J)
+tx() {
+	ctl_py "$1" channels "sum(c['${4:-data_pkts_tx}'] for c in d['channels'] \
+if c['peer'] != '(self)' and c['thread'] == $2 and c['remote_thread'] == $3)"
+}
+wait_nchans() { # wait_nchans SOCK N
+	for _ in $(seq 100); do
+		[ "$(ctl_py "$1" channels "len([c for c in d['channels'] if c['peer'] != '(self)'])")" = "$2" ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+ep_thread() { # ep_thread SOCK NAME
+	ctl_py "$1" endpoints "[e['thread'] for e in d['endpoints'] if e['name'] == '$2'] or ''" |
+		tr -d '[]'
+}
+wait_ep() {
+	for _ in $(seq 100); do [ -n "$(ep_thread "$1" "$2")" ] && return 0; sleep 0.05; done
+	return 1
+}
+finish_both() {
+	for n in a b; do
+		if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/$n.log"; then
+			fail "sanitizer report in $n's log"
+		fi
+	done
+	if [ "$FAILS" -ne 0 ]; then
+		echo "--- a.log ---"; cat "$TMPD/a.log"; echo "--- b.log ---"; cat "$TMPD/b.log"
+		exit 1
+	fi
+	exit 0
+}
+# xfer FROM_SOCK TO_SOCK TARGET NAME BYTES: a verified transfer; 0 if both ends say so
+xfer() {
+	local rp rc rrc
+	"$XFER" --socket "$2" --bytes "$5" --quiet recv "$4" >"$TMPD/recv-$4.out" 2>&1 &
+	rp=$!
+	wait_ep "$2" "$4" || { kill $rp; return 1; }
+	"$XFER" --socket "$1" --bytes "$5" --quiet send "$3/$4" >"$TMPD/send-$4.out" 2>&1
+	rc=$?
+	wait $rp
+	rrc=$?
+	[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
+}
+
+printf 'engine_threads = 2\nlanes = 2\n' >"$TMPD/bad.conf"
+expect "lanes = 2 with engine_threads = 2 is refused" \
+	eval '! "$UCCLSVCD" --check-config "$TMPD/bad.conf" >"$TMPD/check.out" 2>&1'
+expect "... saying why" grep -q "lanes = 2 needs engine_threads >= 3" "$TMPD/check.out"
+
+start a
+start b
+expect "a: 2 x 2 sub-channels up" wait_nchans "$SOCK_A" 4
+expect "b: 2 x 2 sub-channels up" wait_nchans "$SOCK_B" 4
+
+# 1. a -> b, one endpoint pair (each on thread 0: the first endpoint of
+# its daemon): puts of 1 MiB split in two
+p0=$(stat "$SOCK_A" lane_parts) t11=$(tx "$SOCK_A" 1 1) b0=$(tx "$SOCK_B" 1 1 data_pkts_rx)
+expect "a -> b: 64M verified with lanes" xfer "$SOCK_A" "$SOCK_B" node-b l1 64M
+p1=$(stat "$SOCK_A" lane_parts) u11=$(tx "$SOCK_A" 1 1)
+expect "a split its puts (lane parts $p0 -> $p1)" [ "$p1" -ge $((p0 + 64)) ]
+expect "sub-channel 1>1 carried the parts ($t11 -> $u11 data packets)" [ "$u11" -gt "$t11" ]
+b1=$(tx "$SOCK_B" 1 1 data_pkts_rx)
+expect "b's thread 1 received them ($b0 -> $b1 data packets)" [ "$b1" -gt "$b0" ]
+
+# 2. b -> a: the daemon that accepted the connection splits too
+q0=$(stat "$SOCK_B" lane_parts)
+expect "b -> a: 32M verified with lanes" xfer "$SOCK_B" "$SOCK_A" node-a l2 32M
+q1=$(stat "$SOCK_B" lane_parts)
+expect "b split its puts (lane parts $q0 -> $q1)" [ "$q1" -gt "$q0" ]
+
+# 3. a sender killed mid-transfer: its endpoint, connection and lanes go;
+# both daemons keep serving and split again
+"$XFER" --socket "$SOCK_B" --bytes 4G --quiet recv l3 >/dev/null 2>&1 &
+RP=$!
+BG_PIDS="$BG_PIDS $RP"
+wait_ep "$SOCK_B" l3
+"$XFER" --socket "$SOCK_A" --bytes 4G --quiet send node-b/l3 >/dev/null 2>&1 &
+SP=$!
+for _ in $(seq 100); do
+	[ "$(stat "$SOCK_A" lane_parts)" -gt $((p1 + 16)) ] 2>/dev/null && break
+	sleep 0.05
+done
+kill -9 $SP
+wait $SP 2>/dev/null
+kill -9 $RP
+wait $RP 2>/dev/null
+expect "a still answers" eval '"$UCCLCTL" --socket "$SOCK_A" status >/dev/null'
+expect "b still answers" eval '"$UCCLCTL" --socket "$SOCK_B" status >/dev/null'
+r0=$(stat "$SOCK_A" lane_parts)
+expect "a -> b after the kill: 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l4 32M
+r1=$(stat "$SOCK_A" lane_parts)
+expect "... split again ($r0 -> $r1)" [ "$r1" -gt "$r0" ]
+
+# 4. b restarted with lanes = 0: connections get no lanes, data still moves
+kill -TERM "$PID_B"
+wait "$PID_B"
+expect "b exits 0 on SIGTERM" [ "$?" -eq 0 ]
+write_conf "$TMPD/b.conf" node-b "$PB" 0
+start b
+expect "a: 2 x 2 sub-channels up again" wait_nchans "$SOCK_A" 4
+s0=$(stat "$SOCK_A" lane_parts)
+expect "a -> b (lanes = 0 there): 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l5 32M
+s1=$(stat "$SOCK_A" lane_parts)
+expect "... without splitting ($s0 -> $s1)" [ "$s1" = "$s0" ]
+
+kill -TERM "$PID_A" "$PID_B"
+wait "$PID_A"
+ra=$?
+wait "$PID_B"
+rb=$?
+expect "both daemons exit 0 on SIGTERM ($ra/$rb)" eval '[ "$ra" -eq 0 ] && [ "$rb" -eq 0 ]'
+finish_both
