@@ -6,7 +6,8 @@
 # put of at least lane_min_bytes split over N threads of both daemons).
 # ROUNDS rounds, the two cases alternating (the daemons restart for each);
 # prints each round's GB/s (the sender's summary, bytes generated and
-# checked included) and the medians. No root; everything stays on
+# checked included) and both daemons' CPU time during it (ms, from
+# /proc/PID/stat), and the medians. No root; everything stays on
 # 127.0.0.1 and is bounded by timeout(1).
 #
 # Usage: bench/run-lanes.sh [BUILDDIR] [N] [BYTES] [ROUNDS]   (defaults: . 2 1G 5)
@@ -17,18 +18,30 @@ BYTES=${3:-1G}
 ROUNDS=${4:-5}
 . "$(dirname "$0")/loopd.sh"
 
-# one LANES: a verified transfer of BYTES with that many lanes; its GB/s
+# cpu_ms: user + system time of both daemons so far
+cpu_ms() {
+	local t=0 p
+	for p in $LOOPD_PIDS; do
+		set -- $(cut -d' ' -f14,15 "/proc/$p/stat")
+		t=$((t + $1 + $2))
+	done
+	echo $((t * 1000 / $(getconf CLK_TCK)))
+}
+# one LANES: a verified transfer of BYTES with that many lanes; "GB/s CPU_MS"
 one() {
-	loopd_start "$B" lanes "engine_threads = $N\nmtu = 9000\nlanes = $1"
+	local c0 g
+	loopd_start "$B" lanes "engine_threads = $N\nmtu = 9000\nlanes = $1${EXTRA:+\n$EXTRA}"
+	c0=$(cpu_ms)
 	timeout 120 "$B/client/uccl_xfer" --socket "$SB" --quiet recv s >/dev/null 2>&1 &
 	r=$!
 	sleep 0.3
-	timeout 120 "$B/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$BYTES" \
+	g=$(timeout 120 "$B/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$BYTES" \
 		send node-b/s 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")'
+print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")')
 	wait $r || echo "receiver failed" >&2
+	echo "$g $(($(cpu_ms) - c0))"
 	loopd_stop
 	rm -rf "$T"
 }
@@ -38,9 +51,10 @@ R=$(mktemp -d "${TMPDIR:-/tmp}/uccl-lanes-res.XXXXXX")
 echo "engine_threads = $N, $BYTES per transfer, $ROUNDS rounds alternating (GB/s)"
 for i in $(seq "$ROUNDS"); do
 	a=$(one 0) b=$(one $((N - 1)))
-	echo "round $i: lanes 0 $a, lanes $((N - 1)) $b"
-	echo "$a" >>"$R/plain"
-	echo "$b" >>"$R/lanes"
+	echo "round $i: lanes 0 ${a% *} GB/s (daemons ${a#* } ms CPU), lanes $((N - 1)) ${b% *} GB/s (${b#* } ms)"
+	echo "${a% *}" >>"$R/plain"; echo "${a#* }" >>"$R/plain_cpu"
+	echo "${b% *}" >>"$R/lanes"; echo "${b#* }" >>"$R/lanes_cpu"
 done
-echo "median: lanes 0 $(med <"$R/plain"), lanes $((N - 1)) $(med <"$R/lanes")"
+echo "median: lanes 0 $(med <"$R/plain") GB/s, $(med <"$R/plain_cpu") ms CPU;" \
+	"lanes $((N - 1)) $(med <"$R/lanes") GB/s, $(med <"$R/lanes_cpu") ms CPU"
 rm -rf "$R"
