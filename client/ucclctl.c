@@ -207,6 +207,8 @@ static int print_status(const UcclCtl__Reply *r, bool json)
 		json_kv_u64(&j, "mrs", s->mrs);
 		json_kv_u64(&j, "registered_bytes", s->registered_bytes);
 		json_kv_u64(&j, "engine_threads", s->engine_threads);
+		if (s->has_lanes)
+			json_kv_u64(&j, "lanes", s->lanes);
 		json_kv_u64(&j, "proto_version", s->proto_version);
 		json_kv_u64(&j, "max_clients", s->max_clients);
 		json_obj_end(&j);
@@ -227,6 +229,8 @@ static int print_status(const UcclCtl__Reply *r, bool json)
 	kv("mrs:", "%" PRIu32, s->mrs);
 	kv("registered bytes:", "%" PRIu64 " (%s)", s->registered_bytes, bytes);
 	kv("engine threads:", "%" PRIu32, s->engine_threads);
+	if (s->has_lanes)
+		kv("lanes:", "%" PRIu32, s->lanes);
 	kv("protocol version:", "%" PRIu32, s->proto_version);
 	kv("max clients:", "%" PRIu32, s->max_clients);
 	free(version);

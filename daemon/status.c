@@ -37,6 +37,8 @@ static void reply_status(struct session *s)
 	st.engine_threads = d->n_thr;
 	st.proto_version = UCCL_PROTO_VERSION;
 	st.max_clients = d->conf.max_clients;
+	st.has_lanes = 1;
+	st.lanes = d->bus ? d->conf.lanes : 0;
 	rep.body_case = UCCL_CTL__REPLY__BODY_STATUS_REP;
 	rep.status_rep = &st;
 	session_reply(s, 0, NULL, &rep, NULL, 0);

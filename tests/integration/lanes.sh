@@ -89,6 +89,8 @@ start a
 start b
 expect "a: 2 x 2 sub-channels up" wait_nchans "$SOCK_A" 4
 expect "b: 2 x 2 sub-channels up" wait_nchans "$SOCK_B" 4
+expect "ucclctl status shows lanes 1" [ "$(ctl_py "$SOCK_A" status "d['status']['lanes']")" = 1 ]
+expect "... in its text too" eval '"$UCCLCTL" --socket "$SOCK_A" status | grep -q "^lanes: *1$"'
 
 # 1. a -> b, one endpoint pair (each on thread 0: the first endpoint of
 # its daemon): puts of 1 MiB split in two
