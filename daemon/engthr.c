@@ -72,14 +72,7 @@ struct engthr {
 	int tx_n, tx_done;           /* built by engine_tx, handed to the NIC so far */
 	struct nic_pkt rx[RX_BATCH];
 	uint64_t rx_unknown_chan, tx_dropped;
-	/* lanes (engine thread only): the bus, parts our engine had no room
-	 * for yet, messages waiting for queue room, and one spare message per
-	 * part we took, so that its report never needs an allocation */
-	struct lanebus *bus;
-	uint32_t nthr;
-	struct lanemsg *lane_wait, *lane_wait_tail;
-	struct lanemsg *lane_ovf;
-	struct lanemsg *lane_spare;
+	struct lanethr lt;           /* our end of the lane bus (engine thread only) */
 };
 
 static uint64_t now_ns(void)
@@ -103,146 +96,42 @@ static void notify_client(void *arg, uint32_t ep_id)
 	}
 }
 
-/* ---- lanes: parts and reports between engine threads ---- */
+/* ---- lanes: parts and reports between engine threads (daemon/lanebus.h) ---- */
 
-static void lane_send(struct engthr *t, uint32_t to, struct lanemsg *m)
-{
-	m->to = to;
-	if (t->lane_ovf || lanebus_send(t->bus, t->index, to, m) < 0) {
-		/* the queue is full: after the ones already waiting */
-		struct lanemsg **pp = &t->lane_ovf;
-
-		while (*pp)
-			pp = &(*pp)->next;
-		m->next = NULL;
-		*pp = m;
-	}
-}
-
-static int lane_flush(struct engthr *t)
-{
-	int n = 0;
-
-	while (t->lane_ovf && lanebus_send(t->bus, t->index, t->lane_ovf->to, t->lane_ovf) == 0) {
-		t->lane_ovf = t->lane_ovf->next;
-		n++;
-	}
-	return n;
-}
-
-/* The engine hands a part of a split put to lane p->lane: the thread that
- * many after ours. */
 static int lane_submit(void *arg, const struct engine_lane_part *p)
 {
 	struct engthr *t = arg;
-	struct lanemsg *m;
 
-	if (!t->bus || p->lane == 0 || p->lane >= t->nthr)
-		return -EINVAL;
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	*m = (struct lanemsg){ .part = *p };
-	m->part.origin = t->index;
-	lane_send(t, (t->index + p->lane) % t->nthr, m);
-	return 0;
+	return lanethr_submit(&t->lt, p);
 }
 
-/* A part we ran finished: its report goes back on a spare message. */
 static void lane_done(void *arg, uint32_t origin, uint64_t cookie, int res)
 {
 	struct engthr *t = arg;
-	struct lanemsg *m = t->lane_spare;
 
-	if (!m) {
-		/* cannot happen: every part taken left one */
+	if (lanethr_report(&t->lt, origin, cookie, res) < 0)
 		log_err("engine %u: lane report without a spare message", t->index);
-		return;
-	}
-	t->lane_spare = m->next;
-	*m = (struct lanemsg){ .report = true, .res = res };
-	m->part.origin = origin;
-	m->part.cookie = cookie;
-	lane_send(t, origin, m);
 }
 
-/* A part for our engine: taken (its message becomes a spare), kept for
- * later (no room in its shadow endpoint yet: 1), or refused (reported). */
-static int lane_take(struct engthr *t, struct lanemsg *m)
+static int lane_put(void *arg, const struct engine_lane_part *p)
 {
-	int r = engine_lane_put(t->eng, &m->part);
+	struct engthr *t = arg;
 
-	if (r == -EAGAIN)
-		return 1;
-	if (r < 0) {
-		m->report = true;
-		m->res = r;
-		lane_send(t, m->part.origin, m);
-		return 0;
-	}
-	m->next = t->lane_spare;
-	t->lane_spare = m;
-	return 0;
+	return engine_lane_put(t->eng, p);
 }
 
-static void lane_wait_add(struct engthr *t, struct lanemsg *m)
+static void lane_back(void *arg, uint64_t cookie, int res)
 {
-	m->next = NULL;
-	if (t->lane_wait_tail)
-		t->lane_wait_tail->next = m;
-	else
-		t->lane_wait = m;
-	t->lane_wait_tail = m;
+	struct engthr *t = arg;
+
+	engine_lane_done(t->eng, cookie, res);
 }
 
 static int lane_pass(struct engthr *t)
 {
-	struct lanemsg *m;
-	int n = 0;
+	const struct lanethr_ops ops = { .put = lane_put, .done = lane_back, .arg = t };
 
-	if (!t->bus)
-		return 0;
-	n += lane_flush(t);
-	while ((m = t->lane_wait) && lane_take(t, m) == 0) {
-		t->lane_wait = m->next;
-		if (!t->lane_wait)
-			t->lane_wait_tail = NULL;
-		n++;
-	}
-	for (uint32_t j = 0; j < t->nthr; j++) {
-		if (j == t->index)
-			continue;
-		while ((m = lanebus_recv(t->bus, j, t->index))) {
-			n++;
-			if (m->report) {
-				engine_lane_done(t->eng, m->part.cookie, m->res);
-				free(m);
-			} else if (t->lane_wait || lane_take(t, m) == 1) {
-				lane_wait_add(t, m);
-			}
-		}
-	}
-	return n;
-}
-
-static bool lanes_idle(struct engthr *t)
-{
-	return !t->bus || (!t->lane_wait && !t->lane_ovf && lanebus_idle(t->bus, t->index));
-}
-
-static void lane_lists_free(struct engthr *t)
-{
-	struct lanemsg *lists[3] = { t->lane_wait, t->lane_ovf, t->lane_spare };
-
-	for (int i = 0; i < 3; i++) {
-		while (lists[i]) {
-			struct lanemsg *m = lists[i];
-
-			lists[i] = m->next;
-			free(m);
-		}
-	}
-	t->lane_wait = t->lane_wait_tail = t->lane_ovf = t->lane_spare = NULL;
+	return t->lt.bus ? lanethr_pass(&t->lt, &ops) : 0;
 }
 
 static void stat_cb(void *arg, const char *name, uint64_t v)
@@ -556,14 +445,14 @@ static void sleep_until_work(struct engthr *t)
 	if (t->nic)
 		arm_timer(t);
 	if (engine_sleep_arm(t->eng) == 0 && cmdq_empty(t->in) && t->tx_done == t->tx_n &&
-	    lanes_idle(t)) {
+	    lanethr_idle(&t->lt)) {
 		n = epoll_wait(t->epfd, evs, 64, -1);
 		for (int i = 0; i < n; i++) {
 			char buf[256];
 			uint32_t tag = evs[i].data.u32;
 			int fd = tag == EV_CMDQ ? cmdq_fd(t->in) : tag == EV_TIMER ? t->timer_fd
 				 : tag == EV_NIC ? -1 : tag >= EV_LANE - CONF_MAX_ENGINE_THREADS &&
-				   tag <= EV_LANE ? lanebus_fd(t->bus, EV_LANE - tag, t->index)
+				   tag <= EV_LANE ? lanebus_fd(t->lt.bus, EV_LANE - tag, t->index)
 				 : t->doorbell_fds[tag];
 
 			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC &&
@@ -757,8 +646,7 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		t->notify_fds[i] = t->doorbell_fds[i] = -1;
 	ep.notify_arg = t;
 	ep.lane_arg = t;
-	t->bus = p->bus;
-	t->nthr = p->bus ? lanebus_threads(p->bus) : 1;
+	lanethr_init(&t->lt, p->bus, p->index);
 	t->eng = engine_new(&ep);
 	if (!t->eng)
 		goto out_free;
@@ -776,11 +664,11 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 		if (r < 0)
 			goto out_engine;
 	}
-	for (uint32_t j = 0; t->bus && j < t->nthr; j++) {
+	for (uint32_t j = 0; t->lt.bus && j < t->lt.nthr; j++) {
 		struct epoll_event lev = { .events = EPOLLIN, .data.u32 = EV_LANE - j };
 
 		if (j != t->index &&
-		    epoll_ctl(t->epfd, EPOLL_CTL_ADD, lanebus_fd(t->bus, j, t->index), &lev) < 0) {
+		    epoll_ctl(t->epfd, EPOLL_CTL_ADD, lanebus_fd(t->lt.bus, j, t->index), &lev) < 0) {
 			r = -errno;
 			goto out_engine;
 		}
@@ -836,7 +724,7 @@ void engthr_stop(struct engthr *t)
 	/* the engine's channels go first: nothing may send after the NIC closes */
 	engine_free(t->eng);
 	t->eng = NULL;
-	lane_lists_free(t);
+	lanethr_clear(&t->lt);
 	nic_teardown(t);
 	close(t->epfd);
 	cmdq_free(t->in);

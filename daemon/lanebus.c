@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lanebus: a matrix of cmdq queues, one per ordered pair of engine threads.
+ * lanebus: a matrix of cmdq queues, one per ordered pair of engine
+ * threads, and each thread's end of it (struct lanethr): the lists that
+ * keep parts and reports moving when a queue or a shadow endpoint is full.
  */
 #include "config.h"
 
@@ -82,4 +84,143 @@ bool lanebus_idle(struct lanebus *b, uint32_t to)
 		if (i != to && !cmdq_empty(b->q[i][to]))
 			return false;
 	return true;
+}
+
+/* ---- one thread's end ---- */
+
+void lanethr_init(struct lanethr *lt, struct lanebus *bus, uint32_t index)
+{
+	*lt = (struct lanethr){ .bus = bus, .index = index, .nthr = bus ? bus->n : 1 };
+}
+
+static void lt_send(struct lanethr *lt, uint32_t to, struct lanemsg *m)
+{
+	m->to = to;
+	if (lt->ovf || lanebus_send(lt->bus, lt->index, to, m) < 0) {
+		/* the queue is full: after the ones already waiting */
+		struct lanemsg **pp = &lt->ovf;
+
+		while (*pp)
+			pp = &(*pp)->next;
+		m->next = NULL;
+		*pp = m;
+	}
+}
+
+int lanethr_submit(struct lanethr *lt, const struct engine_lane_part *p)
+{
+	struct lanemsg *m;
+
+	if (!lt->bus || p->lane == 0 || p->lane >= lt->nthr)
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*m = (struct lanemsg){ .part = *p };
+	m->part.origin = lt->index;
+	lt_send(lt, (lt->index + p->lane) % lt->nthr, m);
+	return 0;
+}
+
+int lanethr_report(struct lanethr *lt, uint32_t origin, uint64_t cookie, int res)
+{
+	struct lanemsg *m = lt->spare;
+
+	if (!m)
+		return -ENOSPC;
+	lt->spare = m->next;
+	*m = (struct lanemsg){ .report = true, .res = res };
+	m->part.origin = origin;
+	m->part.cookie = cookie;
+	lt_send(lt, origin, m);
+	return 0;
+}
+
+/* A part for our engine: taken (0; its message is a spare, put there
+ * before the engine could report), kept for later (1: no room yet, m
+ * untouched), or refused (0; m goes back as its report). */
+static int lt_take(struct lanethr *lt, struct lanemsg *m, const struct lanethr_ops *ops)
+{
+	struct lanemsg *next = m->next;
+	int r;
+
+	m->next = lt->spare;
+	lt->spare = m;
+	r = ops->put(ops->arg, &m->part);
+	if (r == 0)
+		return 0;
+	/* not started: nothing was reported, m is still the first spare */
+	lt->spare = m->next;
+	m->next = next;
+	if (r == -EAGAIN)
+		return 1;
+	m->report = true;
+	m->res = r;
+	lt_send(lt, m->part.origin, m);
+	return 0;
+}
+
+static void lt_wait_add(struct lanethr *lt, struct lanemsg *m)
+{
+	m->next = NULL;
+	if (lt->wait_tail)
+		lt->wait_tail->next = m;
+	else
+		lt->wait = m;
+	lt->wait_tail = m;
+}
+
+int lanethr_pass(struct lanethr *lt, const struct lanethr_ops *ops)
+{
+	struct lanemsg *m;
+	int n = 0;
+
+	while (lt->ovf && lanebus_send(lt->bus, lt->index, lt->ovf->to, lt->ovf) == 0) {
+		lt->ovf = lt->ovf->next;
+		n++;
+	}
+	while ((m = lt->wait)) {
+		struct lanemsg *next = m->next;   /* lt_take reuses m->next */
+
+		if (lt_take(lt, m, ops) == 1)
+			break;
+		lt->wait = next;
+		if (!next)
+			lt->wait_tail = NULL;
+		n++;
+	}
+	for (uint32_t j = 0; j < lt->nthr; j++) {
+		if (j == lt->index)
+			continue;
+		while ((m = lanebus_recv(lt->bus, j, lt->index))) {
+			n++;
+			if (m->report) {
+				ops->done(ops->arg, m->part.cookie, m->res);
+				free(m);
+			} else if (lt->wait || lt_take(lt, m, ops) == 1) {
+				lt_wait_add(lt, m);     /* behind those already waiting */
+			}
+		}
+	}
+	return n;
+}
+
+bool lanethr_idle(struct lanethr *lt)
+{
+	return !lt->bus || (!lt->wait && !lt->ovf && lanebus_idle(lt->bus, lt->index));
+}
+
+void lanethr_clear(struct lanethr *lt)
+{
+	struct lanemsg *lists[3] = { lt->wait, lt->ovf, lt->spare };
+
+	for (int i = 0; i < 3; i++) {
+		while (lists[i]) {
+			struct lanemsg *m = lists[i];
+
+			lists[i] = m->next;
+			free(m);
+		}
+	}
+	lt->wait = lt->wait_tail = lt->ovf = lt->spare = NULL;
 }

@@ -37,4 +37,37 @@ int lanebus_fd(const struct lanebus *b, uint32_t from, uint32_t to);
 /* Nothing queued towards thread `to` from any other. */
 bool lanebus_idle(struct lanebus *b, uint32_t to);
 
+/* One engine thread's end of the bus (that thread only): parts its engine
+ * had no room for yet, messages waiting for queue room, and one spare
+ * message per part it took, so that the part's report never allocates. */
+struct lanethr {
+	struct lanebus *bus;           /* NULL: no lanes */
+	uint32_t index, nthr;
+	struct lanemsg *wait, *wait_tail;
+	struct lanemsg *ovf;
+	struct lanemsg *spare;
+};
+/* The engine behind it: put is engine_lane_put (0, -EAGAIN: no room yet,
+ * or another error: refused, nothing reported), done engine_lane_done. */
+struct lanethr_ops {
+	int (*put)(void *arg, const struct engine_lane_part *p);
+	void (*done)(void *arg, uint64_t cookie, int res);
+	void *arg;
+};
+
+void lanethr_init(struct lanethr *lt, struct lanebus *bus, uint32_t index);
+/* A part of our engine's put to its lane: the thread p->lane after ours.
+ * 0, -EINVAL (no such lane), -ENOMEM. */
+int lanethr_submit(struct lanethr *lt, const struct engine_lane_part *p);
+/* A part our engine ran finished: its report goes back to origin on a
+ * spare message. 0, or -ENOSPC without a spare (a caller's bug). */
+int lanethr_report(struct lanethr *lt, uint32_t origin, uint64_t cookie, int res);
+/* Send what waited for room, hand arriving parts to ops->put and arriving
+ * reports to ops->done. Messages moved. */
+int lanethr_pass(struct lanethr *lt, const struct lanethr_ops *ops);
+/* Nothing waits here nor is queued towards us: the thread may sleep. */
+bool lanethr_idle(struct lanethr *lt);
+/* Free every message it holds (the thread has stopped). */
+void lanethr_clear(struct lanethr *lt);
+
 #endif

@@ -969,6 +969,8 @@ struct racc {
 	uint32_t lanes;                /* lane sides to bind before answering */
 	uint32_t src_thr, rthreads, src_ep, src_conn;
 	struct session *s;             /* the listener's, while its lanes are bound */
+	uint32_t l_id;                 /* ... and l by id and serial: it may go meanwhile */
+	uint64_t l_serial;
 	char peer[CONF_PEER_NAME_MAX + 1];
 };
 
@@ -994,7 +996,18 @@ static void accept_finish(struct racc *ra, struct session *s, int res);
 static void accept_lanes_done(void *arg, int err)
 {
 	struct racc *ra = arg;
+	struct dep *l = ra->d->eps[ra->l_id];
 
+	/* the listener's endpoint went while its lanes were bound (the
+	 * owner thread's commands ran before the lane threads'): its
+	 * removal took the sides */
+	if (!l || l->serial != ra->l_serial) {
+		racc_answer(ra, -ECONNREFUSED, 0, 0);
+		session_unref(ra->s);
+		free(ra);
+		return;
+	}
+	ra->l = l;
 	accept_finish(ra, ra->s, err);
 }
 
@@ -1008,6 +1021,8 @@ static void accept_done(struct engcmd *c)
 	/* our lanes bound before the answer: the asker may split at once */
 	if (res == 0 && ra->lanes && !s->closing && l->live) {
 		ra->s = s;
+		ra->l_id = l->id;
+		ra->l_serial = l->serial;
 		session_ref(s);
 		if (lanes_bind(s, l, ra->conn, ra->lanes, ra->chan, ra->src_thr, ra->rthreads,
 			       l->conns[ra->conn].wire, ra->src_ep, ra->src_conn, accept_lanes_done,
@@ -1042,7 +1057,8 @@ static void accept_finish(struct racc *ra, struct session *s, int res)
 		racc_answer(ra, -ECONNREFUSED, 0, 0);
 	} else if (res < 0) {
 		struct engcmd *rm = session_cmd_new(s, ENGCMD_CONN_REMOVE, session_cmd_finish);
-		bool failed = ra->add_res == -ENETRESET;   /* our channel to it gave up */
+		/* our channel to it (or a lane's sub-channel) gave up */
+		bool failed = ra->add_res == -ENETRESET || res == -ENETRESET;
 
 		/* restarting first makes the answer go nowhere: the asker's
 		 * request fails with -ENOTCONN and it binds again and asks

@@ -517,8 +517,11 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 	struct opq_op *op;
 
 	/* a broken endpoint's ring may be garbage: never write to it; a
-	 * shadow's parts always report (their owner waits for them) */
+	 * shadow's parts always report (their owner waits for them), and
+	 * as failed: they may not all be written */
 	drop = !c->ep->shadow && (drop || c->ep->broken);
+	if (c->ep->shadow && res == 0)
+		res = -ECANCELED;
 	if (c->remote)
 		remote_conn_detach(e, c);
 	while ((op = opq_conn_take(&c->q))) {

@@ -63,7 +63,9 @@ struct rconn {
 	uint64_t blocked_seq;      /* lowest send refused for lack of room, or UINT64_MAX */
 	struct rrec *um_head, *um_tail; /* took their turn, no receive matched yet */
 	uint32_t nlanes;           /* lanes its large puts split over (engine/lanes.c) */
-	uint32_t lane_out;         /* parts of its puts out on lanes: signals wait */
+	/* its split puts with parts still out, in issue order (through
+	 * mnext/mprev): a signal waits for those issued before it */
+	struct opq_op *lput_head, *lput_tail;
 };
 
 /* One side of a connection, owned by its endpoint. */

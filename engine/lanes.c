@@ -15,9 +15,12 @@
  * (its own put numbers, voids, retransmissions); the owner's op waits for
  * its own part and every lane's report and completes with the first error.
  * The parts' reports name the owner's op through a message slot, so one
- * that comes after the op went (connection reset) is ignored. Signals on
- * the owner side wait while any part is out (remote.c sig_room): the
- * receiver holds a signal only behind the puts of the same side.
+ * that comes after the op went (connection reset) is ignored. A signal on
+ * the owner side waits while parts of a put issued before it are out
+ * (remote.c sig_room; the side's split puts with parts out are a list in
+ * issue order): the receiver holds a signal only behind the puts of the
+ * same side. A part that failed because its lane lost the peer (reset, or
+ * its channel gave up) resets the owner side too: the connection is one.
  */
 #include "config.h"
 
@@ -29,6 +32,32 @@
 #include "engine/remote_int.h"
 
 #define LANE_ALIGN 4096ull            /* parts start on page boundaries */
+
+/* Split puts with parts out, in issue order (rseq): through mnext/mprev,
+ * which only sends and receives use otherwise. */
+static void lput_add(struct conn *c, struct opq_op *op)
+{
+	op->mnext = NULL;
+	op->mprev = c->r.lput_tail;
+	if (c->r.lput_tail)
+		c->r.lput_tail->mnext = op;
+	else
+		c->r.lput_head = op;
+	c->r.lput_tail = op;
+}
+
+static void lput_del(struct conn *c, struct opq_op *op)
+{
+	if (op->mprev)
+		op->mprev->mnext = op->mnext;
+	else
+		c->r.lput_head = op->mnext;
+	if (op->mnext)
+		op->mnext->mprev = op->mprev;
+	else
+		c->r.lput_tail = op->mprev;
+	op->mnext = op->mprev = NULL;
+}
 
 void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 {
@@ -76,14 +105,15 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 			continue;
 		}
 		op->rlanes++;
-		c->r.lane_out++;
 		e->st.lane_parts++;
 	}
 	op->len = own;
 	if (op->rlanes == 0) {
 		remote_slot_put(rm, i);
 		op->rlslot = 0;
+		return;
 	}
+	lput_add(c, op);
 	e->st.lane_splits++;
 }
 
@@ -91,6 +121,8 @@ void lanes_forget(struct engine *e, struct opq_op *op)
 {
 	if (!op->rlslot)
 		return;
+	if (op->rlanes)
+		lput_del(op->rside, op);
 	remote_slot_put(e->rm, op->rlslot - 1);
 	op->rlslot = 0;
 	op->rlanes = 0;
@@ -121,7 +153,9 @@ int engine_lane_put(struct engine *e, const struct engine_lane_part *p)
 	if (!ep || !ep->shadow || !e->rm || p->conn >= ep->max_conns)
 		return -EINVAL;
 	c = ep_conn(ep, p->conn);
-	if (!c || c->state != CONN_UP || !c->remote)
+	/* before its peer side is named it could not send: fail it here,
+	 * not through a report from inside this call */
+	if (!c || c->state != CONN_UP || !c->remote || c->r.rep == UINT32_MAX)
 		return c && c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
 	if (p->client_id != ep->client_id)
 		return -EBADF;
@@ -166,19 +200,23 @@ int engine_lane_done(struct engine *e, uint64_t cookie, int res)
 		return -ENOENT;
 	c = op->rside;
 	op->rlanes--;
-	c->r.lane_out--;
 	if (res < 0 && op->res == 0) {
 		op->res = res;
 		eng_count_err(e, res);
 	}
 	if (op->rlanes == 0) {
+		lput_del(c, op);
 		remote_slot_put(e->rm, i);
 		op->rlslot = 0;
 		if (op->rown_done)
 			remote_op_finish(e, op, 0);    /* may hand op back to its pool */
 	}
-	if (c->r.lane_out == 0 && c->r.sig_head)
+	if (c->r.sig_head)
 		remote_release_signals(e, c);
+	/* the lane lost the peer: so did the connection (a signal after
+	 * this put must not report it written) */
+	if ((res == -ECONNRESET || res == -ETIMEDOUT) && c->state == CONN_UP)
+		eng_conn_reset(e, c, res);
 	eng_settle(e);
 	return 0;
 }

@@ -30,7 +30,8 @@ enum opq_state {
  * descriptor plus its result. Never points into shared memory. */
 struct opq_op {
 	struct opq_op *onext, *oprev;   /* completion reorder list */
-	struct opq_op *mnext, *mprev;   /* match queue; mnext is also the free list */
+	struct opq_op *mnext, *mprev;   /* match queue (SEND, RECV); mnext is also the free
+					 * list; a split PUT's place on its side's lane list */
 	const struct mr *lmr;           /* local region; NULL once done or canceled */
 	uint64_t user_data;
 	uint64_t loff;

@@ -486,14 +486,15 @@ static bool put_in_window(const struct conn *c, const struct opq_op *op)
 	return op->rseq - first_waiting_put(c) < PUT_WINDOW;
 }
 
-/* A signal may go while fewer than SIG_HOLD_MAX of the side's signals are
+/* Signal op may go while fewer than SIG_HOLD_MAX of the side's signals are
  * out: the peer holds at most that many for the puts before them, so it
  * never has to turn one away (and its resends, DATA above a lost put's
- * hole, never pile up). Nor while parts of earlier puts are out on lanes:
- * the peer orders it behind this side's puts only. */
-static bool sig_room(const struct conn *c)
+ * hole, never pile up). Nor while parts of a put issued before it are out
+ * on lanes: the peer orders it behind this side's puts only. */
+static bool sig_room(const struct conn *c, const struct opq_op *op)
 {
-	return c->r.sigs_out < SIG_HOLD_MAX && c->r.lane_out == 0;
+	return c->r.sigs_out < SIG_HOLD_MAX &&
+	       (!c->r.lput_head || c->r.lput_head->rseq >= op->rseq);
 }
 
 static void sig_start(struct engine *e, struct conn *c, struct opq_op *op)
@@ -515,7 +516,7 @@ static void release_signals(struct engine *e, struct conn *c)
 	do {
 		again = false;
 		while ((op = c->r.sig_head) &&
-		       (op->opcode == UCCL_OP_PUT ? put_in_window(c, op) : sig_room(c))) {
+		       (op->opcode == UCCL_OP_PUT ? put_in_window(c, op) : sig_room(c, op))) {
 			c->r.sig_head = op->rnext;
 			if (!c->r.sig_head)
 				c->r.sig_tail = NULL;
@@ -742,9 +743,9 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	}
 	switch (op->opcode) {
 	case UCCL_OP_PUT:
+		op->rseq = c->r.put_seq++;
 		if (c->r.nlanes)
 			lanes_split(e, c, op);
-		op->rseq = c->r.put_seq++;
 		puts_add(c, op);       /* before it can finish, on submission failure too */
 		if (c->r.sig_head || !put_in_window(c, op)) {
 			hold_add(c, op);
@@ -754,7 +755,7 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 		break;
 	case UCCL_OP_SIGNAL:
 		op->rseq = c->r.put_seq;       /* puts before this one */
-		if (c->r.sig_head || !sig_room(c)) {
+		if (c->r.sig_head || !sig_room(c, op)) {
 			hold_add(c, op);       /* behind a held op, in issue order */
 			break;
 		}
