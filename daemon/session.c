@@ -8,8 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,22 +244,47 @@ static bool id_in(uint32_t id, const uint32_t *list, uint32_t n)
 	return false;
 }
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59              /* Linux 4.13 */
+#endif
+#define PEER_GROUPS_MAX 65536u        /* NGROUPS_MAX */
+
+/* The groups the client process held when it connected (SO_PEERGROUPS),
+ * after its primary gid in groups[0]: the kernel's answer, not a name
+ * service's, so that nothing on this thread waits for LDAP and a process
+ * that dropped a group does not count as its member. Returns how many, at
+ * least 1; *heap is set if more than fit in `groups` were allocated. */
+static int peer_groups(int fd, gid_t gid, gid_t *groups, int cap, gid_t **heap)
+{
+	socklen_t len = (socklen_t)((size_t)(cap - 1) * sizeof(gid_t));
+	gid_t *g;
+
+	*heap = NULL;
+	groups[0] = gid;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups + 1, &len) == 0)
+		return 1 + (int)(len / sizeof(gid_t));
+	if (errno != ERANGE || len / sizeof(gid_t) > PEER_GROUPS_MAX)
+		return 1;              /* an older kernel: the primary gid only */
+	g = malloc(len + sizeof(gid_t));
+	if (!g)
+		return 1;
+	g[0] = gid;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g + 1, &len) < 0) {
+		free(g);
+		return 1;
+	}
+	*heap = g;
+	return 1 + (int)(len / sizeof(gid_t));
+}
+
 /* Decide allow/admin from SO_PEERCRED and the process's groups. */
 static void check_creds(struct session *s)
 {
 	const struct conf *c = &s->d->conf;
-	gid_t groups[64];
-	int ng = 64;
-	struct passwd pw, *pwp = NULL;
-	char buf[1024];
+	gid_t local[64], *heap, *groups;
+	int ng = peer_groups(s->fd, s->gid, local, 64, &heap);
 
-	groups[0] = s->gid;
-	if (getpwuid_r(s->uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
-		if (getgrouplist(pwp->pw_name, s->gid, groups, &ng) < 0)
-			ng = 64;
-	} else {
-		ng = 1;
-	}
+	groups = heap ? heap : local;
 	/* root, and whoever runs this daemon, administer it */
 	s->admin = s->uid == 0 || s->uid == geteuid();
 	s->allowed = s->uid == 0 || c->allow_all || id_in(s->uid, c->allow_uids, c->n_allow_uids);
@@ -271,6 +294,7 @@ static void check_creds(struct session *s)
 		if (c->admin_gid >= 0 && (int64_t)groups[i] == c->admin_gid)
 			s->admin = true;
 	}
+	free(heap);
 }
 
 static void attach_timeout(evutil_socket_t fd, short what, void *arg)

@@ -57,6 +57,26 @@ PY
 	wait $DPID
 	stop_daemon
 
+	# allow_gids and admin_gid look at the groups the process holds
+	# (SO_PEERGROUPS), not at a name service's member lists: uid 65534
+	# is in neither group in /etc/group
+	printf 'allow_all = false\nallow_gids = 4242\nadmin_gid = 4243\n' >"$TMPD/groups.conf"
+	start_daemon "$TMPD/groups.conf"
+	chmod 755 "$TMPD/run"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 "$@" >/dev/null 2>&1; }
+	expect "a process holding group 4242 attaches (allow_gids)" \
+		as_nobody --groups=4242 "$UCCLCTL" --socket "$UCCL_SOCKET" status
+	expect "... the same uid without the group is refused" \
+		eval '! as_nobody --clear-groups "$UCCLCTL" --socket "$UCCL_SOCKET" status'
+	expect "... and has no admin role without admin_gid" \
+		eval '! as_nobody --groups=4242 "$UCCLCTL" --socket "$UCCL_SOCKET" stats'
+	many=$(seq -s, 1000 1099)
+	expect "a process with 102 groups, admin_gid last, has the admin role" \
+		as_nobody --groups="4242,$many,4243" "$UCCLCTL" --socket "$UCCL_SOCKET" stats
+	expect "... and without admin_gid among them it has not" \
+		eval '! as_nobody --groups="4242,$many" "$UCCLCTL" --socket "$UCCL_SOCKET" stats'
+	stop_daemon
+
 	# observers (ucclctl) never time out: a uid without the admin role
 	# holds at most 2, such uids together 12, and root still gets in
 	start_daemon
