@@ -55,6 +55,7 @@ struct uccl_ep {
 	void *region;
 	size_t region_len;
 	int doorbell_fd;                 /* we write: SQ has work for a sleeping daemon */
+	bool doorbell_pipe;              /* an older daemon's pipe, not a socket */
 	int notify_fd;                   /* daemon writes: completions or signals for us */
 	struct ring_side sq;             /* we produce */
 	struct ring_side cq;             /* we consume */

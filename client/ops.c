@@ -3,7 +3,7 @@
  * ops: the data path. Operations are written as 64-byte descriptors into the
  * endpoint's submission ring and results read from its completion ring, with
  * no system call unless one side sleeps: the daemon's engine when it set
- * NEED_WAKEUP on the submission ring (we write its doorbell pipe), or us
+ * NEED_WAKEUP on the submission ring (we write its doorbell), or us
  * when we set it on the completion ring (it writes our notify pipe).
  * Waiting spins briefly first, because a wakeup costs more than a short spin
  * when the answer is a few microseconds away.
@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "client/ctx.h"
@@ -32,17 +33,28 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* The daemon's engine sleeps on this pipe; a failed write (pipe full)
- * still leaves it readable, so errors need no handling. A daemon that
- * died left the pipe without a reader: the write must not kill the
+/* The daemon's engine sleeps on this socket; a failed send (buffer
+ * full) still leaves it readable, so errors need no handling. A daemon
+ * that died left it without a reader: the send must not kill the
  * application with SIGPIPE (the wait that follows reports the daemon
- * gone), so SIGPIPE is blocked around it and one it raised is taken. */
+ * gone), which MSG_NOSIGNAL sees to in the one system call. An older
+ * daemon hands out a pipe: there SIGPIPE is blocked around the write and
+ * one it raised is taken, three more system calls. */
 static void ring_doorbell(struct uccl_ep *ep)
 {
 	sigset_t pipe_set, old, pending;
 	uint64_t one = 1;
 	bool was_pending;
 	ssize_t n;
+
+	if (!ep->doorbell_pipe) {
+		do
+			n = send(ep->doorbell_fd, &one, sizeof(one), MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0 || errno != ENOTSOCK)
+			return;
+		ep->doorbell_pipe = true;
+	}
 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);

@@ -153,12 +153,14 @@ static int ep_setup(struct dep *ep, uint32_t sq, uint32_t cq)
 	}
 	ep->region_len = len;
 	memcpy(ep->region, &ep->hdr, sizeof(ep->hdr));
-	/* Pipes, not eventfds: each end is its own open file description, so
-	 * a client cannot make the engine's ends blocking (an eventfd shared
+	/* Not eventfds: each end is its own open file description, so a
+	 * client cannot make the engine's ends blocking (an eventfd shared
 	 * through SCM_RIGHTS shares O_NONBLOCK, and a full counter would then
-	 * block the engine thread in write). */
+	 * block the engine thread in write). The doorbell is a socket pair,
+	 * so that the client's send can say MSG_NOSIGNAL in its one system
+	 * call instead of masking SIGPIPE around a pipe write. */
 	int db[2], nt[2];
-	if (pipe2(db, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, db) < 0)
 		return -errno;
 	ep->doorbell_fd = db[0];
 	ep->doorbell_peer = db[1];

@@ -26,8 +26,12 @@
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
  *   hup SECONDS         create an endpoint, close its doorbell (the SQ
- *                       pipe's write end) under the library, print
+ *                       socket's client end) under the library, print
  *                       "closed", then stay attached for SECONDS
+ *   daemondies [pipe]   an endpoint whose daemon is killed: waits end with
+ *                       -ECONNRESET and ringing the doorbell raises no
+ *                       SIGPIPE; with pipe, the doorbell is first made a
+ *                       pipe without a reader, as older daemons hand out
  */
 #include "config.h"
 
@@ -820,32 +824,36 @@ static int mode_peer(const char *name)
  * among them: what a client may do by mistake or on purpose, and what the
  * library does when a destroy request fails. The daemon must not spin on
  * the HUP. */
+/* The endpoints' doorbells under the library: the Unix sockets whose peer
+ * has no name (the control connection's peer is the daemon's path). */
+static int doorbells(int *fds, int max)
+{
+	int n = 0;
+
+	for (int fd = 3; fd < 1024 && n < max; fd++) {
+		struct sockaddr_un sa;
+		socklen_t len = sizeof(sa);
+
+		if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0 && sa.sun_family == AF_UNIX &&
+		    len <= sizeof(sa.sun_family))
+			fds[n++] = fd;
+	}
+	return n;
+}
+
 static int mode_hup(unsigned seconds)
 {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *ep;
-	char path[64], link[64];
-	int closed = 0;
+	int fds[8], closed;
 
 	who = " [hup]";
 	TRY(NULL, uccl_attach(NULL, "itest-hup", &ctx));
 	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
-	for (int fd = 3; fd < 1024; fd++) {
-		ssize_t n;
-		int fl;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		fl = fcntl(fd, F_GETFL);
-		if (strncmp(link, "pipe:", 5) == 0 && fl >= 0 && (fl & O_ACCMODE) == O_WRONLY) {
-			close(fd);
-			closed++;
-		}
-	}
-	check(closed >= 1, "closed the endpoint's doorbell (%d pipe write ends)", closed);
+	closed = doorbells(fds, 8);
+	for (int i = 0; i < closed; i++)
+		close(fds[i]);
+	check(closed == 1, "closed the endpoint's doorbell (%d sockets)", closed);
 	printf("closed\n");
 	fflush(stdout);
 	sleep(seconds);
@@ -859,18 +867,26 @@ static int mode_hup(unsigned seconds)
  * pipe reports HUP for good), and a submission that rings the dead
  * engine's doorbell does not kill the application with SIGPIPE (its
  * default disposition here, unlike the rest of this program). */
-static int mode_daemondies(void)
+static int mode_daemondies(bool pipe_doorbell)
 {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *ep;
 	struct uccl_cqe cqe;
 	int64_t t0, dt;
-	int r;
+	int r, fd, p[2];
 
 	signal(SIGPIPE, SIG_DFL);
 	who = " [daemondies]";
 	TRY(NULL, uccl_attach(NULL, "itest-daemondies", &ctx));
 	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	if (pipe_doorbell) {
+		/* what a daemon before the socket pair handed out, its reader
+		 * already gone: the library must fall back to write() */
+		check(doorbells(&fd, 1) == 1 && pipe(p) == 0 && dup2(p[1], fd) == fd,
+		      "the doorbell is now a pipe");
+		close(p[0]);
+		close(p[1]);
+	}
 	printf("ready\n");
 	fflush(stdout);
 	sleep(2);                      /* the script kills the daemon meanwhile */
@@ -1134,8 +1150,8 @@ int main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
 		return mode_badinput(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
-		return mode_daemondies();
+		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"
-		"hold NAME|peer NAME|badinput SOCKET|daemondies\n");
+		"hold NAME|peer NAME|badinput SOCKET|daemondies [pipe]\n");
 	return 2;
 }
