@@ -114,7 +114,7 @@ static const struct opt opts[] = {
 	{ "engine_cpus", OT_CPUS, 0, O(engine_cpus), O(n_engine_cpus), 0, 0, 4095,
 	  "CPU of each engine thread, comma-separated, one per thread; none: no pinning" },
 	{ "lanes", OT_U32, 0, O(lanes), 0, 0, 0, CONF_MAX_ENGINE_THREADS - 1,
-	  "other engine threads that one connection's large puts are split over (both peers "
+	  "other engine threads that one connection's large puts and gets are split over (both peers "
 	  "must set it; below engine_threads); 0: each connection on its own thread" },
 	{ "lane_min_bytes", OT_U64, OF_SIZE, O(lane_min_bytes), 0, 1 * MiB, 64 * KiB, GiB,
 	  "shortest put that lanes split" },

@@ -117,7 +117,7 @@ static int lane_put(void *arg, const struct engine_lane_part *p)
 {
 	struct engthr *t = arg;
 
-	return engine_lane_put(t->eng, p);
+	return engine_lane_start(t->eng, p);
 }
 
 static void lane_back(void *arg, uint64_t cookie, int res)

@@ -47,7 +47,7 @@ struct lanethr {
 	struct lanemsg *ovf;
 	struct lanemsg *spare;
 };
-/* The engine behind it: put is engine_lane_put (0, -EAGAIN: no room yet,
+/* The engine behind it: put is engine_lane_start (0, -EAGAIN: no room yet,
  * or another error: refused, nothing reported), done engine_lane_done. */
 struct lanethr_ops {
 	int (*put)(void *arg, const struct engine_lane_part *p);

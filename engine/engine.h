@@ -31,13 +31,14 @@
 
 struct engine;
 
-/* One part of a put split over lanes (see "lanes" below). */
+/* One part of a put or get split over lanes (see "lanes" below). */
 struct engine_lane_part {
+	uint8_t opcode;                /* UCCL_OP_PUT or UCCL_OP_GET */
 	uint32_t lane;                 /* 1 .. nlanes: the caller maps it to an engine */
 	uint32_t ep, conn;             /* the owner side's ids; its lane sides have the same */
-	uint32_t client_id, lmr;       /* source region */
+	uint32_t client_id, lmr;       /* local region: a put's source, a get's target */
 	uint64_t loff, len;
-	uint64_t rkey, roff;           /* target */
+	uint64_t rkey, roff;           /* remote region */
 	uint64_t cookie;               /* the owner engine's: back to engine_lane_done */
 	uint32_t origin;               /* the caller's: passed back to lane_done */
 };
@@ -233,34 +234,34 @@ int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_
  * current window). 0, -ENOENT (no such channel), -EINVAL, -ENOMEM. */
 int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops);
 
-/* ---- lanes: one connection's large puts over several engines ----
+/* ---- lanes: one connection's large puts and gets over several engines ----
  *
  * An engine thread is the bound of one endpoint pair's throughput. Lanes
  * let one connection use several: lane k of a connection side is a side
  * with the same endpoint and connection ids in another engine (on a
  * "shadow" endpoint: no rings, the owner's client), bound to that engine's
  * channel to the peer host, whose lane k the peer's daemon binds the same
- * way. The owner cuts a put of at least lane_min_bytes into nlanes + 1
- * parts, sends the first itself and hands the others to the lanes
- * (lane_submit); the put completes once every part did, with the first
- * error. A signal waits at the sender until every earlier part is done:
- * the receiver orders a signal only behind the puts of its own
- * connection side. Only puts are split. Nothing in the daemon sets lanes
- * up yet (README, Missing). */
+ * way. The owner cuts a put or get of at least lane_min_bytes into
+ * nlanes + 1 parts, runs the first itself and hands the others to the
+ * lanes (lane_submit); the op completes once every part did, with the
+ * first error. A signal waits at the sender until every part of the puts
+ * before it is done: the receiver orders a signal only behind the puts of
+ * its own connection side. Sends are not split (their matching is per
+ * side). The daemon binds lanes with `lanes` in uccl.conf (daemon/lanes.h). */
 
 /* A ringless endpoint for lane sides: its sides bind to channels like any
  * other; its finished ops go to lane_done instead of a completion ring. */
 int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint32_t max_conns,
 		      uint32_t max_outstanding);
 /* The remote side ep/conn (bound, owner) has nlanes lanes (0: none; at
- * most ENGINE_MAX_LANES). Puts issued later split over them. */
+ * most ENGINE_MAX_LANES). Puts and gets issued later split over them. */
 #define ENGINE_MAX_LANES 15u
 int engine_rconn_lanes(struct engine *e, uint32_t ep, uint32_t conn, uint32_t nlanes);
-/* A lane's engine: start part p on the shadow side p->ep/p->conn. 0 (it
- * reports through lane_done), -EAGAIN (its endpoint has no room for
- * another op now: again later), or another negative errno (not started:
- * the caller reports it failed). */
-int engine_lane_put(struct engine *e, const struct engine_lane_part *p);
+/* A lane's engine: start part p (a put or a get) on the shadow side
+ * p->ep/p->conn. 0 (it reports through lane_done), -EAGAIN (its endpoint
+ * has no room for another op now: again later), or another negative errno
+ * (not started, nothing reported: the caller reports it failed). */
+int engine_lane_start(struct engine *e, const struct engine_lane_part *p);
 /* The owner's engine: the part with this cookie finished with res. 0, or
  * -ENOENT when its put is gone (its connection was reset meanwhile). */
 int engine_lane_done(struct engine *e, uint64_t cookie, int res);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lanes: one connection's large puts spread over several engines. One
+ * lanes: one connection's large puts and gets spread over several engines. One
  * engine thread bounds what one endpoint pair moves (on a 16-core machine
  * both daemons' engine threads ran at 93-97% of a core at 27-30 Gbit/s,
  * docs/PERFORMANCE.md), and more threads scale when the traffic is spread
@@ -9,11 +9,12 @@
  * to that engine's own channel to the peer host; the peer has the same
  * lanes on its side, so both hosts' threads share the work.
  *
- * The owner cuts a put into nlanes + 1 parts of equal, 4 KiB-aligned
- * length (its own first part takes the remainder), keeps the first and
- * hands the others to the lanes. Each part is an ordinary put on its lane
- * (its own put numbers, voids, retransmissions); the owner's op waits for
- * its own part and every lane's report and completes with the first error.
+ * The owner cuts a put or get into nlanes + 1 parts of equal, 4 KiB-
+ * aligned length (its own first part takes the remainder), keeps the first
+ * and hands the others to the lanes. Each part is an ordinary put or get
+ * on its lane (its own put numbers, voids, retransmissions, get ids); the
+ * owner's op waits for its own part and every lane's report and completes
+ * with the first error.
  * The parts' reports name the owner's op through a message slot, so one
  * that comes after the op went (connection reset) is ignored. A signal on
  * the owner side waits while parts of a put issued before it are out
@@ -82,6 +83,7 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 	op->rown_done = false;
 	for (uint32_t k = 1; k <= n; k++) {
 		struct engine_lane_part p = {
+			.opcode = op->opcode,
 			.lane = k,
 			.ep = c->ep->id,
 			.conn = c->id,
@@ -113,7 +115,8 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 		op->rlslot = 0;
 		return;
 	}
-	lput_add(c, op);
+	if (op->opcode == UCCL_OP_PUT)
+		lput_add(c, op);       /* signals wait for puts only */
 	e->st.lane_splits++;
 }
 
@@ -121,7 +124,7 @@ void lanes_forget(struct engine *e, struct opq_op *op)
 {
 	if (!op->rlslot)
 		return;
-	if (op->rlanes)
+	if (op->rlanes && op->opcode == UCCL_OP_PUT)
 		lput_del(op->rside, op);
 	remote_slot_put(e->rm, op->rlslot - 1);
 	op->rlslot = 0;
@@ -143,7 +146,7 @@ int engine_rconn_lanes(struct engine *e, uint32_t ep_id, uint32_t conn, uint32_t
 	return 0;
 }
 
-int engine_lane_put(struct engine *e, const struct engine_lane_part *p)
+int engine_lane_start(struct engine *e, const struct engine_lane_part *p)
 {
 	struct ep *ep = p ? eng_ep_get(e, p->ep) : NULL;
 	const struct mr *m;
@@ -164,6 +167,8 @@ int engine_lane_put(struct engine *e, const struct engine_lane_part *p)
 		return -EBADF;
 	if (p->len == 0 || !mr_range_ok(m, p->loff, p->len))
 		return -ERANGE;
+	if (p->opcode != UCCL_OP_PUT && p->opcode != UCCL_OP_GET)
+		return -EINVAL;
 	tmp = (struct opq_op){
 		.lmr = m,
 		.user_data = p->cookie,
@@ -172,7 +177,7 @@ int engine_lane_put(struct engine *e, const struct engine_lane_part *p)
 		.key = p->rkey,
 		.roff = p->roff,
 		.conn = p->conn,
-		.opcode = UCCL_OP_PUT,
+		.opcode = p->opcode,
 		.rmsg = OPQ_NO_RMSG,
 		.rorigin = p->origin,
 	};
@@ -205,7 +210,8 @@ int engine_lane_done(struct engine *e, uint64_t cookie, int res)
 		eng_count_err(e, res);
 	}
 	if (op->rlanes == 0) {
-		lput_del(c, op);
+		if (op->opcode == UCCL_OP_PUT)
+			lput_del(c, op);
 		remote_slot_put(e->rm, i);
 		op->rlslot = 0;
 		if (op->rown_done)

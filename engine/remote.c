@@ -768,6 +768,8 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	case UCCL_OP_GET:
 		op->rseq = c->r.get_seq++;     /* the get id its response carries */
 		op->rgot = 0;
+		if (c->r.nlanes)
+			lanes_split(e, c, op);
 		start_send(e, c->r.ch, op);
 		break;
 	case UCCL_OP_RECV:

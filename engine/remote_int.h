@@ -146,8 +146,8 @@ struct rslot *remote_slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx);
 void remote_release_signals(struct engine *e, struct conn *c);
 
 /* lanes.c, for remote.c */
-/* A put about to start on side c: split it over c's lanes if it is long
- * enough (op->len becomes its own part). */
+/* A put or get about to start on side c: split it over c's lanes if it is
+ * long enough (op->len becomes its own part). */
 void lanes_split(struct engine *e, struct conn *c, struct opq_op *op);
 /* Side c is detached: forget its puts' parts (they report to nobody). */
 void lanes_forget(struct engine *e, struct opq_op *op);

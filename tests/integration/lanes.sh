@@ -4,7 +4,8 @@
 # One endpoint pair, both endpoints on thread 0, moves verified data and
 # its large puts are split: sub-channel 1>1 carries half of them (the lane
 # sides on thread 1 of both daemons) while no endpoint runs there; the
-# accepting daemon's side splits too (a transfer the other way). A sender
+# accepting daemon's side splits too (a transfer the other way), and every
+# primitive (itest_client's) passes with its puts and get split. A sender
 # killed in the middle leaves both daemons serving, and a later transfer
 # splits again. With lanes = 0 on one daemon nothing is split and data
 # still moves. lanes must be below engine_threads (--check-config). No
@@ -107,6 +108,24 @@ q0=$(stat "$SOCK_B" lane_parts)
 expect "b -> a: 32M verified with lanes" xfer "$SOCK_B" "$SOCK_A" node-a l2 32M
 q1=$(stat "$SOCK_B" lane_parts)
 expect "b split its puts (lane parts $q0 -> $q1)" [ "$q1" -gt "$q0" ]
+
+# 2b. every primitive between them (itest_client pserve/pclient, as in
+# remote.sh): its 1 MiB puts and get are split, into and out of memfd and
+# registered memory, beside its signals, flush, sends and strict order
+g0=$(stat "$SOCK_A" lane_parts) h0=$(stat "$SOCK_B" lane_parts)
+UCCL_SOCKET=$SOCK_B "$ITEST" pserve prims >"$TMPD/pserve.out" 2>&1 &
+SP=$!
+wait_ep "$SOCK_B" prims
+UCCL_SOCKET=$SOCK_A "$ITEST" pclient node-b/prims >"$TMPD/pclient.out" 2>&1
+rc=$?
+wait $SP
+src=$?
+expect "every primitive across the lanes: client passed (rc $rc)" [ "$rc" -eq 0 ]
+expect "... server passed (rc $src)" [ "$src" -eq 0 ]
+[ "$rc" -eq 0 ] && [ "$src" -eq 0 ] || cat "$TMPD/pclient.out" "$TMPD/pserve.out"
+g1=$(stat "$SOCK_A" lane_parts) h1=$(stat "$SOCK_B" lane_parts)
+expect "both sides split puts or gets ($g0 -> $g1, $h0 -> $h1)" \
+	eval '[ "$g1" -gt "$g0" ] && [ "$h1" -gt "$h0" ]'
 
 # 3. a sender killed mid-transfer: its endpoint, connection and lanes go;
 # both daemons keep serving and split again

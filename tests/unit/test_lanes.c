@@ -268,7 +268,7 @@ static void carry(struct fx *f)
 			f->parts[keep++] = *p;    /* a slow lane thread */
 			continue;
 		}
-		r = engine_lane_put(f->e[0][p->lane], p);
+		r = engine_lane_start(f->e[0][p->lane], p);
 		if (r == -EAGAIN) {
 			f->parts[keep++] = *p;
 			continue;
@@ -540,6 +540,27 @@ static void test_split_put(void **state)
 	assert_int_equal(f->put_checks, 2);
 }
 
+/* A get over the threshold is split too: every byte of the peer's region
+ * lands, and it completes once, with its whole length. */
+static void test_split_get(void **state)
+{
+	struct fx *f = fx_open(state, 10, 5000);
+	uint64_t len = 5 * MiB + 777;
+
+	for (size_t i = 0; i < REG_LEN; i++)
+		f->dst[i] = (uint8_t)(i * 7 + 3);
+	f->lane_delay[1] = f->lane_delay[2] = 500 * US;   /* the parts come last */
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
+				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 1 });
+	run_until_cqes(f, 1);
+	assert_int_equal(cqe(f, 1)->res, 0);
+	assert_int_equal(cqe(f, 1)->len, len);
+	assert_memory_equal(f->src, f->dst, len);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
+	for (int k = 1; k < NT; k++)
+		assert_true(engine_stats(f->e[1][k])->remote_msgs > 0);   /* B's lanes answered */
+}
+
 /* Signals wait at the sender for the parts before them, so the receiver
  * never applies one early; under loss, duplication and reordering. */
 static void test_signal_behind_parts(void **state)
@@ -680,29 +701,33 @@ static void test_lane_lost_resets_connection(void **state)
 	assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE), 0);
 }
 
-/* engine_lane_put checks what a daemon could get wrong. */
+/* engine_lane_start checks what a daemon could get wrong. */
 static void test_lane_put_checks(void **state)
 {
 	struct fx *f = fx_open(state, 6, 0);
-	struct engine_lane_part p = { .lane = 1, .ep = EP_A, .conn = 0, .client_id = CLIENT_A,
-				      .lmr = 1, .loff = 0, .len = 4096, .rkey = KEY_B };
+	struct engine_lane_part p = { .opcode = UCCL_OP_PUT, .lane = 1, .ep = EP_A, .conn = 0,
+				      .client_id = CLIENT_A, .lmr = 1, .loff = 0, .len = 4096,
+				      .rkey = KEY_B };
 	struct engine_lane_part q;
 
 	q = p;
-	assert_int_equal(engine_lane_put(f->e[0][0], &q), -EINVAL);   /* not a shadow */
+	assert_int_equal(engine_lane_start(f->e[0][0], &q), -EINVAL);   /* not a shadow */
 	q = p;
 	q.conn = 3;
-	assert_int_equal(engine_lane_put(f->e[0][1], &q), -ENOTCONN);
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -ENOTCONN);
 	q = p;
 	q.lmr = 2;
-	assert_int_equal(engine_lane_put(f->e[0][1], &q), -EBADF);
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -EBADF);
 	q = p;
 	q.client_id = CLIENT_B;
-	assert_int_equal(engine_lane_put(f->e[0][1], &q), -EBADF);
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -EBADF);
 	q = p;
 	q.loff = REG_LEN - 100;
-	assert_int_equal(engine_lane_put(f->e[0][1], &q), -ERANGE);
-	assert_int_equal(engine_lane_put(f->e[0][1], NULL), -EINVAL);
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -ERANGE);
+	assert_int_equal(engine_lane_start(f->e[0][1], NULL), -EINVAL);
+	q = p;
+	q.opcode = UCCL_OP_SEND;
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -EINVAL);
 	assert_int_equal(engine_lane_done(f->e[0][0], 12345, 0), -ENOENT);
 	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, ENGINE_MAX_LANES + 1), -EINVAL);
 	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 5, 1), -ENOTCONN);
@@ -716,6 +741,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_split_put, teardown),
 		cmocka_unit_test_teardown(test_signal_behind_parts, teardown),
+		cmocka_unit_test_teardown(test_split_get, teardown),
 		cmocka_unit_test_teardown(test_part_refused, teardown),
 		cmocka_unit_test_teardown(test_reset_with_parts_out, teardown),
 		cmocka_unit_test_teardown(test_region_removed_on_lane, teardown),
