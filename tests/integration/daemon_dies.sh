@@ -11,11 +11,14 @@ for mode in socket pipe; do
 	"$ITEST" daemondies $([ $mode = pipe ] && echo pipe) >"$TMPD/dies.out" 2>&1 &
 	CPID=$!
 	BG_PIDS="$BG_PIDS $CPID"
-	for _ in $(seq 100); do grep -q ready "$TMPD/dies.out" && break; sleep 0.05; done
+	for _ in $(seq 400); do grep -q ready "$TMPD/dies.out" && break; sleep 0.05; done
 	expect "$mode doorbell: the client is attached" grep -q ready "$TMPD/dies.out"
 	sleep 0.5                       # the engine goes to sleep, asking for doorbells
 	kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
 	DAEMON_PID=
+	# its socket stays behind: start_daemon would take it for the next
+	# daemon's and the client would meet a refused connect
+	rm -f "$TMPD/run/ucclsvcd.sock"
 	wait "$CPID"
 	rc=$?
 	cat "$TMPD/dies.out"
