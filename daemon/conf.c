@@ -1228,6 +1228,22 @@ static size_t later(size_t a, size_t b)
 /* Checks between options, blamed on the later of the lines involved. */
 static int check_conf(struct parser *p, const struct conf *c)
 {
+	/* a process in another user namespace shows every group that is not
+	 * mapped into ours as the overflow gid: admitting it admits them all */
+	for (uint32_t i = 0; i < c->n_allow_gids; i++) {
+		if (c->allow_gids[i] == CONF_OVERFLOW_GID) {
+			p->lineno = line_of(p, "allow_gids");
+			fail_msg(p, "allow_gids: %u is the overflow gid (processes in other user "
+				 "namespaces show their unmapped groups as it)", CONF_OVERFLOW_GID);
+			return -EINVAL;
+		}
+	}
+	if (c->admin_gid == CONF_OVERFLOW_GID) {
+		p->lineno = line_of(p, "admin_gid");
+		fail_msg(p, "admin_gid: %u is the overflow gid (processes in other user namespaces "
+			 "show their unmapped groups as it)", CONF_OVERFLOW_GID);
+		return -EINVAL;
+	}
 	if (c->ring_depth > c->max_ring_depth) {
 		p->lineno = later(line_of(p, "ring_depth"), line_of(p, "max_ring_depth"));
 		fail_msg(p, "ring_depth %" PRIu32 " is larger than max_ring_depth %" PRIu32,

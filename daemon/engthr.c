@@ -147,7 +147,9 @@ static void stat_cb(void *arg, const char *name, uint64_t v)
 
 static int exec_ep_add(struct engthr *t, struct engcmd *c)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	/* RDHUP: a client that shut its socket doorbell down for writing
+	 * leaves it readable (EOF) for ever, without HUP */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 	uint32_t id = c->u.ep.p.ep_id;
 	int r;
 
@@ -457,7 +459,7 @@ static void sleep_until_work(struct engthr *t)
 
 			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC &&
 			    !(tag >= EV_LANE - CONF_MAX_ENGINE_THREADS && tag <= EV_LANE) && fd >= 0 &&
-			    (evs[i].events & (EPOLLHUP | EPOLLERR))) {
+			    (evs[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))) {
 				/* the client closed its end: the pipe would report
 				 * HUP on every wait and the thread never sleep
 				 * again. Its ring is still polled while there is

@@ -175,8 +175,14 @@ int lanethr_pass(struct lanethr *lt, const struct lanethr_ops *ops)
 	struct lanemsg *m;
 	int n = 0;
 
-	while (lt->ovf && lanebus_send(lt->bus, lt->index, lt->ovf->to, lt->ovf) == 0) {
-		lt->ovf = lt->ovf->next;
+	while ((m = lt->ovf)) {
+		/* once sent, m is the other thread's: it may be freed or
+		 * relinked before this line would read m->next */
+		struct lanemsg *next = m->next;
+
+		if (lanebus_send(lt->bus, lt->index, m->to, m) < 0)
+			break;
+		lt->ovf = next;
 		n++;
 	}
 	while ((m = lt->wait)) {

@@ -134,6 +134,31 @@ static int alloc_ep_id(struct daemon *d, uint32_t *id)
 	return -ENOSPC;
 }
 
+
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83               /* Linux 6.16 */
+#endif
+
+/* The SQ doorbell: a socket pair, so that the client's send can say
+ * MSG_NOSIGNAL in its one system call instead of masking SIGPIPE around a
+ * pipe write; refusing passed descriptors (SO_PASSRIGHTS off), or a client
+ * could send the engine thread files whose last close it would run when it
+ * reads the doorbell (one that blocks, such as a lingering TCP socket,
+ * would stall every endpoint of that thread). Where the kernel cannot
+ * refuse them, a pipe as before. db[0] is ours (read), db[1] the client's. */
+static int doorbell_pair(int db[2])
+{
+	int zero = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, db) == 0) {
+		if (setsockopt(db[0], SOL_SOCKET, SO_PASSRIGHTS, &zero, sizeof(zero)) == 0)
+			return 0;
+		close(db[0]);
+		close(db[1]);
+	}
+	return pipe2(db, O_CLOEXEC) < 0 ? -errno : 0;
+}
+
 static int ep_setup(struct dep *ep, uint32_t sq, uint32_t cq)
 {
 	size_t len = ring_region_layout(sq, cq, ep->max_conns, &ep->hdr);
@@ -156,12 +181,11 @@ static int ep_setup(struct dep *ep, uint32_t sq, uint32_t cq)
 	/* Not eventfds: each end is its own open file description, so a
 	 * client cannot make the engine's ends blocking (an eventfd shared
 	 * through SCM_RIGHTS shares O_NONBLOCK, and a full counter would then
-	 * block the engine thread in write). The doorbell is a socket pair,
-	 * so that the client's send can say MSG_NOSIGNAL in its one system
-	 * call instead of masking SIGPIPE around a pipe write. */
+	 * block the engine thread in write). */
 	int db[2], nt[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, db) < 0)
-		return -errno;
+	int r = doorbell_pair(db);
+	if (r < 0)
+		return r;
 	ep->doorbell_fd = db[0];
 	ep->doorbell_peer = db[1];
 	if (pipe2(nt, O_CLOEXEC) < 0)

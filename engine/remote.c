@@ -822,10 +822,8 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 		 * dropped on arrival (lmr is gone) and it completes with its
 		 * acknowledgement */
 		if (op->rflags & RFL_QUEUED) {
-			if (c->r.get_last == op)
-				c->r.get_last = NULL;
 			queue_del(c->r.ch, op);
-			eng_op_finish_waiting(e, c, op);
+			remote_op_finish(e, op, -ECANCELED);   /* waits for its lane parts */
 		}
 		break;
 	default:

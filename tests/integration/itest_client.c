@@ -25,8 +25,10 @@
  *   connect TARGET MS   one connect with that timeout; prints its result
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
- *   hup SECONDS         create an endpoint, close its doorbell (the SQ
- *                       socket's client end) under the library, print
+ *   hup SECONDS [shut]  create an endpoint, close its doorbell (the SQ
+ *                       socket's client end) under the library (with shut:
+ *                       shut it down for writing, keeping it open), try to
+ *                       pass it a descriptor first (refused), print
  *                       "closed", then stay attached for SECONDS
  *   daemondies [pipe]   an endpoint whose daemon is killed: waits end with
  *                       -ECONNRESET and ringing the doorbell raises no
@@ -824,36 +826,96 @@ static int mode_peer(const char *name)
  * among them: what a client may do by mistake or on purpose, and what the
  * library does when a destroy request fails. The daemon must not spin on
  * the HUP. */
-/* The endpoints' doorbells under the library: the Unix sockets whose peer
- * has no name (the control connection's peer is the daemon's path). */
-static int doorbells(int *fds, int max)
+/* Descriptors that may be a doorbell: Unix sockets, and pipes we write
+ * (a kernel that cannot refuse passed descriptors gets a pipe). */
+static void doorbell_candidates(bool cand[1024], bool sock[1024])
 {
-	int n = 0;
+	char path[64], link[64];
 
-	for (int fd = 3; fd < 1024 && n < max; fd++) {
+	for (int fd = 0; fd < 1024; fd++) {
 		struct sockaddr_un sa;
 		socklen_t len = sizeof(sa);
+		ssize_t k;
+		int fl;
 
-		if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0 && sa.sun_family == AF_UNIX &&
-		    len <= sizeof(sa.sun_family))
-			fds[n++] = fd;
+		cand[fd] = sock[fd] = false;
+		if (getsockname(fd, (struct sockaddr *)&sa, &len) == 0 && sa.sun_family == AF_UNIX) {
+			cand[fd] = sock[fd] = true;
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k <= 0)
+			continue;
+		link[k] = '\0';
+		fl = fcntl(fd, F_GETFL);
+		cand[fd] = strncmp(link, "pipe:", 5) == 0 && fl >= 0 && (fl & O_ACCMODE) == O_WRONLY;
+	}
+}
+
+/* A new endpoint, and its doorbell under the library: the candidate that
+ * creating it added. Returns how many were added (1), the first in *fd. */
+static int ep_with_doorbell(struct uccl_ctx *ctx, struct uccl_ep **ep, int *fd, bool *is_sock)
+{
+	static bool before[1024], after[1024], sock[1024], unused[1024];
+	int n = 0;
+
+	doorbell_candidates(before, unused);
+	if (uccl_ep_create(ctx, NULL, ep) < 0)
+		return -1;
+	doorbell_candidates(after, sock);
+	for (int i = 0; i < 1024; i++) {
+		if (after[i] && !before[i]) {
+			if (n++ == 0) {
+				*fd = i;
+				*is_sock = sock[i];
+			}
+		}
 	}
 	return n;
 }
 
-static int mode_hup(unsigned seconds)
+/* Pass fd 0 over the doorbell: 0 if it went, else -errno. */
+static int pass_fd(int doorbell)
+{
+	char byte = 1, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int zero = 0;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &zero, sizeof(zero));
+	return sendmsg(doorbell, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static int mode_hup(unsigned seconds, bool shut)
 {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *ep;
-	int fds[8], closed;
+	int fd = -1, n, r;
+	bool sock = false;
 
 	who = " [hup]";
 	TRY(NULL, uccl_attach(NULL, "itest-hup", &ctx));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
-	closed = doorbells(fds, 8);
-	for (int i = 0; i < closed; i++)
-		close(fds[i]);
-	check(closed == 1, "closed the endpoint's doorbell (%d sockets)", closed);
+	n = ep_with_doorbell(ctx, &ep, &fd, &sock);
+	if (n == 1 && sock) {
+		/* the engine thread must never receive (and close) our files */
+		r = pass_fd(fd);
+		check(r == -EPERM, "the daemon refuses a descriptor passed over the doorbell (%d)", r);
+	}
+	if (n == 1) {
+		if (shut && sock)
+			shutdown(fd, SHUT_WR);
+		else
+			close(fd);
+	}
+	check(n == 1, "closed the endpoint's doorbell (%d: %s)", n,
+	      sock ? (shut ? "socket shut down for writing" : "socket") : "pipe");
 	printf("closed\n");
 	fflush(stdout);
 	sleep(seconds);
@@ -874,16 +936,16 @@ static int mode_daemondies(bool pipe_doorbell)
 	struct uccl_cqe cqe;
 	int64_t t0, dt;
 	int r, fd, p[2];
+	bool sock;
 
 	signal(SIGPIPE, SIG_DFL);
 	who = " [daemondies]";
 	TRY(NULL, uccl_attach(NULL, "itest-daemondies", &ctx));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	check(ep_with_doorbell(ctx, &ep, &fd, &sock) == 1, "endpoint created, its doorbell found");
 	if (pipe_doorbell) {
 		/* what a daemon before the socket pair handed out, its reader
 		 * already gone: the library must fall back to write() */
-		check(doorbells(&fd, 1) == 1 && pipe(p) == 0 && dup2(p[1], fd) == fd,
-		      "the doorbell is now a pipe");
+		check(pipe(p) == 0 && dup2(p[1], fd) == fd, "the doorbell is now a pipe");
 		close(p[0]);
 		close(p[1]);
 	}
@@ -1146,12 +1208,12 @@ int main(int argc, char **argv)
 	if (argc >= 4 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], atoi(argv[3]));
 	if (argc >= 3 && strcmp(argv[1], "hup") == 0)
-		return mode_hup((unsigned)atoi(argv[2]));
+		return mode_hup((unsigned)atoi(argv[2]), argc >= 4 && strcmp(argv[3], "shut") == 0);
 	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
 		return mode_badinput(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"
-		"hold NAME|peer NAME|badinput SOCKET|daemondies [pipe]\n");
+		"hold NAME|peer NAME|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]\n");
 	return 2;
 }

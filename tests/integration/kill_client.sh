@@ -49,17 +49,22 @@ engine_ticks() {
 	done
 	echo "$sum"
 }
-"$ITEST" hup 5 >"$TMPD/hup.out" 2>&1 &
-HUP=$!; BG_PIDS="$BG_PIDS $HUP"
-for _ in $(seq 100); do grep -q closed "$TMPD/hup.out" && break; sleep 0.05; done
-expect "a client closed its endpoint's doorbell" grep -q '^ok.*closed the endpoint' "$TMPD/hup.out"
-sleep 0.3
-t0=$(engine_ticks)
-sleep 2
-ticks=$(( $(engine_ticks) - t0 ))
-# an engine spinning on the pipe's HUP takes ~200 of 200 ticks; an idle one 0-2
-expect "the engine sleeps with a closed doorbell ($ticks ticks of CPU in 2 s)" [ "$ticks" -lt 40 ]
-kill "$HUP" 2>/dev/null; wait "$HUP" 2>/dev/null
+for how in close shut; do
+	"$ITEST" hup 5 $([ $how = shut ] && echo shut) >"$TMPD/hup.out" 2>&1 &
+	HUP=$!; BG_PIDS="$BG_PIDS $HUP"
+	for _ in $(seq 100); do grep -q closed "$TMPD/hup.out" && break; sleep 0.05; done
+	expect "$how: a client closed its endpoint's doorbell" grep -q '^ok.*closed the endpoint' "$TMPD/hup.out"
+	expect "... the daemon refused a descriptor passed over it" \
+		eval 'grep -q "^ok.*refuses a descriptor" "$TMPD/hup.out" || grep -q "(1 pipe)" "$TMPD/hup.out"'
+	sleep 0.3
+	t0=$(engine_ticks)
+	sleep 2
+	ticks=$(( $(engine_ticks) - t0 ))
+	# an engine spinning on the doorbell's HUP or EOF takes ~200 of 200
+	# ticks; an idle one 0-2
+	expect "... the engine sleeps ($ticks ticks of CPU in 2 s)" [ "$ticks" -lt 40 ]
+	kill "$HUP" 2>/dev/null; wait "$HUP" 2>/dev/null
+done
 expect "daemon still serves after it" "$ITEST" backpressure
 stop_daemon
 finish

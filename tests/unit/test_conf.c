@@ -245,6 +245,12 @@ static void test_engine_threads(void **state)
 	expect_error("engine_cpu = 1\nengine_threads = 2\n", -EINVAL,
 		     "t.conf:2: engine_cpu: pins the only engine thread; with engine_threads or "
 		     "engine_cpus use engine_cpus");
+	expect_error("allow_gids = 10, 65534\n", -EINVAL,
+		     "t.conf:1: allow_gids: 65534 is the overflow gid (processes in other user "
+		     "namespaces show their unmapped groups as it)");
+	expect_error("admin_gid = 65534\n", -EINVAL,
+		     "t.conf:1: admin_gid: 65534 is the overflow gid (processes in other user "
+		     "namespaces show their unmapped groups as it)");
 	expect_error("engine_threads = 2\nlanes = 2\n", -EINVAL,
 		     "t.conf:2: lanes = 2 needs engine_threads >= 3 (a lane is another engine thread)");
 	expect_error("lanes = 1\n", -EINVAL,

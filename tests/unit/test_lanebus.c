@@ -16,8 +16,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "daemon/lanebus.h"
 
@@ -219,6 +221,73 @@ static void test_full_queue(void **state)
 	fx_free(x);
 }
 
+/* Two real threads through 2-deep queues: everything waits in the
+ * senders' overflow lists most of the time, and every part still gets
+ * exactly one report (a message handed to the queue is the other
+ * thread's at once: the sender must not read it again). */
+#define STRESS_N 20000
+
+struct stress {
+	struct lanethr *lt;
+	uint8_t *seen;                 /* thread 0: reports per cookie */
+	int reports;
+	bool done;
+};
+
+static int stress_put(void *arg, const struct engine_lane_part *p)
+{
+	struct stress *s = arg;
+
+	return lanethr_report(s->lt, p->origin, p->cookie, 0) == 0 ? 0 : -EIO;
+}
+
+static void stress_done(void *arg, uint64_t cookie, int res)
+{
+	struct stress *s = arg;
+
+	if (res == 0 && cookie < STRESS_N)
+		s->seen[cookie]++;
+	s->reports++;
+}
+
+static void *stress_lane(void *arg)
+{
+	struct stress *s = arg;
+	const struct lanethr_ops ops = { .put = stress_put, .done = stress_done, .arg = s };
+
+	while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+		lanethr_pass(s->lt, &ops);
+	return NULL;
+}
+
+static void test_two_threads(void **state)
+{
+	struct fx *x = fx_new(2);
+	struct stress s0 = { .lt = &x->t0 }, s1 = { .lt = &x->t1 };
+	const struct lanethr_ops ops = { .put = stress_put, .done = stress_done, .arg = &s0 };
+	pthread_t t;
+
+	(void)state;
+	s0.seen = calloc(STRESS_N, 1);
+	assert_non_null(s0.seen);
+	assert_int_equal(pthread_create(&t, NULL, stress_lane, &s1), 0);
+	for (uint64_t c = 0; c < STRESS_N; c++) {
+		submit(x, c);
+		if (c % 64 == 0)
+			lanethr_pass(&x->t0, &ops);
+	}
+	for (time_t end = time(NULL) + 30; s0.reports < STRESS_N && time(NULL) < end;)
+		lanethr_pass(&x->t0, &ops);     /* a lost report would wait for ever */
+	__atomic_store_n(&s1.done, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	for (uint64_t c = 0; c < STRESS_N; c++)
+		if (s0.seen[c] != 1)
+			fail_msg("part %llu reported %u times", (unsigned long long)c, s0.seen[c]);
+	assert_int_equal(s0.reports, STRESS_N);
+	free(s0.seen);
+	fx_free(x);
+}
+
 static void test_bad_lane(void **state)
 {
 	struct fx *x = fx_new(4);
@@ -245,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_no_room_then_room),
 		cmocka_unit_test(test_refused_and_inside),
 		cmocka_unit_test(test_full_queue),
+		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_bad_lane),
 	};
 

@@ -61,6 +61,8 @@ struct done_msg {
 	int res;
 };
 
+static uint64_t g_ep_inflight;     /* A's max_ep_inflight_bytes for the next fx_open */
+
 struct fx {
 	struct engine *e[2][NT];
 	struct engine_mem_ops mem;
@@ -428,6 +430,7 @@ static struct fx *fx_open(void **state, uint64_t seed, uint32_t loss_ppm)
 				.max_endpoints = 8, .max_mrs = 4, .poll_batch = 64, .mem = &f->mem,
 				.max_chans = 1, .lane_min_bytes = SPLIT_MIN,
 				.lane_submit = lane_submit, .lane_done = lane_done, .lane_arg = f,
+				.max_ep_inflight_bytes = h == 0 && k == 0 ? g_ep_inflight : 0,
 			};
 			struct tpchan_params cp = chan_params(h, k, seed);
 			struct mr m = { .id = 1, .client_id = h ? CLIENT_B : CLIENT_A,
@@ -494,6 +497,14 @@ static void signal_after(struct fx *f, uint64_t off, uint64_t len, uint64_t ud)
 	f->want_off[f->nwant] = off;
 	f->want_len[f->nwant++] = len;
 	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_SIGNAL, .conn = 0, .user_data = ud });
+}
+
+static bool has_cqe(struct fx *f, uint64_t ud)
+{
+	for (int i = 0; i < f->nlog; i++)
+		if (f->log[i].user_data == ud)
+			return true;
+	return false;
 }
 
 static const struct uccl_cqe *cqe(struct fx *f, uint64_t ud)
@@ -701,6 +712,36 @@ static void test_lane_lost_resets_connection(void **state)
 	assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE), 0);
 }
 
+/* A split get whose own request still waits in its channel's queue (the
+ * endpoint's in-flight budget is taken) is cancelled by its region's
+ * removal: it completes only once its parts reported, and the endpoint
+ * going afterwards leaves no part pointing at it (a helper's review found
+ * it returned to its pool at once; ASan saw the late report write there). */
+static void test_cancel_queued_split_get(void **state)
+{
+	struct fx *f;
+
+	g_ep_inflight = 64 * KiB;
+	f = fx_open(state, 11, 0);
+	g_ep_inflight = 0;
+	f->hold_from = 4 * MiB;       /* the get's parts wait at the lane threads */
+	put(f, 0, 512 * KiB, 1);      /* not split: in flight, holds the budget */
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 4 * MiB,
+				     .rkey = KEY_B, .roff = 0, .len = 3 * MiB, .user_data = 2 });
+	engine_poll(f->e[0][0], f->now);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_splits, 1);
+	assert_int_equal(engine_mr_remove(f->e[0][0], CLIENT_A, 1), 0);
+	observe(f);
+	assert_false(has_cqe(f, 2));  /* its parts are out */
+	f->hold_from = 0;
+	run_until_cqes(f, 2);
+	assert_int_equal(cqe(f, 2)->res, -ECANCELED);
+	assert_int_equal(engine_ep_remove(f->e[0][0], EP_A), 0);
+	for (int i = 0; i < 200; i++)
+		step(f);
+	assert_int_equal(f->late_dones, 0);
+}
+
 /* engine_lane_start checks what a daemon could get wrong. */
 static void test_lane_put_checks(void **state)
 {
@@ -748,6 +789,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_shadow_removed_under_part, teardown),
 		cmocka_unit_test_teardown(test_signal_not_held_by_later_parts, teardown),
 		cmocka_unit_test_teardown(test_lane_lost_resets_connection, teardown),
+		cmocka_unit_test_teardown(test_cancel_queued_split_get, teardown),
 		cmocka_unit_test_teardown(test_lane_put_checks, teardown),
 	};
 
