@@ -812,10 +812,31 @@ struct conn *eng_conn_make(struct ep *ep, uint32_t id)
 	return &chunk[id % CONN_CHUNK];
 }
 
+/* A new endpoint's common part, not yet in the engine: *out, or -EINVAL
+ * (bounds), -ENOMEM. max_conns is checked against the caller's bound. */
+static int ep_new(uint32_t ep_id, uint32_t client_id, uint32_t max_conns, uint32_t conn_bound,
+		  uint32_t max_outstanding, struct ep **out)
+{
+	struct ep *ep;
+
+	if (max_conns == 0 || max_conns > conn_bound || max_outstanding == 0 ||
+	    max_outstanding > EP_MAX_OUTSTANDING)
+		return -EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->id = ep_id;
+	ep->client_id = client_id;
+	ep->max_conns = max_conns;
+	ep->max_outstanding = max_outstanding;
+	*out = ep;
+	return 0;
+}
+
 int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 {
 	const struct uccl_shm_hdr *h;
-	struct ep *ep;
+	struct ep *ep = NULL;
 	int r;
 
 	/* the semaphores are u64 atomics: the region must keep them aligned */
@@ -828,18 +849,10 @@ int engine_ep_add(struct engine *e, const struct engine_ep_params *p)
 	/* The header is our own trusted copy; checking it still catches a
 	 * caller that pairs the wrong header with a region. */
 	r = ring_region_check(h, p->region_len);
+	if (r == 0)
+		r = ep_new(p->ep_id, p->client_id, p->max_conns, h->sem_count, p->max_outstanding, &ep);
 	if (r < 0)
 		return r;
-	if (p->max_conns == 0 || p->max_conns > h->sem_count || p->max_outstanding == 0 ||
-	    p->max_outstanding > EP_MAX_OUTSTANDING)
-		return -EINVAL;
-	ep = calloc(1, sizeof(*ep));
-	if (!ep)
-		return -ENOMEM;
-	ep->id = p->ep_id;
-	ep->client_id = p->client_id;
-	ep->max_conns = p->max_conns;
-	ep->max_outstanding = p->max_outstanding;
 	ring_side_init(&ep->sq, p->region, h->sq_ctl_off, h->sq_off, h->sq_entries,
 		       h->sq_entry_size);
 	ring_side_init(&ep->cq, p->region, h->cq_ctl_off, h->cq_off, h->cq_entries,
@@ -855,25 +868,21 @@ int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint
 		      uint32_t max_outstanding)
 {
 	struct ep *ep;
+	int r;
 
-	if (ep_id >= e->max_endpoints || max_conns == 0 || max_conns > (1u << 16) ||
-	    max_outstanding == 0 || max_outstanding > EP_MAX_OUTSTANDING)
+	if (ep_id >= e->max_endpoints)
 		return -EINVAL;
 	if (e->eps[ep_id])
 		return -EBUSY;
-	ep = calloc(1, sizeof(*ep));
-	if (!ep)
-		return -ENOMEM;
+	r = ep_new(ep_id, client_id, max_conns, 1u << 16, max_outstanding, &ep);
+	if (r < 0)
+		return r;
 	/* a peer may still send a signal to a lane side: it lands here */
 	ep->sems = calloc(max_conns, sizeof(*ep->sems));
 	if (!ep->sems) {
 		free(ep);
 		return -ENOMEM;
 	}
-	ep->id = ep_id;
-	ep->client_id = client_id;
-	ep->max_conns = max_conns;
-	ep->max_outstanding = max_outstanding;
 	ep->shadow = true;
 	ep->live_pos = UINT32_MAX;
 	/* off engine.live (nothing to poll); on its own list for
