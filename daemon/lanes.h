@@ -45,7 +45,8 @@ int lanes_connect(struct session *s, struct dep *ep, uint32_t conn, uint32_t n, 
 void lanes_unbind(struct daemon *d, const struct dep *ep, uint32_t conn, uint32_t n);
 /* The peer closed: conn's lanes are reset like its own side. */
 void lanes_reset(struct daemon *d, const struct dep *ep, uint32_t conn, uint32_t n);
-/* ep goes: its shadow endpoints on every other thread too. */
+/* ep went (its own thread removed it; its id is about to be released):
+ * its shadow endpoints on every other thread go too. */
 void lanes_ep_gone(struct daemon *d, const struct dep *ep);
 
 #endif

@@ -312,6 +312,9 @@ void sess_ep_release_done(struct engcmd *c)
 	struct dep *ep = s->d->eps[c->u.ep_id];
 
 	if (ep && ep->s == s) {
+		/* its lane sides' shadow endpoints go too, queued before any
+		 * later use of the id (released just below) */
+		lanes_ep_gone(s->d, ep);
 		unlink_ep(s, ep);
 		free_ep(s->d, ep);
 	}
@@ -342,5 +345,4 @@ void sess_ep_destroy(struct session *s, UcclCtl__EpDestroyReq *q)
 	sess_ep_reset_peers(s->d, ep);
 	c->u.ep_id = ep->id;
 	engthr_submit(EP_THR(s->d, ep), c);
-	lanes_ep_gone(s->d, ep);
 }

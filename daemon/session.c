@@ -21,7 +21,6 @@
 #include "daemon/chancc.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
-#include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/names.h"
@@ -416,7 +415,6 @@ void session_close(struct session *s, const char *reason, bool bad_input)
 			abort();   /* cannot leave mapped memory behind */
 		c->u.ep_id = ep->id;
 		engthr_submit(EP_THR(d, ep), c);
-		lanes_ep_gone(d, ep);
 	}
 	for (struct smr *m = s->mrs; m; m = m->next) {
 		struct engcmd *c = session_cmd_new(s, ENGCMD_MR_REMOVE, sess_mem_release_done);

@@ -889,6 +889,7 @@ int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint
 	 * engine_mr_remove */
 	ep->shadow_next = e->shadows;
 	e->shadows = ep;
+	e->st.shadow_eps++;
 	e->eps[ep_id] = ep;
 	return 0;
 }
@@ -909,6 +910,7 @@ int engine_ep_remove(struct engine *e, uint32_t ep_id)
 	for (struct ep **pp = &e->shadows; ep->shadow && *pp; pp = &(*pp)->shadow_next) {
 		if (*pp == ep) {
 			*pp = ep->shadow_next;
+			e->st.shadow_eps--;
 			break;
 		}
 	}
@@ -1126,7 +1128,7 @@ static const struct {
 	STAT(rx_delivered), STAT(rx_refused_conn), STAT(rx_refused_access), STAT(rx_refused_range),
 	STAT(rx_refused_nobuf), STAT(rx_refused_other), STAT(rx_no_chan), STAT(unexpected_bytes),
 	STAT(unexpected_msgs), STAT(rx_signals_held), STAT(put_records),
-	STAT(lane_splits), STAT(lane_parts),
+	STAT(lane_splits), STAT(lane_parts), STAT(shadow_eps),
 };
 
 void engine_stats_foreach(const struct engine *e, void (*fn)(void *arg, const char *name, uint64_t v),

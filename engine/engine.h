@@ -139,6 +139,7 @@ struct engine_stats {
 					* peer's puts (partial, out of order, signals held) */
 	uint64_t lane_splits;          /* puts split over lanes */
 	uint64_t lane_parts;           /* parts handed to lanes */
+	uint64_t shadow_eps;           /* now: shadow endpoints (lane sides' owners here) */
 };
 
 struct engine *engine_new(const struct engine_params *p);

@@ -177,6 +177,15 @@ r0=$(stat "$SOCK_A" lane_parts)
 expect "a -> b after the kill: 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l4 32M
 r1=$(stat "$SOCK_A" lane_parts)
 expect "... split again ($r0 -> $r1)" [ "$r1" -gt "$r0" ]
+# every client is gone: so are the shadow endpoints of its lanes
+no_shadows() {
+	for _ in $(seq 100); do
+		[ "$(stat "$SOCK_A" shadow_eps)" = 0 ] && [ "$(stat "$SOCK_B" shadow_eps)" = 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+expect "no shadow endpoint is left on either daemon" no_shadows
 
 # 4. b restarted with lanes = 0: connections get no lanes, data still moves
 kill -TERM "$PID_B"

@@ -1193,8 +1193,8 @@ static void test_stats_foreach_names_every_counter(void **state)
 	run1(f, 0, SQE(.opcode = UCCL_OP_NOP));
 	engine_stats_foreach(f->e, name_cb, &x);
 	/* 4 + 7 opcodes + bytes + 7 errors + corrupt_rings + notifies + 14 remote
-	 * + 2 lanes */
-	assert_int_equal(x.n, 37);
+	 * + 3 lanes */
+	assert_int_equal(x.n, 38);
 	assert_true(x.sqes && x.cqes && x.op_put && x.err_access && x.notifies);
 	assert_int_equal(x.sqes_v, 2);
 }

@@ -629,8 +629,11 @@ static void test_reset_with_parts_out(void **state)
 	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
 	assert_int_equal(engine_conn_remove(f->e[0][0], EP_A, 0), 0);
 	/* the lanes go with the connection: their parts report, to nobody */
-	for (int k = 1; k < NT; k++)
+	for (int k = 1; k < NT; k++) {
+		assert_int_equal(engine_stats(f->e[0][k])->shadow_eps, 1);
 		assert_int_equal(engine_ep_remove(f->e[0][k], EP_A), 0);
+		assert_int_equal(engine_stats(f->e[0][k])->shadow_eps, 0);
+	}
 	carry(f);
 	assert_true(f->late_dones >= 1);
 	assert_int_equal(f->nlog, 1);
