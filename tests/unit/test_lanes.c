@@ -26,6 +26,7 @@
 
 #include "engine/engine.h"
 #include "engine/ring.h"
+#include "tests/unit/pktheap.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -47,13 +48,6 @@
 #define WIRE(conn, gen) ((uint32_t)(conn) | (uint32_t)(gen) << 16)
 #define TOKEN(t, gen, to) (0x1a4e000000000000ull | (uint64_t)(t) << 16 | (uint64_t)(gen) << 8 | (to))
 #define SPLIT_MIN ((uint64_t)1 * MiB)
-
-struct pkt {
-	uint64_t t, seq;
-	uint8_t *buf;
-	uint32_t len;
-	uint8_t host, thr;           /* where it goes */
-};
 
 struct done_msg {
 	uint32_t origin;
@@ -80,8 +74,7 @@ struct fx {
 	uint32_t loss_ppm, dup_ppm;
 	uint32_t lane_loss[NT];       /* per wire pair, ppm (1000000: cut) */
 	uint64_t lane_delay[NT];      /* per wire pair, added to every packet */
-	struct pkt *heap;
-	size_t nheap, capheap;
+	struct pktheap q;             /* packets on the wires */
 	uint8_t *txbuf[BATCH];
 	struct engine_txpkt txp[BATCH];
 	/* the daemon's queues between threads */
@@ -139,67 +132,17 @@ static void lane_done(void *arg, uint32_t origin, uint64_t cookie, int res)
 
 static uint64_t rnd(struct fx *f)
 {
-	uint64_t x = f->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	f->rng = x;
-	return x * 0x2545f4914f6cdd1dull;
+	return xrnd(&f->rng);
 }
 
 static bool chance(struct fx *f, uint32_t ppm)
 {
-	return ppm && (rnd(f) >> 11) % 1000000 < ppm;
-}
-
-static bool pkt_less(const struct pkt *a, const struct pkt *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static void heap_push(struct fx *f, struct pkt p)
-{
-	size_t i;
-
-	if (f->nheap == f->capheap) {
-		f->capheap = f->capheap ? 2 * f->capheap : 1024;
-		f->heap = realloc(f->heap, f->capheap * sizeof(*f->heap));
-		assert_non_null(f->heap);
-	}
-	i = f->nheap++;
-	while (i > 0 && pkt_less(&p, &f->heap[(i - 1) / 2])) {
-		f->heap[i] = f->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	f->heap[i] = p;
-}
-
-static struct pkt heap_pop(struct fx *f)
-{
-	struct pkt top = f->heap[0], last = f->heap[--f->nheap];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= f->nheap)
-			break;
-		if (c + 1 < f->nheap && pkt_less(&f->heap[c + 1], &f->heap[c]))
-			c++;
-		if (!pkt_less(&f->heap[c], &last))
-			break;
-		f->heap[i] = f->heap[c];
-		i = c;
-	}
-	if (f->nheap)
-		f->heap[i] = last;
-	return top;
+	return xchance(&f->rng, ppm);
 }
 
 static void wire_put(struct fx *f, int host, int thr, const struct engine_txpkt *p)
 {
-	struct pkt k = { .len = p->len, .host = (uint8_t)!host, .thr = (uint8_t)thr };
+	struct pkt_ev k = { .len = p->len, .to = (uint8_t)!host, .thr = (uint8_t)thr };
 
 	if (chance(f, f->loss_ppm) || chance(f, f->lane_loss[thr]))
 		return;
@@ -211,16 +154,16 @@ static void wire_put(struct fx *f, int host, int thr, const struct engine_txpkt 
 	if (p->payload)
 		memcpy(k.buf + p->hdr_len, p->payload, p->len - p->hdr_len);
 	if (chance(f, f->dup_ppm)) {
-		struct pkt d = k;
+		struct pkt_ev d = k;
 
 		d.buf = malloc(k.len);
 		assert_non_null(d.buf);
 		memcpy(d.buf, k.buf, k.len);
 		d.t += 1 + rnd(f) % (3 * US);
 		d.seq = f->seq++;
-		heap_push(f, d);
+		pktheap_push(&f->q, d);
 	}
-	heap_push(f, k);
+	pktheap_push(&f->q, k);
 }
 
 /* A's completions into the log; and the signal check: whenever B's
@@ -312,8 +255,8 @@ static int step(struct fx *f)
 	}
 	carry(f);
 	observe(f);
-	if (f->nheap)
-		t = f->heap[0].t;
+	if (f->q.n)
+		t = f->q.v[0].t;
 	for (int h = 0; h < 2; h++) {
 		for (int k = 0; k < NT; k++) {
 			uint64_t d = engine_next_deadline(f->e[h][k]);
@@ -328,10 +271,10 @@ static int step(struct fx *f)
 		return 0;
 	if (t > f->now)
 		f->now = t;
-	while (f->nheap && f->heap[0].t <= f->now) {
-		struct pkt k = heap_pop(f);
+	while (f->q.n && f->q.v[0].t <= f->now) {
+		struct pkt_ev k = pktheap_pop(&f->q);
 
-		engine_rx(f->e[k.host][k.thr], 0, k.buf, k.len, f->now);
+		engine_rx(f->e[k.to][k.thr], 0, k.buf, k.len, f->now);
 		free(k.buf);
 		observe(f);
 	}
@@ -381,9 +324,7 @@ static void fx_free(struct fx *f)
 	for (int h = 0; h < 2; h++)
 		for (int k = 0; k < NT; k++)
 			engine_free(f->e[h][k]);
-	for (size_t i = 0; i < f->nheap; i++)
-		free(f->heap[i].buf);
-	free(f->heap);
+	pktheap_free(&f->q);
 	for (int i = 0; i < BATCH; i++)
 		free(f->txbuf[i]);
 	free(f->region);

@@ -24,6 +24,7 @@
 #include "engine/engine.h"
 #include "engine/ring.h"
 #include "engine/wire.h"
+#include "tests/unit/pktheap.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -117,13 +118,6 @@ struct host {
 	uint64_t oob_copies;          /* copies the engine asked for outside a region */
 };
 
-struct ev {
-	uint64_t t, seq;
-	uint8_t *buf;
-	uint32_t len;
-	uint8_t to;
-};
-
 struct link_stats {
 	uint64_t sent[2], lost[2], dup[2], delivered[2], rx_errors[2];
 	uint64_t steps;
@@ -140,8 +134,7 @@ struct fx {
 	struct host h[2];
 	uint64_t now, seq, rng;
 	uint64_t free_at[2];          /* a host's link is busy sending until then */
-	struct ev *heap;
-	size_t nheap, capheap;
+	struct pktheap q;             /* packets on the wire */
 	uint8_t *txbuf[BATCH];
 	struct engine_txpkt txp[BATCH];
 	struct link_stats ls;
@@ -321,9 +314,7 @@ static void fx_free(struct fx *f)
 		free(h->mr2);
 		free(h->mr_c);
 	}
-	for (size_t i = 0; i < f->nheap; i++)
-		free(f->heap[i].buf);
-	free(f->heap);
+	pktheap_free(&f->q);
 	for (int i = 0; i < BATCH; i++)
 		free(f->txbuf[i]);
 	free(f->saved.mr1);
@@ -469,68 +460,18 @@ static int cqe_pos(struct fx *f, int side, uint64_t user_data)
 
 static uint64_t rnd(struct fx *f)
 {
-	uint64_t x = f->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	f->rng = x;
-	return x * 0x2545f4914f6cdd1dull;
+	return xrnd(&f->rng);
 }
 
 static bool chance(struct fx *f, uint32_t ppm)
 {
-	return ppm && (rnd(f) >> 11) % 1000000 < ppm;
-}
-
-static bool ev_less(const struct ev *a, const struct ev *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static void heap_push(struct fx *f, struct ev e)
-{
-	size_t i;
-
-	if (f->nheap == f->capheap) {
-		f->capheap = f->capheap ? 2 * f->capheap : 1024;
-		f->heap = realloc(f->heap, f->capheap * sizeof(*f->heap));
-		assert_non_null(f->heap);
-	}
-	i = f->nheap++;
-	while (i > 0 && ev_less(&e, &f->heap[(i - 1) / 2])) {
-		f->heap[i] = f->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	f->heap[i] = e;
-}
-
-static struct ev heap_pop(struct fx *f)
-{
-	struct ev top = f->heap[0], last = f->heap[--f->nheap];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= f->nheap)
-			break;
-		if (c + 1 < f->nheap && ev_less(&f->heap[c + 1], &f->heap[c]))
-			c++;
-		if (!ev_less(&f->heap[c], &last))
-			break;
-		f->heap[i] = f->heap[c];
-		i = c;
-	}
-	if (f->nheap)
-		f->heap[i] = last;
-	return top;
+	return xchance(&f->rng, ppm);
 }
 
 /* One packet leaves host `from` on path `path`: 100 Gb/s, 10 us away. */
 static void wire_put(struct fx *f, int from, const uint8_t *pkt, uint32_t len, uint16_t path)
 {
-	struct ev e = { .len = len, .to = (uint8_t)!from };
+	struct pkt_ev e = { .len = len, .to = (uint8_t)!from };
 	uint64_t depart = f->now > f->free_at[from] ? f->now : f->free_at[from];
 
 	depart += (uint64_t)len * 8 / 100;
@@ -557,17 +498,17 @@ static void wire_put(struct fx *f, int from, const uint8_t *pkt, uint32_t len, u
 	assert_non_null(e.buf);
 	memcpy(e.buf, pkt, len);
 	if (chance(f, f->p.dup_ppm)) {
-		struct ev d = e;
+		struct pkt_ev d = e;
 
 		d.buf = malloc(len);
 		assert_non_null(d.buf);
 		memcpy(d.buf, pkt, len);
 		d.t += 1 + (f->p.jitter_ns ? rnd(f) % f->p.jitter_ns : 0);
 		d.seq = f->seq++;
-		heap_push(f, d);
+		pktheap_push(&f->q, d);
 		f->ls.dup[from]++;
 	}
-	heap_push(f, e);
+	pktheap_push(&f->q, e);
 }
 
 static void observe(struct fx *f)
@@ -630,8 +571,8 @@ static int step(struct fx *f)
 			return r;
 	}
 	observe(f);                   /* building packets can complete ops too */
-	if (f->nheap)
-		t = f->heap[0].t;
+	if (f->q.n)
+		t = f->q.v[0].t;
 	for (int s = 0; s < 2; s++) {
 		uint64_t d = engine_next_deadline(f->h[s].e);
 
@@ -642,8 +583,8 @@ static int step(struct fx *f)
 		return 0;
 	if (t > f->now)
 		f->now = t;
-	while (f->nheap && f->heap[0].t <= f->now) {
-		struct ev e = heap_pop(f);
+	while (f->q.n && f->q.v[0].t <= f->now) {
+		struct pkt_ev e = pktheap_pop(&f->q);
 
 		r = engine_rx(f->h[e.to].e, 0, e.buf, e.len, f->now);
 		f->ls.delivered[!e.to]++;
