@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
 # loopd.sh: sourced by the loopback benchmark scripts (run-threads.sh,
-# run-streams.sh; sh). loopd_start BUILDDIR NAME CONF_LINES: two daemons
+# run-streams.sh, run-lanes.sh, run-client-syscalls.sh; sh). loopd_start BUILDDIR NAME CONF_LINES: two daemons
 # node-a and node-b on 127.0.0.1 (ports the kernel picks), peered, each
 # with CONF_LINES (printf %b: \n separates lines) added; sets T (a
 # temporary directory, removed on exit with the daemons stopped), SA and SB
@@ -42,3 +42,26 @@ loopd_stop() {
 	for p in $LOOPD_PIDS; do wait "$p" 2>/dev/null || true; done
 	LOOPD_PIDS=
 }
+
+# loopd_xfer BUILDDIR BYTES ARGS...: one verified uccl_xfer transfer of
+# BYTES from node-a to node-b, uccl_xfer ARGS on both sides; prints its
+# GB/s (the sender's summary), or FAILED
+loopd_xfer() {
+	local b=$1 bytes=$2 r
+	shift 2
+	timeout 120 "$b/client/uccl_xfer" --socket "$SB" --quiet "$@" recv s >/dev/null 2>&1 &
+	r=$!
+	sleep 0.3
+	timeout 120 "$b/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$bytes" "$@" \
+		send node-b/s 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+    print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")
+except ValueError:
+    print("FAILED")'
+	wait $r || echo "receiver failed" >&2
+}
+
+# med: the median of the numbers on standard input, one a line
+med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

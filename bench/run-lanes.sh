@@ -32,21 +32,11 @@ one() {
 	local c0 g
 	loopd_start "$B" lanes "engine_threads = $N\nmtu = 9000\nlanes = $1${EXTRA:+\n$EXTRA}"
 	c0=$(cpu_ms)
-	timeout 120 "$B/client/uccl_xfer" --socket "$SB" --quiet recv s >/dev/null 2>&1 &
-	r=$!
-	sleep 0.3
-	g=$(timeout 120 "$B/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$BYTES" \
-		send node-b/s 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")')
-	wait $r || echo "receiver failed" >&2
+	g=$(loopd_xfer "$B" "$BYTES")
 	echo "$g $(($(cpu_ms) - c0))"
 	loopd_stop
 	rm -rf "$T"
 }
-med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 R=$(mktemp -d "${TMPDIR:-/tmp}/uccl-lanes-res.XXXXXX")
 echo "engine_threads = $N, $BYTES per transfer, $ROUNDS rounds alternating (GB/s)"
 for i in $(seq "$ROUNDS"); do

@@ -18,18 +18,7 @@ ROUNDS=${4:-5}
 loopd_start "$B" streams "engine_threads = $N\nmtu = 9000"
 
 # one ARGS...: a verified transfer of BYTES with uccl_xfer ARGS; its GB/s
-one() {
-	timeout 120 "$B/client/uccl_xfer" --socket "$SB" --quiet "$@" recv s >/dev/null 2>&1 &
-	r=$!
-	sleep 0.3
-	timeout 120 "$B/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$BYTES" "$@" \
-		send node-b/s 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")'
-	wait $r || echo "receiver failed" >&2
-}
-med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+one() { loopd_xfer "$B" "$BYTES" "$@"; }
 
 echo "engine_threads = $N, $BYTES per transfer, $ROUNDS rounds alternating (GB/s)"
 : >"$T/one" ; : >"$T/split"

@@ -10,6 +10,8 @@
 #   srv NAME                        a uccl_rperf server in b, listening; PS
 #   stop                            both daemons
 #   gbps FILE                       the Gbit/s of uccl_rperf's last size line
+#   xfer ARGS...                    GB/s of one verified uccl_xfer transfer of
+#                                   BYTES a -> b, ARGS on both sides (FAILED)
 #   iperf ARGS...                   iperf3 a -> b for 4 s: receiver Gbit/s
 #   goodput_set TAG LABEL SECONDS CONF  fresh daemons with CONF, 16 MiB and
 #                                   256 MiB puts for SECONDS each, then the
@@ -50,6 +52,20 @@ srv() {
 	for _ in $(seq 50); do grep -q listening "$tmp/srv-$1.err" && break; sleep 0.1; done
 }
 stop() { kill "$PA" "$PB" 2>/dev/null; wait "$PA" "$PB" 2>/dev/null; }
+xfer() {
+	ip netns exec "$NS2" timeout 300 "$B/bin/uccl_xfer" --socket "$SB" --quiet "$@" recv s >/dev/null 2>&1 &
+	local r=$!
+	sleep 0.5
+	ip netns exec "$NS1" timeout 300 "$B/bin/uccl_xfer" --socket "$SA" --quiet --json \
+		--bytes "${BYTES:-8G}" "$@" send node-b/s 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+    print("%.2f" % d["gbytes_per_s"] if d["ok"] else "FAILED")
+except ValueError:
+    print("FAILED")'
+	wait $r
+}
 gbps() { awk '$1 ~ /^[0-9]/ && $2 ~ /iB$/ {print $3}' "$1" | tail -1; }
 iperf() {
 	ip netns exec "$NS2" timeout 20 iperf3 -s -1 -B 10.77.0.2 >/dev/null 2>&1 &

@@ -11,21 +11,8 @@
 #
 #   bench/device/make-bundle.sh build && bench/device/lanes.sh   # BUNDLE=devbundle
 . "$(dirname "$0")/common.sh"
-XF=$B/bin/uccl_xfer
 BYTES=${BYTES:-8G}
 ROUNDS=${ROUNDS:-3}
-# xfer: GB/s of one transfer of BYTES a -> b (FAILED if not verified)
-xfer() {
-	ip netns exec "$NS2" timeout 300 "$XF" --socket "$SB" --quiet recv s >/dev/null 2>&1 &
-	local r=$!
-	sleep 0.5
-	ip netns exec "$NS1" timeout 300 "$XF" --socket "$SA" --quiet --json --bytes "$BYTES" \
-		send node-b/s 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print("%.2f" % d["gbytes_per_s"] if d["ok"] else "FAILED")'
-	wait $r
-}
 echo "iperf3 cubic 1 stream: $(iperf -C cubic) Gbit/s" | tee -a "$OUT/summary.txt"
 for k in 2 4; do
 	for round in $(seq "$ROUNDS"); do

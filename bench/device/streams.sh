@@ -11,26 +11,13 @@
 #
 #   bench/device/make-bundle.sh build && bench/device/streams.sh   # BUNDLE=devbundle
 . "$(dirname "$0")/common.sh"
-XF=$B/bin/uccl_xfer
 BYTES=${BYTES:-8G}
 ROUNDS=${ROUNDS:-3}
-# xfer K ARGS...: GB/s of one transfer of BYTES a -> b (FAILED if not verified)
-xfer() {
-	ip netns exec "$NS2" timeout 300 "$XF" --socket "$SB" --quiet "${@:2}" recv s >/dev/null 2>&1 &
-	local r=$!
-	sleep 0.5
-	ip netns exec "$NS1" timeout 300 "$XF" --socket "$SA" --quiet --json --bytes "$BYTES" "${@:2}" \
-		send node-b/s 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print("%.2f" % d["gbytes_per_s"] if d["ok"] else "FAILED")'
-	wait $r
-}
 echo "iperf3 cubic 1 stream: $(iperf -C cubic) Gbit/s" | tee -a "$OUT/summary.txt"
 for k in 2 4; do
-	start s$k "engine_threads = $k" $((k * k))
+	start s$k "engine_threads = $k"
 	for round in $(seq "$ROUNDS"); do
-		one=$(xfer $k) split=$(xfer $k --streams $k)
+		one=$(xfer) split=$(xfer --streams $k)
 		echo "engine_threads $k round $round: one pair $one GB/s, $k streams $split GB/s" |
 			tee -a "$OUT/summary.txt"
 	done
