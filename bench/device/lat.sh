@@ -6,7 +6,8 @@
 # one-way latency, ROUNDS times (default 3) alternating: uccl_rperf's
 # put+signal ping-pong with the clients sleeping and spinning (20,000
 # samples), UCX tcp tag_lat (10,000 iterations) and sockperf UDP ping-pong
-# (3 s) on the same veth pair. Results under OUT (default /tmp/out),
+# (3 s) on the same veth pair; LAT_CONF: extra uccl.conf lines for both
+# daemons. Results under OUT (default /tmp/out),
 # summary in OUT/summary.txt.
 #
 #   bench/device/make-bundle.sh build && bench/device/lat.sh   # BUNDLE=devbundle
@@ -14,7 +15,7 @@
 ROUNDS=${ROUNDS:-3}
 # p50 and p99 of uccl_rperf's one-way line
 ulat() { grep -iE 'one-way' "$1" | head -1; }
-start lat
+start lat "${LAT_CONF:-}"
 for r in $(seq "$ROUNDS"); do
 	for mode in sleep spin; do
 		a=""; [ $mode = spin ] && a=--spin
