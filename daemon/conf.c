@@ -173,6 +173,8 @@ static const struct opt opts[] = {
 	  "the fabric's unloaded RTT, the congestion controllers' base delay (0: each learns its lowest)" },
 	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 1000000,
 	  "floor of the retransmission timeout; the first one is 4x this" },
+	{ "ack_hold_us", OT_U32, 0, O(ack_hold_us), 0, 0, 0, 10,
+	  "how long the ACK of a message's end waits for a reply to ride with (0: at once)" },
 	{ "cc", OT_CC, 0, O(cc), 0, 0, 0, 0,
 	  "congestion controller of every channel: window, swift, timely, dcqcn, hint, eqds or none" },
 	{ "pull_rate_mbps", OT_U64, 0, O(pull_rate_mbps), 0, 0, 0, 100000000,

@@ -106,6 +106,7 @@ struct conf {
 	uint64_t max_unexpected_bytes;    /* incoming sends buffered before a receive */
 	uint64_t udp_buffer_bytes;        /* UDP socket send and receive buffers */
 	uint32_t rto_min_us;
+	uint32_t ack_hold_us;              /* tpchan_params.ack_hold_ns / 1000 */
 	uint32_t dupthresh;
 	bool reorder_window;              /* tpchan: !rack_off */
 	uint32_t cc_base_rtt_us;          /* tpchan_params.cc_base_rtt_ns / 1000; 0: learned */

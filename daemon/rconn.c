@@ -218,6 +218,7 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.path_per_packet = cf->path_per_packet,
 		.path_run_bytes = cf->path_run_bytes,
 		.rto_min_ns = (uint64_t)cf->rto_min_us * 1000,
+		.ack_hold_ns = (uint64_t)cf->ack_hold_us * 1000,
 		.dupthresh = cf->dupthresh,
 		.rack_off = !cf->reorder_window,
 		.cc_base_rtt_ns = (uint64_t)cf->cc_base_rtt_us * 1000,

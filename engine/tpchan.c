@@ -239,6 +239,7 @@ struct tchan {
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
 	uint64_t ack_first_ns, ack_tsecr;
+	uint64_t ack_soon_ns;          /* ack_hold_ns: the ACK is due then (0: none) */
 	/* the last retransmission timeout, until the ACK that first covers
 	 * psn rto_psn tells whether it was spurious (RFC 3522) */
 	uint64_t rto_at;
@@ -1064,7 +1065,8 @@ static bool ack_due(const struct tchan *c, uint64_t now)
 {
 	return c->ack_pending &&
 	       (c->ack_now || c->ack_count >= c->p.ack_every ||
-		now - c->ack_first_ns >= c->p.ack_delay_ns);
+		now - c->ack_first_ns >= c->p.ack_delay_ns ||
+		(c->ack_soon_ns && now >= c->ack_soon_ns));
 }
 
 static uint64_t ack_deadline(const struct tchan *c)
@@ -1073,6 +1075,8 @@ static uint64_t ack_deadline(const struct tchan *c)
 		return UINT64_MAX;
 	if (c->ack_now || c->ack_count >= c->p.ack_every)
 		return 0;
+	if (c->ack_soon_ns)
+		return min_u64(c->ack_soon_ns, sat_add(c->ack_first_ns, c->p.ack_delay_ns));
 	return sat_add(c->ack_first_ns, c->p.ack_delay_ns);
 }
 
@@ -1113,6 +1117,7 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 	}
 	c->ack_pending = c->ack_now = c->ack_ece = false;
 	c->ack_count = c->dupacks_owed = c->ack_hint = 0;
+	c->ack_soon_ns = 0;
 	return n;
 }
 
@@ -1339,7 +1344,7 @@ static void deadline_update(struct tchan *c)
 __attribute__((noinline))
 static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int max)
 {
-	int n = 0, credit;
+	int n = 0, credit, data;
 
 	if (now_ns >= c->release_at)
 		state_release(c);
@@ -1348,8 +1353,14 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 	check_tlp(c, now_ns);
 	n = send_refusals(c, now_ns, out, n, max);
 	n = send_acks(c, now_ns, out, n, max);
+	data = n;
 	n = send_lost(c, now_ns, out, n, max);
 	n = send_new(c, now_ns, out, n, max);
+	if (c->p.ack_hold_ns && c->ack_pending && n > data && n < max) {
+		/* a held ACK rides with the DATA going back */
+		c->ack_now = true;
+		n = send_acks(c, now_ns, out, n, max);
+	}
 	credit_timers(c, now_ns);
 	credit = n;
 	n = send_credit(c, now_ns, out, n, max);
@@ -1452,7 +1463,7 @@ static bool nack_room(struct tchan *c)
 
 static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 {
-	bool in_order;
+	bool in_order, msg_end;
 	int r;
 
 	if (d->token != c->p.rx_token) {
@@ -1530,8 +1541,10 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	 * a message's last bytes: its sender completes it (and a fence or a
 	 * waiting signal goes) on this ACK, so it does not wait out the
 	 * coalescing delay */
-	ack_schedule(c, d, now, true,
-		     !in_order || d->msg_off + d->payload_len == d->msg_len);
+	msg_end = d->msg_off + d->payload_len == d->msg_len;
+	ack_schedule(c, d, now, true, !in_order || (msg_end && !c->p.ack_hold_ns));
+	if (msg_end && in_order && c->p.ack_hold_ns && !c->ack_soon_ns)
+		c->ack_soon_ns = sat_add(now, c->p.ack_hold_ns);
 	/* a resend that arrived new (its original was lost) is what the ACK
 	 * echoes, not an older arrival waiting for the same ACK: the sender
 	 * tells a right timeout from a spurious one by the echo (RFC 3522),

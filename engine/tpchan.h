@@ -93,6 +93,12 @@ struct tpchan_params {
 	uint32_t max_retx;
 	uint64_t ack_delay_ns;         /* longest an ACK waits to be coalesced */
 	uint32_t ack_every;            /* ACK at least every this many DATA packets */
+	/* 0: the ACK of a message's last packet goes at once. Else it waits
+	 * up to this long for DATA going back (a reply) to leave in the same
+	 * batch, and while an ACK is pending any DATA sent takes it along:
+	 * a request-response exchange then costs one send per turn, not
+	 * two. Holes and duplicates are still acknowledged at once. */
+	uint64_t ack_hold_ns;
 	uint32_t dupthresh;            /* SACKed packets above a hole that make it lost */
 	/* SACK mode: true turns the reordering window (RACK) off, so that
 	 * dupthresh alone declares a hole lost; default (false) on */

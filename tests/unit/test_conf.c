@@ -258,6 +258,7 @@ static void test_engine_threads(void **state)
 	expect_error("lanes = 16\n", -ERANGE, "t.conf:1: lanes: 16 is out of range (0..15)");
 	expect_error("lane_min_bytes = 1K\n", -ERANGE,
 		     "t.conf:1: lane_min_bytes: 1K is out of range (64K..1G)");
+	expect_error("ack_hold_us = 11\n", -ERANGE, "t.conf:1: ack_hold_us: 11 is out of range (0..10)");
 	expect_error("data_port = 65000\ndata_paths = 64\nengine_threads = 9\n", -EINVAL,
 		     "t.conf:3: data_port 65000 + engine_threads 9 x data_paths 64 runs past port 65535");
 }
@@ -537,6 +538,7 @@ static const struct bound bounds[] = {
 	{ "peer_timeout_ms", "200", "60000", "199", "60001" },
 	{ "dynamic_peers", "0", "64", NULL, "65" },
 	{ "cc_base_rtt_us", "0", "1000000", NULL, "1000001" },
+	{ "ack_hold_us", "0", "10", NULL, "11" },
 	{ "reorder_window", "false", "true", NULL, "2" },
 	{ "path_per_packet", "false", "true", NULL, "yes-ish" },
 	{ "path_run_bytes", "0", "16M", NULL, "17M" },
@@ -695,7 +697,7 @@ static void test_dump_lists_every_option(void **state)
 
 	conf_defaults(&c);
 	dump_to_text(&c, text, sizeof(text), &l);
-	assert_int_equal(l.n, 58);
+	assert_int_equal(l.n, 59);
 	assert_string_equal(l.text[0], "allow_all = true");
 	assert_string_equal(l.text[1], "allow_uids = none");
 	assert_string_equal(l.text[3], "admin_gid = -1");
@@ -935,7 +937,7 @@ static void test_peers_add_up_over_lines(void **state)
 	assert_int_equal(a.peers[63].addr.addr[15], 64);
 
 	dump_to_text(&a, text, sizeof(text), &l);
-	assert_int_equal(l.n, 58 + 3);   /* peers on 4 lines of 16 */
+	assert_int_equal(l.n, 59 + 3);   /* peers on 4 lines of 16 */
 	for (int i = 0; i < l.n; i++)
 		assert_true(strlen(l.text[i]) < 2048);
 	expect_ok(text, &b);
@@ -943,7 +945,7 @@ static void test_peers_add_up_over_lines(void **state)
 
 	/* one more is too many, on whichever line it comes */
 	strcat(text, "peers = one-more=[fd00::1]:1\n");
-	expect_error(text, -E2BIG, "t.conf:62: peers: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:63: peers: more than 64 entries");
 }
 
 static void test_reload_peer_options(void **state)
@@ -1023,7 +1025,7 @@ static void test_peer_cc(void **state)
 	expect_ok(text, &b);
 	assert_true(conf_equal(&c, &b));
 	strcat(text, "peer_cc = one-more=window\n");
-	expect_error(text, -E2BIG, "t.conf:62: peer_cc: more than 64 entries");
+	expect_error(text, -E2BIG, "t.conf:63: peer_cc: more than 64 entries");
 }
 
 static void test_peer_cc_errors(void **state)
@@ -1175,7 +1177,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 58);
+	assert_int_equal(options, 59);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));

@@ -837,6 +837,134 @@ static void test_ack_waits_at_most_ack_delay_or_ack_every_packets(void **state)
 	world_fini(&w);
 }
 
+/* ---- ack_hold_ns: a reply carries the ACK ---- */
+
+/* Both sides send: 100 B messages of a fixed pattern, delivered anywhere. */
+static int two_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
+{
+	memset(dst, 0x5a, len);
+	return 0;
+}
+
+static int two_deliver(void *arg, const struct wire_data *d)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void two_complete(void *arg, uint64_t cookie, int res)
+{
+	/* freeing a channel cancels what it still has in flight */
+	assert_true(res == 0 || res == -ECANCELED);
+}
+
+static const struct tpchan_cb two_cb = {
+	.read = two_read, .deliver = two_deliver, .complete = two_complete,
+};
+
+/* What tpchan_tx gives at now: the count of DATA and of ACK packets,
+ * handed to the peer (if any) at the same time. */
+static void two_tx(struct tpchan *from, struct tpchan *to, uint64_t now, int *data, int *acks)
+{
+	static uint8_t bufs[8][1500];
+	struct tpchan_txpkt out[8];
+	int n;
+
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	n = tpchan_tx(from, now, out, 8);
+	assert_true(n >= 0);
+	*data = *acks = 0;
+	for (int i = 0; i < n; i++) {
+		struct wire_pkt w;
+
+		assert_true(wire_parse(out[i].buf, out[i].len, &w) >= 0);
+		if (w.type == WIRE_DATA)
+			(*data)++;
+		else if (w.type == WIRE_ACK)
+			(*acks)++;
+		if (to)
+			assert_int_equal(tpchan_rx(to, out[i].buf, out[i].len, now), 0);
+	}
+}
+
+static void two_chans(uint64_t hold, struct tpchan **a, struct tpchan **b, int *got_a, int *got_b)
+{
+	struct tpchan_params p = chan_params(false);
+
+	p.npaths = 1;
+	p.crc = false;
+	p.ack_hold_ns = hold;
+	p.cb = &two_cb;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb_arg = got_a;
+	*a = tpchan_new(&p);
+	p.tx_token = TOKEN_A;
+	p.rx_token = TOKEN_B;
+	p.cb_arg = got_b;
+	*b = tpchan_new(&p);
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
+static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
+{
+	struct tpchan_msg m = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc, .len = 100 };
+	struct tpchan *a, *b;
+	struct tpchan_stats s;
+	int got_a = 0, got_b = 0, data, acks;
+	uint64_t t = 1 * MS;
+
+	/* without a hold the message's last packet is acknowledged at once:
+	 * b's reply a moment later is a second send */
+	two_chans(0, &a, &b, &got_a, &got_b);
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, t, &data, &acks);
+	assert_int_equal(data, 1);
+	assert_int_equal(got_b, 1);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(data, 0);
+	assert_int_equal(acks, 1);
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx(b, a, t + 1 * US, &data, &acks);
+	assert_int_equal(data, 1);
+	assert_int_equal(acks, 0);
+	tpchan_free(a);
+	tpchan_free(b);
+
+	/* held 5 us: nothing goes at once, the reply 1 us later takes the
+	 * ACK along, and a's message completes on it */
+	got_a = got_b = 0;
+	two_chans(5 * US, &a, &b, &got_a, &got_b);
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, t, &data, &acks);
+	assert_int_equal(got_b, 1);
+	assert_int_equal(tpchan_next_deadline(b), t + 5 * US);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(data + acks, 0);
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx(b, a, t + 1 * US, &data, &acks);
+	assert_int_equal(data, 1);
+	assert_int_equal(acks, 1);
+	assert_int_equal(got_a, 1);
+	tpchan_get_stats(a, &s);
+	assert_int_equal(s.inflight_pkts, 0);
+	assert_int_equal(s.msgs_completed, 1);
+
+	/* no reply: the ACK goes when the hold runs out, not before */
+	assert_int_equal(tpchan_next_deadline(a), t + 1 * US + 5 * US);
+	two_tx(a, b, t + 5 * US, &data, &acks);
+	assert_int_equal(data + acks, 0);
+	two_tx(a, b, t + 6 * US, &data, &acks);
+	assert_int_equal(data, 0);
+	assert_int_equal(acks, 1);
+	tpchan_get_stats(b, &s);
+	assert_int_equal(s.inflight_pkts, 0);
+	tpchan_free(a);
+	tpchan_free(b);
+}
+
 /* Drops the first transmission of one DATA psn from a (the first `times`,
  * when set). */
 struct dropper {
@@ -2712,6 +2840,7 @@ int main(void)
 		cmocka_unit_test(test_path_run_keeps_a_path_over_chunks),
 		cmocka_unit_test(test_short_messages_cut_together_share_a_path),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
+		cmocka_unit_test(test_ack_hold_lets_a_reply_carry_the_ack),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
