@@ -16,7 +16,9 @@
 # Usage: bench/run-sig-lat.sh BUILDDIR RUNS DAEMON...     (as root)
 #   BUILDDIR  build tree with bench/uccl_rperf and client/ucclctl (used with
 #             every daemon: the client protocol is the same)
-#   DAEMON    ucclsvcd binaries to compare, e.g. an old copy and BUILDDIR's
+#   DAEMON    ucclsvcd binaries to compare, e.g. an old copy and BUILDDIR's;
+#             BINARY:LINE adds a uccl.conf line for both daemons of that
+#             entry (build/daemon/ucclsvcd:'ack_hold_us = 3')
 #   SAMPLES   ping-pong samples (default 10000)
 set -euo pipefail
 
@@ -33,7 +35,7 @@ rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
 ctl=$(cd "$builddir" && pwd)/client/ucclctl
 [ -x "$rperf" ] || die "$rperf not found"
 [ -x "$ctl" ] || die "$ctl not found"
-for d in "${daemons[@]}"; do [ -x "$d" ] || die "$d not found"; done
+for d in "${daemons[@]}"; do [ -x "${d%%:*}" ] || die "${d%%:*} not found"; done
 
 IP1=10.78.0.1 IP2=10.78.0.2
 netpair_start usl "$IP1" "$IP2" || die "cannot set up the namespaces"
@@ -41,11 +43,13 @@ netpair_start usl "$IP1" "$IP2" || die "cannot set up the namespaces"
 # one_run DAEMON TAG: a fresh daemon pair, one uccl_rperf client; prints p50
 # p99 and, per daemon, send calls and packets per round trip
 one_run() {
-	local daemon=$1 tag=$2 pa pb ps
+	local daemon=${1%%:*} extra='' tag=$2 pa pb ps
+	case $1 in *:*) extra=${1#*:} ;; esac
 	for h in a b; do
 		ip=$IP1; [ $h = b ] && ip=$IP2
 		printf 'peer_listen = %s:747%s\npeers = node-a=%s:7471, node-b=%s:7472\nhost_name = node-%s\ndata_port = 0\nmtu = 9000\n' \
 			"$ip" "$([ $h = a ] && echo 1 || echo 2)" "$IP1" "$IP2" $h >"$tmp/$h.conf"
+		[ -z "$extra" ] || echo "$extra" >>"$tmp/$h.conf"
 		rm -rf "$tmp/r$h"
 	done
 	timeout 120 ip netns exec "$NS1" "$daemon" --config "$tmp/a.conf" --runtime-dir "$tmp/ra" \
