@@ -239,7 +239,13 @@ struct tchan {
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
 	uint64_t ack_first_ns, ack_tsecr;
-	uint64_t ack_soon_ns;          /* ack_hold_ns: the ACK is due then (0: none) */
+	/* ack_hold_ns, only while the peer's messages get replies (TCP's
+	 * delayed-ACK ping-pong mode): DATA went back within the hold of a
+	 * message's end. A hold that runs out ends it, so a one-way stream of
+	 * puts whose sender waits for each is acknowledged at once. */
+	bool pingpong;
+	uint64_t ack_soon_ns;          /* the held ACK is due then (0: none held) */
+	uint64_t last_end_ns;          /* a message's end arrived then (0: none yet) */
 	/* the last retransmission timeout, until the ACK that first covers
 	 * psn rto_psn tells whether it was spurious (RFC 3522) */
 	uint64_t rto_at;
@@ -1348,6 +1354,8 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 
 	if (now_ns >= c->release_at)
 		state_release(c);
+	if (c->ack_soon_ns && now_ns >= c->ack_soon_ns)
+		c->pingpong = false;   /* held for a reply that did not come */
 	check_rack(c, now_ns);
 	check_timer(c, now_ns);
 	check_tlp(c, now_ns);
@@ -1356,10 +1364,15 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 	data = n;
 	n = send_lost(c, now_ns, out, n, max);
 	n = send_new(c, now_ns, out, n, max);
-	if (c->p.ack_hold_ns && c->ack_pending && n > data && n < max) {
-		/* a held ACK rides with the DATA going back */
-		c->ack_now = true;
-		n = send_acks(c, now_ns, out, n, max);
+	if (c->p.ack_hold_ns && n > data) {
+		/* DATA going back soon after a message's end: a reply */
+		if (c->last_end_ns && now_ns - c->last_end_ns <= c->p.ack_hold_ns)
+			c->pingpong = true;
+		if (c->ack_pending && n < max) {
+			/* a pending ACK rides with it */
+			c->ack_now = true;
+			n = send_acks(c, now_ns, out, n, max);
+		}
 	}
 	credit_timers(c, now_ns);
 	credit = n;
@@ -1463,7 +1476,7 @@ static bool nack_room(struct tchan *c)
 
 static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 {
-	bool in_order, msg_end;
+	bool in_order, msg_end, hold;
 	int r;
 
 	if (d->token != c->p.rx_token) {
@@ -1542,8 +1555,11 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	 * waiting signal goes) on this ACK, so it does not wait out the
 	 * coalescing delay */
 	msg_end = d->msg_off + d->payload_len == d->msg_len;
-	ack_schedule(c, d, now, true, !in_order || (msg_end && !c->p.ack_hold_ns));
-	if (msg_end && in_order && c->p.ack_hold_ns && !c->ack_soon_ns)
+	hold = msg_end && in_order && c->pingpong;
+	ack_schedule(c, d, now, true, !in_order || (msg_end && !hold));
+	if (msg_end && c->p.ack_hold_ns)
+		c->last_end_ns = now;
+	if (hold && !c->ack_soon_ns)
 		c->ack_soon_ns = sat_add(now, c->p.ack_hold_ns);
 	/* a resend that arrived new (its original was lost) is what the ACK
 	 * echoes, not an older arrival waiting for the same ACK: the sender

@@ -93,11 +93,13 @@ struct tpchan_params {
 	uint32_t max_retx;
 	uint64_t ack_delay_ns;         /* longest an ACK waits to be coalesced */
 	uint32_t ack_every;            /* ACK at least every this many DATA packets */
-	/* 0: the ACK of a message's last packet goes at once. Else it waits
-	 * up to this long for DATA going back (a reply) to leave in the same
-	 * batch, and while an ACK is pending any DATA sent takes it along:
-	 * a request-response exchange then costs one send per turn, not
-	 * two. Holes and duplicates are still acknowledged at once. */
+	/* 0: the ACK of a message's last packet goes at once. Else, while
+	 * the peer's messages get replies (DATA went back within this long
+	 * of a message's end; one hold that runs out ends it), it waits up
+	 * to this long for DATA going back to leave in the same batch, and
+	 * while an ACK is pending any DATA sent takes it along: a request-
+	 * response exchange then costs one send per turn, not two. Holes
+	 * and duplicates are still acknowledged at once. */
 	uint64_t ack_hold_ns;
 	uint32_t dupthresh;            /* SACKed packets above a hole that make it lost */
 	/* SACK mode: true turns the reordering window (RACK) off, so that

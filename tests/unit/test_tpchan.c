@@ -933,13 +933,27 @@ static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
 	tpchan_free(a);
 	tpchan_free(b);
 
-	/* held 5 us: nothing goes at once, the reply 1 us later takes the
-	 * ACK along, and a's message completes on it */
+	/* held 5 us. The first message's end is acknowledged at once (no
+	 * reply seen yet); b's reply 1 us later shows the exchange */
 	got_a = got_b = 0;
 	two_chans(5 * US, &a, &b, &got_a, &got_b);
 	assert_int_equal(tpchan_submit(a, &m), 0);
 	two_tx(a, b, t, &data, &acks);
-	assert_int_equal(got_b, 1);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(data, 0);
+	assert_int_equal(acks, 1);
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx(b, a, t + 1 * US, &data, &acks);
+	assert_int_equal(data, 1);
+	assert_int_equal(acks, 0);
+	/* a sends again 2 us after b's reply came: a sees the exchange too.
+	 * b holds the ACK of a's message for its reply, which takes it
+	 * along, and a's message completes on it */
+	t += 3 * US;
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, t, &data, &acks);
+	assert_int_equal(data, 1);
+	assert_int_equal(acks, 1);
 	assert_int_equal(tpchan_next_deadline(b), t + 5 * US);
 	two_tx(b, a, t, &data, &acks);
 	assert_int_equal(data + acks, 0);
@@ -947,10 +961,10 @@ static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
 	two_tx(b, a, t + 1 * US, &data, &acks);
 	assert_int_equal(data, 1);
 	assert_int_equal(acks, 1);
-	assert_int_equal(got_a, 1);
+	assert_int_equal(got_a, 2);
 	tpchan_get_stats(a, &s);
 	assert_int_equal(s.inflight_pkts, 0);
-	assert_int_equal(s.msgs_completed, 1);
+	assert_int_equal(s.msgs_completed, 2);
 
 	/* no reply: the ACK goes when the hold runs out, not before */
 	assert_int_equal(tpchan_next_deadline(a), t + 1 * US + 5 * US);
@@ -961,6 +975,15 @@ static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
 	assert_int_equal(acks, 1);
 	tpchan_get_stats(b, &s);
 	assert_int_equal(s.inflight_pkts, 0);
+
+	/* and the exchange is over: b's next message is acknowledged at once */
+	t += 100 * US;
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(data, 1);
+	two_tx(a, b, t, &data, &acks);
+	assert_int_equal(data, 0);
+	assert_int_equal(acks, 1);
 	tpchan_free(a);
 	tpchan_free(b);
 }
