@@ -116,7 +116,7 @@ static const struct opt opts[] = {
 	{ "lanes", OT_U32, 0, O(lanes), 0, 0, 0, CONF_MAX_ENGINE_THREADS - 1,
 	  "other engine threads that one connection's large puts and gets are split over (both peers "
 	  "must set it; below engine_threads); 0: each connection on its own thread" },
-	{ "lane_min_bytes", OT_U64, OF_SIZE, O(lane_min_bytes), 0, 1 * MiB, 64 * KiB, GiB,
+	{ "lane_min_bytes", OT_U64, OF_SIZE, O(lane_min_bytes), 0, 64 * KiB, 64 * KiB, GiB,
 	  "shortest put that lanes split" },
 	{ "log_level", OT_LOGLEVEL, OF_RELOAD, O(log_level), 0, LOG_LVL_INFO, LOG_LVL_ERROR,
 	  LOG_LVL_DEBUG, "error, warn, info or debug" },

@@ -707,7 +707,7 @@ static void test_dump_lists_every_option(void **state)
 	assert_string_equal(l.text[21], "engine_threads = 1");
 	assert_string_equal(l.text[22], "engine_cpus = none");
 	assert_string_equal(l.text[23], "lanes = 0");
-	assert_string_equal(l.text[24], "lane_min_bytes = 1M");
+	assert_string_equal(l.text[24], "lane_min_bytes = 64K");
 	assert_string_equal(l.text[25], "log_level = info");
 	assert_string_equal(l.text[26], "peer_listen = none");
 	assert_string_equal(l.text[27], "peers = none");
