@@ -209,6 +209,14 @@ static void puts_del(struct conn *c, struct opq_op *op)
 
 static void release_signals(struct engine *e, struct conn *c);
 
+/* A put's or get's bytes on this engine arrived (res is its transport
+ * result; a cancelled op's void carries none) */
+static bool own_moved(const struct opq_op *op, int res)
+{
+	return res == 0 && op->lmr && !(op->rflags & RFL_VOID) &&
+	       (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET);
+}
+
 void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 {
 	struct conn *c = op->rside;
@@ -219,6 +227,8 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 	if (op->rlanes) {
 		/* its own part is in; its parts on lanes are not: it
 		 * finishes with the last of them (engine_lane_done) */
+		if (own_moved(op, res))
+			e->st.bytes += op->len;        /* moved, whatever the lanes do */
 		if (op->res == 0 && res < 0) {
 			op->res = res;
 			eng_count_err(e, res);
@@ -239,9 +249,14 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 	}
 	op->res_len = op->res == 0 && op->opcode != UCCL_OP_SIGNAL ? whole : 0;
 	op->res_tag = op->opcode == UCCL_OP_SEND && op->res == 0 ? op->key : 0;
-	if (op->res == 0 && (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET)) {
-		e->st.bytes += op->len;        /* the lanes' engines count their parts */
-		c->ep->st.bytes += whole;
+	if (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET) {
+		/* this engine's own part, if it moved and was not counted
+		 * above (the lanes' engines count their parts); the
+		 * endpoint's bytes are those of ops that succeeded */
+		if (own_moved(op, res) && !op->rown_done)
+			e->st.bytes += op->len;
+		if (op->res == 0)
+			c->ep->st.bytes += whole;
 	}
 	eng_op_finish_waiting(e, c, op);
 	/* a signal's slot at the peer is free: held ones may go */

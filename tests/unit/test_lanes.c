@@ -550,6 +550,10 @@ static void test_part_refused(void **state)
 	assert_int_equal(cqe(f, 2)->res, 0);
 	assert_memory_equal(f->dst, f->src, 2 * third);
 	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, 1);
+	/* what moved is counted where it moved, though the put failed */
+	assert_int_equal(engine_stats(f->e[0][0])->bytes, third);
+	assert_int_equal(engine_stats(f->e[0][1])->bytes, third);
+	assert_int_equal(engine_stats(f->e[0][2])->bytes, 0);
 }
 
 /* The owner's side is reset while a part is stuck on a cut lane wire: the
