@@ -667,6 +667,9 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "acks_tx", c->acks_tx);
 	json_kv_u64(j, "acks_rx", c->acks_rx);
 	json_kv_u64(j, "nacks_tx", c->nacks_tx);
+	json_kv_u64(j, "acks_held", c->acks_held);
+	json_kv_u64(j, "acks_with_data", c->acks_with_data);
+	json_kv_u64(j, "ack_holds_expired", c->ack_holds_expired);
 	json_kv_u64(j, "nacks_rx", c->nacks_rx);
 	json_kv_u64(j, "data_pkts_rx", c->data_pkts_rx);
 	json_kv_u64(j, "data_bytes_rx", c->data_bytes_rx);

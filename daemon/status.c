@@ -421,6 +421,10 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->has_rto_spurious = 1;
 	ci->failed = st->failed;
 	ci->rto_spurious = tp->rto_spurious;
+	ci->has_acks_held = ci->has_acks_with_data = ci->has_ack_holds_expired = 1;
+	ci->acks_held = tp->acks_held;
+	ci->acks_with_data = tp->acks_with_data;
+	ci->ack_holds_expired = tp->ack_holds_expired;
 	ci->tlp_probes = tp->tlp_probes;
 	ci->credits_tx = tp->credits_tx;
 	ci->credits_rx = tp->credits_rx;

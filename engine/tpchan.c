@@ -1354,8 +1354,10 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 
 	if (now_ns >= c->release_at)
 		state_release(c);
-	if (c->ack_soon_ns && now_ns >= c->ack_soon_ns)
+	if (c->ack_soon_ns && now_ns >= c->ack_soon_ns) {
 		c->pingpong = false;   /* held for a reply that did not come */
+		c->st.ack_holds_expired++;
+	}
 	check_rack(c, now_ns);
 	check_timer(c, now_ns);
 	check_tlp(c, now_ns);
@@ -1372,6 +1374,7 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 			/* a pending ACK rides with it */
 			c->ack_now = true;
 			n = send_acks(c, now_ns, out, n, max);
+			c->st.acks_with_data++;
 		}
 	}
 	credit_timers(c, now_ns);
@@ -1559,8 +1562,10 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	ack_schedule(c, d, now, true, !in_order || (msg_end && !hold));
 	if (msg_end && c->p.ack_hold_ns)
 		c->last_end_ns = now;
-	if (hold && !c->ack_soon_ns)
+	if (hold && !c->ack_soon_ns) {
 		c->ack_soon_ns = sat_add(now, c->p.ack_hold_ns);
+		c->st.acks_held++;
+	}
 	/* a resend that arrived new (its original was lost) is what the ACK
 	 * echoes, not an older arrival waiting for the same ACK: the sender
 	 * tells a right timeout from a spurious one by the echo (RFC 3522),

@@ -965,6 +965,10 @@ static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
 	tpchan_get_stats(a, &s);
 	assert_int_equal(s.inflight_pkts, 0);
 	assert_int_equal(s.msgs_completed, 2);
+	tpchan_get_stats(b, &s);
+	assert_int_equal(s.acks_held, 1);
+	assert_int_equal(s.acks_with_data, 1);
+	assert_int_equal(s.ack_holds_expired, 0);
 
 	/* no reply: the ACK goes when the hold runs out, not before */
 	assert_int_equal(tpchan_next_deadline(a), t + 1 * US + 5 * US);
@@ -975,6 +979,9 @@ static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
 	assert_int_equal(acks, 1);
 	tpchan_get_stats(b, &s);
 	assert_int_equal(s.inflight_pkts, 0);
+	tpchan_get_stats(a, &s);
+	assert_int_equal(s.acks_held, 1);
+	assert_int_equal(s.ack_holds_expired, 1);
 
 	/* and the exchange is over: b's next message is acknowledged at once */
 	t += 100 * US;
