@@ -209,12 +209,14 @@ static void puts_del(struct conn *c, struct opq_op *op)
 
 static void release_signals(struct engine *e, struct conn *c);
 
-/* A put's or get's bytes on this engine arrived (res is its transport
- * result; a cancelled op's void carries none) */
+/* A put's or get's bytes on this engine arrived: res is its transport
+ * result; a cancelled op's void carries none; a get whose response could
+ * not be written holds its error already (it may also be a lane's: then
+ * its own part is not counted, never one too many) */
 static bool own_moved(const struct opq_op *op, int res)
 {
 	return res == 0 && op->lmr && !(op->rflags & RFL_VOID) &&
-	       (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET);
+	       (op->opcode == UCCL_OP_PUT || (op->opcode == UCCL_OP_GET && op->res == 0));
 }
 
 void remote_op_finish(struct engine *e, struct opq_op *op, int res)

@@ -1089,9 +1089,13 @@ static uint64_t ack_deadline(const struct tchan *c)
 static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, int n, int max)
 {
 	uint32_t copies;
+	bool timed;
 
 	if (!ack_due(c, now))
 		return n;
+	/* due by the clock alone: a held ACK's wait ran out (its own, or
+	 * ack_delay_ns first) with no DATA going back */
+	timed = !c->ack_now && c->ack_count < c->p.ack_every;
 	copies = c->dupacks_owed > 1 ? c->dupacks_owed : 1;
 	while (copies && n < max) {
 		struct wire_ack a;             /* the writer reads sack_words words only */
@@ -1120,6 +1124,10 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 	if (copies) {
 		c->dupacks_owed = copies;      /* out of room: the rest next call */
 		return n;
+	}
+	if (c->ack_soon_ns && timed) {
+		c->pingpong = false;   /* no reply came: stop holding */
+		c->st.ack_holds_expired++;
 	}
 	c->ack_pending = c->ack_now = c->ack_ece = false;
 	c->ack_count = c->dupacks_owed = c->ack_hint = 0;
@@ -1354,29 +1362,26 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 
 	if (now_ns >= c->release_at)
 		state_release(c);
-	if (c->ack_soon_ns && now_ns >= c->ack_soon_ns) {
-		c->pingpong = false;   /* held for a reply that did not come */
-		c->st.ack_holds_expired++;
-	}
 	check_rack(c, now_ns);
 	check_timer(c, now_ns);
 	check_tlp(c, now_ns);
 	n = send_refusals(c, now_ns, out, n, max);
-	n = send_acks(c, now_ns, out, n, max);
-	data = n;
-	n = send_lost(c, now_ns, out, n, max);
-	n = send_new(c, now_ns, out, n, max);
-	if (c->p.ack_hold_ns && n > data) {
-		/* DATA going back soon after a message's end: a reply */
-		if (c->last_end_ns && now_ns - c->last_end_ns <= c->p.ack_hold_ns)
-			c->pingpong = true;
-		if (c->ack_pending && n < max) {
-			/* a pending ACK rides with it */
-			c->ack_now = true;
-			n = send_acks(c, now_ns, out, n, max);
-			c->st.acks_with_data++;
-		}
+	if (c->ack_soon_ns && c->ack_pending && (c->txk->lost || can_send_new(c))) {
+		/* DATA goes now: the held ACK leads it in this batch (at
+		 * its front, so that the peer's RTT sample and completion
+		 * do not wait behind the DATA) */
+		c->ack_soon_ns = 0;
+		c->ack_now = true;
+		c->st.acks_with_data++;
 	}
+	n = send_acks(c, now_ns, out, n, max);
+	n = send_lost(c, now_ns, out, n, max);
+	data = n;
+	n = send_new(c, now_ns, out, n, max);
+	/* new DATA soon after a message's end (not a resend): a reply */
+	if (c->p.ack_hold_ns && n > data && c->last_end_ns &&
+	    now_ns - c->last_end_ns <= c->p.ack_hold_ns)
+		c->pingpong = true;
 	credit_timers(c, now_ns);
 	credit = n;
 	n = send_credit(c, now_ns, out, n, max);
@@ -1562,7 +1567,8 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	ack_schedule(c, d, now, true, !in_order || (msg_end && !hold));
 	if (msg_end && c->p.ack_hold_ns)
 		c->last_end_ns = now;
-	if (hold && !c->ack_soon_ns) {
+	/* (not when the ACK goes at once anyway: ack_every reached) */
+	if (hold && !c->ack_soon_ns && !c->ack_now && c->ack_count < c->p.ack_every) {
 		c->ack_soon_ns = sat_add(now, c->p.ack_hold_ns);
 		c->st.acks_held++;
 	}

@@ -166,8 +166,8 @@ struct tpchan_stats {
 	uint64_t data_pkts_tx, data_bytes_tx, retx_pkts, retx_timeouts, fast_retx;
 	uint64_t acks_tx, nacks_tx, acks_rx, nacks_rx;
 	uint64_t acks_held;            /* ack_hold_ns: ACKs of a message's end that waited */
-	uint64_t acks_with_data;       /* ACKs that went in one batch with DATA after waiting */
-	uint64_t ack_holds_expired;    /* holds that ran out with no DATA going back */
+	uint64_t acks_with_data;       /* of those, ones that led DATA going back */
+	uint64_t ack_holds_expired;    /* of those, ones whose wait ran out first */
 	uint64_t nacks_retx;           /* refusal records sent again, unconfirmed */
 	uint64_t msgs_held;            /* completions that waited for refusal records */
 	uint64_t data_pkts_rx, data_bytes_rx, dup_pkts_rx;

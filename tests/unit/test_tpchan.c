@@ -862,9 +862,11 @@ static const struct tpchan_cb two_cb = {
 	.read = two_read, .deliver = two_deliver, .complete = two_complete,
 };
 
-/* What tpchan_tx gives at now: the count of DATA and of ACK packets,
+/* What tpchan_tx gives at now, at most max packets: the count of DATA and
+ * of ACK packets and the type of the first (-1: none; first may be NULL),
  * handed to the peer (if any) at the same time. */
-static void two_tx(struct tpchan *from, struct tpchan *to, uint64_t now, int *data, int *acks)
+static void two_tx_max(struct tpchan *from, struct tpchan *to, uint64_t now, int max, int *data,
+		       int *acks, int *first_type)
 {
 	static uint8_t bufs[8][1500];
 	struct tpchan_txpkt out[8];
@@ -872,20 +874,27 @@ static void two_tx(struct tpchan *from, struct tpchan *to, uint64_t now, int *da
 
 	for (int i = 0; i < 8; i++)
 		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
-	n = tpchan_tx(from, now, out, 8);
-	assert_true(n >= 0);
+	n = tpchan_tx(from, now, out, max);
+	assert_true(n >= 0 && n <= max);
 	*data = *acks = 0;
+	if (first_type)
+		*first_type = -1;
 	for (int i = 0; i < n; i++) {
 		struct wire_pkt w;
 
 		assert_true(wire_parse(out[i].buf, out[i].len, &w) >= 0);
-		if (w.type == WIRE_DATA)
-			(*data)++;
-		else if (w.type == WIRE_ACK)
-			(*acks)++;
+		if (i == 0 && first_type)
+			*first_type = w.type;
+		*data += w.type == WIRE_DATA;
+		*acks += w.type == WIRE_ACK;
 		if (to)
 			assert_int_equal(tpchan_rx(to, out[i].buf, out[i].len, now), 0);
 	}
+}
+
+static void two_tx(struct tpchan *from, struct tpchan *to, uint64_t now, int *data, int *acks)
+{
+	two_tx_max(from, to, now, 8, data, acks, NULL);
 }
 
 static void two_chans(uint64_t hold, struct tpchan **a, struct tpchan **b, int *got_a, int *got_b)
@@ -991,6 +1000,96 @@ static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
 	two_tx(a, b, t, &data, &acks);
 	assert_int_equal(data, 0);
 	assert_int_equal(acks, 1);
+	tpchan_free(a);
+	tpchan_free(b);
+}
+
+/* One exchange that puts both sides in ping-pong mode (as in the test
+ * above): a's message, b's reply 1 us later, a's next message 2 us after
+ * that with b's reply 1 us later. Leaves a holding its ACK of that reply. */
+static void two_pingpong(struct tpchan *a, struct tpchan *b, uint64_t *t)
+{
+	struct tpchan_msg m = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc, .len = 100 };
+	int data, acks;
+
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, *t, &data, &acks);
+	two_tx(b, a, *t, &data, &acks);
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx(b, a, *t + 1 * US, &data, &acks);
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, *t + 3 * US, &data, &acks);
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx(b, a, *t + 4 * US, &data, &acks);
+	assert_int_equal(acks, 1);             /* b held, its reply led by the ACK */
+	*t += 4 * US;
+}
+
+static void test_ack_hold_ends_when_the_delay_comes_first_and_leads_a_full_batch(void **state)
+{
+	struct tpchan_msg big = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
+				  .len = 2 * MSS1500 };
+	struct tpchan_msg m = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc, .len = 100 };
+	struct tpchan *a, *b;
+	struct tpchan_stats s;
+	int got_a = 0, got_b = 0, data, acks, first;
+	uint64_t t = 1 * MS;
+
+	/* a hold of 10 us, as long as ack_delay: a two-packet message whose
+	 * first packet came 3 us before its last. The ACK goes when the
+	 * first packet has waited 10 us, before the hold runs out; no reply
+	 * came, so b stops holding: a's next message is acknowledged at once */
+	two_chans(10 * US, &a, &b, &got_a, &got_b);
+	two_pingpong(a, b, &t);
+	t += 2 * US;
+	assert_int_equal(tpchan_submit(a, &big), 0);
+	two_tx_max(a, b, t, 2, &data, &acks, &first);
+	assert_int_equal(data, 1);             /* led by a's held ACK of b's reply */
+	assert_int_equal(first, WIRE_ACK);
+	two_tx_max(a, b, t + 3 * US, 1, &data, &acks, &first);
+	assert_int_equal(data, 1);
+	assert_int_equal(tpchan_next_deadline(b), t + 10 * US);
+	two_tx_max(b, a, t + 10 * US, 8, &data, &acks, &first);
+	assert_int_equal(acks, 1);
+	tpchan_get_stats(b, &s);
+	assert_int_equal(s.ack_holds_expired, 1);
+	t += 100 * US;
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, t, &data, &acks);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(acks, 1);             /* at once */
+	tpchan_free(a);
+	tpchan_free(b);
+
+	/* the reply fills its batch: the held ACK takes the first place,
+	 * the DATA follows in the next call, and ping-pong goes on */
+	two_chans(5 * US, &a, &b, &got_a, &got_b);
+	two_pingpong(a, b, &t);
+	t += 2 * US;
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, t, &data, &acks);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(data + acks, 0);      /* held */
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx_max(b, a, t + 1 * US, 1, &data, &acks, &first);
+	assert_int_equal(acks, 1);
+	assert_int_equal(first, WIRE_ACK);
+	two_tx_max(b, a, t + 1 * US, 1, &data, &acks, &first);
+	assert_int_equal(data, 1);
+	tpchan_get_stats(b, &s);
+	assert_int_equal(s.acks_with_data, 2);
+	assert_int_equal(s.ack_holds_expired, 0);
+	/* in a batch with room the ACK is first too */
+	t += 3 * US;
+	assert_int_equal(tpchan_submit(a, &m), 0);
+	two_tx(a, b, t, &data, &acks);
+	two_tx(b, a, t, &data, &acks);
+	assert_int_equal(data + acks, 0);      /* still holding */
+	assert_int_equal(tpchan_submit(b, &m), 0);
+	two_tx_max(b, a, t + 1 * US, 8, &data, &acks, &first);
+	assert_int_equal(data, 1);
+	assert_int_equal(acks, 1);
+	assert_int_equal(first, WIRE_ACK);
 	tpchan_free(a);
 	tpchan_free(b);
 }
@@ -2871,6 +2970,7 @@ int main(void)
 		cmocka_unit_test(test_short_messages_cut_together_share_a_path),
 		cmocka_unit_test(test_ack_waits_at_most_ack_delay_or_ack_every_packets),
 		cmocka_unit_test(test_ack_hold_lets_a_reply_carry_the_ack),
+		cmocka_unit_test(test_ack_hold_ends_when_the_delay_comes_first_and_leads_a_full_batch),
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
