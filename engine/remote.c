@@ -923,10 +923,14 @@ struct remote *remote_new(const struct engine_params *p)
 		goto fail;
 	rm->chans = calloc(p->max_chans, sizeof(*rm->chans));
 	rm->live = calloc(p->max_chans, sizeof(*rm->live));
-	rm->free_head = NO_SLOT;       /* slots come with the first remote message */
+	rm->free_head = NO_SLOT;
+	/* the first slots now: a growth that fails later only makes the
+	 * queue wait for a slot to come back, but with none in use none
+	 * would, and the queue would wait for ever */
+	slots_grow(rm);
 	rm->pull = pull_new(p->pull_rate_bps, p->pull_quantum);
 	rm->pull_t = UINT64_MAX;
-	if (!rm->chans || !rm->live || !rm->pull)
+	if (!rm->chans || !rm->live || !rm->pull || !rm->nalloc)
 		goto fail;
 	return rm;
 fail:

@@ -2179,6 +2179,95 @@ static void channel_cannot_take(struct fx *f, struct uccl_sqe sqe)
 }
 #endif
 
+/* B cannot allocate a get's snapshot: the get is refused (-ENOBUFS) and
+ * asked again until B can take it; it then completes with the data. */
+static void test_a_get_snapshot_refused_for_memory_is_asked_again(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	struct fx *f = fx_open(state, PARAMS(.seed = 96));
+
+	fill_pattern(f->h[HB].mr1, REG_LEN, 79);
+	g_calloc_only = false;
+	g_malloc_too = true;
+	g_fail_min = 150 * KiB;        /* the 192 KiB snapshot, nothing else */
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = CONN_A, .lmr = 1, .rkey = KEY_B,
+			  .len = 192 * KiB, .user_data = 1));
+	run_for(f, 2 * MS);
+	g_fail_min = 0;
+	g_malloc_too = false;
+	assert_false(has_cqe(f, HA, 1));
+	assert_true(st(f, HB)->rx_refused_nobuf > 0);
+	wait_cqe(f, HA, 1);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_memory_equal(f->h[HA].mr1, f->h[HB].mr1, 192 * KiB);
+	assert_true(st(f, HA)->send_retries > 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+#endif
+}
+
+/* The message slot table cannot grow past its first 16 slots: remote
+ * messages wait for slots in use to come back, and all go. */
+static void test_a_slot_table_that_cannot_grow_only_delays(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	struct fx *f = fx_open(state, PARAMS(.seed = 97));
+
+	g_calloc_only = false;         /* (earlier tests leave it set) */
+	g_realloc_only = true;
+	g_fails = 0;
+	g_fail_min = g_fail_max = 32 * 32;     /* 32 slots of 32 bytes; the
+						* channel's tables differ */
+	for (int i = 0; i < 40; i++)
+		submit(f, HA, PUT(.loff = (uint64_t)i * 1000, .roff = (uint64_t)i * 1000, .len = 1000,
+				  .user_data = 1 + i));
+	wait_cqes(f, HA, 40);
+	g_fail_min = g_fail_max = 0;
+	g_realloc_only = false;
+	assert_true(g_fails > 0);              /* it did try to grow */
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(cqe(f, HA, 1 + i).res, 0);
+	settle(f);
+	assert_memory_equal(f->h[HB].mr1, f->h[HA].mr1, 40 * 1000);
+#endif
+}
+
+/* The first 16 message slots come with the engine, which is not made
+ * without them: when they came with the first remote message, a failed
+ * allocation there left that message waiting for a slot with none in use
+ * to come back. */
+static void test_no_engine_without_its_first_message_slots(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	struct host h = { 0 };
+	struct engine_params ep = { .max_endpoints = 1, .max_mrs = 1, .poll_batch = 8, .mem = &h.mem,
+				    .max_chans = 1 };
+	struct engine *e;
+
+	(void)state;
+	h.mem = (struct engine_mem_ops){ .copy = fx_copy, .arg = &h };
+	g_calloc_only = false;
+	g_realloc_only = true;
+	g_fail_min = g_fail_max = 16 * 32;
+	e = engine_new(&ep);
+	g_fail_min = g_fail_max = 0;
+	g_realloc_only = false;
+	assert_null(e);
+	e = engine_new(&ep);
+	assert_non_null(e);
+	engine_free(e);
+#endif
+}
+
 /* A put waiting for the channel when its source goes away fails
  * -ECANCELED; the signal behind it still goes out. */
 /* A put meets a channel that cannot take it (its state was released while
@@ -2953,6 +3042,9 @@ int main(void)
 		T(test_mr_remove_under_a_send_keeps_the_connection_going),
 		T(test_a_void_refused_for_memory_goes_later),
 		T(test_a_void_the_receiver_had_no_memory_for_goes_again),
+		T(test_a_get_snapshot_refused_for_memory_is_asked_again),
+		T(test_a_slot_table_that_cannot_grow_only_delays),
+		T(test_no_engine_without_its_first_message_slots),
 		T(test_mr_remove_under_a_put_releases_the_signal_behind_it),
 		T(test_mr_remove_under_a_recv_drops_the_rest_of_its_message),
 		T(test_ep_remove_frees_its_buffers_and_resets_the_peer),
