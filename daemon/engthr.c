@@ -438,6 +438,12 @@ static void arm_timer(struct engthr *t)
 	timerfd_settime(t->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* An epoll tag of the lane bus: EV_LANE - j for thread j's queue to us. */
+static bool lane_tag(uint32_t tag)
+{
+	return tag >= EV_LANE - CONF_MAX_ENGINE_THREADS && tag <= EV_LANE;
+}
+
 static void sleep_until_work(struct engthr *t)
 {
 	struct epoll_event evs[64];
@@ -453,12 +459,11 @@ static void sleep_until_work(struct engthr *t)
 			char buf[256];
 			uint32_t tag = evs[i].data.u32;
 			int fd = tag == EV_CMDQ ? cmdq_fd(t->in) : tag == EV_TIMER ? t->timer_fd
-				 : tag == EV_NIC ? -1 : tag >= EV_LANE - CONF_MAX_ENGINE_THREADS &&
-				   tag <= EV_LANE ? lanebus_fd(t->lt.bus, EV_LANE - tag, t->index)
+				 : tag == EV_NIC ? -1
+				 : lane_tag(tag) ? lanebus_fd(t->lt.bus, EV_LANE - tag, t->index)
 				 : t->doorbell_fds[tag];
 
-			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC &&
-			    !(tag >= EV_LANE - CONF_MAX_ENGINE_THREADS && tag <= EV_LANE) && fd >= 0 &&
+			if (tag != EV_CMDQ && tag != EV_TIMER && tag != EV_NIC && !lane_tag(tag) && fd >= 0 &&
 			    (evs[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))) {
 				/* the client closed its end: the pipe would report
 				 * HUP on every wait and the thread never sleep

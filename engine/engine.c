@@ -225,11 +225,10 @@ void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op)
 	work_add(e, c);
 }
 
-struct opq_op *eng_op_add_waiting(struct engine *e, struct conn *c, const struct opq_op *tmp)
+struct opq_op *eng_op_add_waiting(struct conn *c, const struct opq_op *tmp)
 {
 	struct opq_op *op;
 
-	(void)e;
 	if (c->ep->st.outstanding >= c->ep->max_outstanding || pool_reserve(c->ep) < 0)
 		return NULL;
 	op = op_store(c->ep, tmp);

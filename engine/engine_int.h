@@ -162,7 +162,7 @@ void eng_conn_reset(struct engine *e, struct conn *c, int err);
 void eng_settle(struct engine *e);
 /* A new WAITING op on side c, a copy of tmp, in its endpoint's pool and
  * order list (not started); NULL: the pool has no room. */
-struct opq_op *eng_op_add_waiting(struct engine *e, struct conn *c, const struct opq_op *tmp);
+struct opq_op *eng_op_add_waiting(struct conn *c, const struct opq_op *tmp);
 
 /* remote.c, for engine.c */
 struct remote *remote_new(const struct engine_params *p);

@@ -181,7 +181,7 @@ int engine_lane_start(struct engine *e, const struct engine_lane_part *p)
 		.rmsg = OPQ_NO_RMSG,
 		.rorigin = p->origin,
 	};
-	op = eng_op_add_waiting(e, c, &tmp);
+	op = eng_op_add_waiting(c, &tmp);
 	if (!op)
 		return -EAGAIN;
 	ep->st.submitted++;

@@ -77,7 +77,7 @@ static void slots_grow(struct remote *rm)
 	rm->nalloc = n;
 }
 
-static uint32_t slot_get(struct remote *rm)
+uint32_t remote_slot_get(struct remote *rm)
 {
 	uint32_t i;
 
@@ -93,7 +93,7 @@ static uint32_t slot_get(struct remote *rm)
 	return i;
 }
 
-static void slot_put(struct remote *rm, uint32_t i)
+void remote_slot_put(struct remote *rm, uint32_t i)
 {
 	rm->slots[i].used = false;
 	rm->slots[i].op = NULL;
@@ -103,12 +103,12 @@ static void slot_put(struct remote *rm, uint32_t i)
 	rm->no_slots = false;
 }
 
-static uint64_t cookie_of(const struct remote *rm, uint32_t i)
+uint64_t remote_cookie(const struct remote *rm, uint32_t i)
 {
 	return (uint64_t)rm->slots[i].gen << 32 | i;
 }
 
-static struct rslot *slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
+struct rslot *remote_slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
 {
 	uint32_t i = (uint32_t)cookie;
 
@@ -116,26 +116,6 @@ static struct rslot *slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
 		return NULL;
 	*idx = i;
 	return &rm->slots[i];
-}
-
-uint32_t remote_slot_get(struct remote *rm)
-{
-	return slot_get(rm);
-}
-
-void remote_slot_put(struct remote *rm, uint32_t i)
-{
-	slot_put(rm, i);
-}
-
-uint64_t remote_cookie(const struct remote *rm, uint32_t i)
-{
-	return cookie_of(rm, i);
-}
-
-struct rslot *remote_slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
-{
-	return slot_of(rm, cookie, idx);
 }
 
 /* ---- submit queue ---- */
@@ -312,7 +292,7 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		op->rflags |= RFL_EPWAIT;
 		return -EBUSY;
 	}
-	i = slot_get(rm);
+	i = remote_slot_get(rm);
 	if (i == NO_SLOT) {
 		rm->no_slots = true;
 		return -EAGAIN;
@@ -329,10 +309,10 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		m.rkey = 0;
 		m.len = 0;
 	}
-	m.cookie = cookie_of(rm, i);
+	m.cookie = remote_cookie(rm, i);
 	r = tpchan_submit(ch->tp, &m);
 	if (r < 0) {
-		slot_put(rm, i);
+		remote_slot_put(rm, i);
 		if (r == -EAGAIN) {
 			ch->blocked = true;
 			return r;
@@ -440,17 +420,17 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 	while ((j = ch->j_head)) {
 		struct tpchan_msg m = { .opcode = OP_GET_RESP, .dst_ep = j->rep, .dst_conn = j->rwire,
 					.rkey = j->get_id, .len = j->len };
-		uint32_t i = slot_get(rm);
+		uint32_t i = remote_slot_get(rm);
 		int r;
 
 		if (i == NO_SLOT) {
 			rm->no_slots = true;
 			return;
 		}
-		m.cookie = cookie_of(rm, i);
+		m.cookie = remote_cookie(rm, i);
 		r = tpchan_submit(ch->tp, &m);
 		if (r == -EAGAIN) {
-			slot_put(rm, i);
+			remote_slot_put(rm, i);
 			ch->blocked = true;
 			return;
 		}
@@ -460,7 +440,7 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 		j->next = NULL;
 		j->c = NULL;
 		if (r < 0) {
-			slot_put(rm, i);
+			remote_slot_put(rm, i);
 			job_free(e, j);    /* the requester's get then waits for its connection */
 			continue;
 		}
@@ -597,13 +577,13 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	rm->kick++;
 	if (res == -ETIMEDOUT)
 		ch->failed = true;     /* only tpchan's own give-up reports it */
-	s = slot_of(rm, cookie, &i);
+	s = remote_slot_of(rm, cookie, &i);
 	if (!s)
 		return;
 	op = s->op;
 	if (s->job)
 		job_free(e, s->job);   /* a get response: done either way */
-	slot_put(rm, i);
+	remote_slot_put(rm, i);
 	if (!op)
 		return;                /* its side went away meanwhile */
 	op->rmsg = OPQ_NO_RMSG;
@@ -700,7 +680,7 @@ static int cb_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t
 	struct mr tmp = { .kind = MR_MAPPED, .base = dst, .len = len };
 	uint32_t i;
 
-	s = slot_of(e->rm, cookie, &i);
+	s = remote_slot_of(e->rm, cookie, &i);
 	if (s && s->job) {
 		memcpy(dst, s->job->buf + off, len);
 		return 0;
@@ -730,7 +710,7 @@ static const void *cb_map(void *arg, uint64_t cookie, uint64_t off, uint32_t len
 	struct rslot *s;
 	uint32_t i;
 
-	s = slot_of(ch->e->rm, cookie, &i);
+	s = remote_slot_of(ch->e->rm, cookie, &i);
 	op = s && !s->job ? s->op : NULL;
 	if (!op || op->opcode == UCCL_OP_GET || !op->lmr || op->lmr->kind != MR_MAPPED ||
 	    !mr_range_ok(op->lmr, op->loff + off, len))
