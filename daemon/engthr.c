@@ -757,6 +757,17 @@ void engthr_submit(struct engthr *t, struct engcmd *c)
 	t->ovf_tail = c;
 }
 
+static void owned_done(struct engcmd *c)
+{
+	free(c);
+}
+
+void engthr_submit_owned(struct engthr *t, struct engcmd *c)
+{
+	c->done = owned_done;
+	engthr_submit(t, c);
+}
+
 void engthr_set_idle_spin(struct engthr *t, uint32_t us)
 {
 	__atomic_store_n(&t->idle_spin_us, us, __ATOMIC_RELAXED);

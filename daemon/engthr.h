@@ -124,6 +124,8 @@ void engthr_stop(struct engthr *t);
  * the lock-free queue is full, commands wait in a main-thread list (cleanup
  * must always go through; the resources behind commands are bounded). */
 void engthr_submit(struct engthr *t, struct engcmd *c);
+/* Queue c (from malloc) that nobody waits for: freed when done. */
+void engthr_submit_owned(struct engthr *t, struct engcmd *c);
 void engthr_set_idle_spin(struct engthr *t, uint32_t us);
 /* Liveness for the watchdog: true if the thread looped or slept since the
  * last call. */

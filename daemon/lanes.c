@@ -150,11 +150,6 @@ int lanes_connect(struct session *s, struct dep *ep, uint32_t conn, uint32_t n, 
 	return job_run(s, cmds, m, done, arg);
 }
 
-static void plain_done(struct engcmd *c)
-{
-	free(c);
-}
-
 /* A command no session waits for; lost only when out of memory, when the
  * engine then keeps a lane side until the endpoint goes. */
 static void submit_plain(struct daemon *d, uint32_t thr, enum engcmd_type type, uint32_t ep,
@@ -165,14 +160,13 @@ static void submit_plain(struct daemon *d, uint32_t thr, enum engcmd_type type, 
 	if (!c)
 		return;
 	c->type = type;
-	c->done = plain_done;
 	if (type == ENGCMD_EP_REMOVE) {
 		c->u.ep_id = ep;
 	} else {
 		c->u.conn_rm.ep = ep;
 		c->u.conn_rm.conn = conn;
 	}
-	engthr_submit(d->thr[thr], c);
+	engthr_submit_owned(d->thr[thr], c);
 }
 
 void lanes_unbind(struct daemon *d, const struct dep *ep, uint32_t conn, uint32_t n)

@@ -103,18 +103,6 @@ static struct dchan *chan_by_name(struct daemon *d, const char *peer, uint32_t *
 	return NULL;
 }
 
-static void cmd_free(struct engcmd *c)
-{
-	free(c);
-}
-
-/* A command not tied to a session (channel changes), for thread thr. */
-static void submit_plain(struct daemon *d, uint32_t thr, struct engcmd *c)
-{
-	c->done = cmd_free;
-	engthr_submit(d->thr[thr], c);
-}
-
 /* ---- channels follow the peers ---- */
 
 /* Every open connection over chan is reset in the engine by the channel's
@@ -148,7 +136,7 @@ static void chan_down(struct daemon *d, uint32_t id, const char *why)
 			c->type = ENGCMD_CHAN_REMOVE;
 			c->u.chan_rm.chan = nthr_chan(id, j, RCONN_MAX_CHANS);
 			c->u.chan_rm.err = -ECONNRESET;
-			submit_plain(d, i, c);
+			engthr_submit_owned(d->thr[i], c);
 		}
 	}
 	ch->up = false;
@@ -193,7 +181,7 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 					   : cf->data_paths, cc, pi->tx_token, pi->rx_token, seed,
 			  &c->u.chan.p);
 	d->rchans->ch[id].paths = c->u.chan.p.npaths;
-	submit_plain(d, i, c);
+	engthr_submit_owned(d->thr[i], c);
 	return 0;
 }
 
