@@ -194,8 +194,10 @@ int engine_rconn_connect(struct engine *e, uint32_t ep, uint32_t conn, uint32_t 
  * -ECONNRESET until engine_conn_remove. */
 int engine_conn_reset(struct engine *e, uint32_t ep, uint32_t conn);
 
-/* One received packet from chan's host. 0 or why it was dropped (counted).
- * engine_rx_ce: the packet's IP header carried a CE mark (ECN). */
+/* One received datagram from chan's host: one or more packets back to back
+ * (wire_first_len cuts them), each taken on its own. 0 or why the first
+ * one dropped was (each drop is counted). engine_rx_ce: the datagram's IP
+ * header carried a CE mark (ECN). */
 int engine_rx(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns);
 int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, uint64_t now_ns,
 		 bool ce);
@@ -213,6 +215,9 @@ struct engine_txpkt {
 	const uint8_t *payload;
 	uint32_t hdr_len;
 	bool any_path;                 /* tpchan_txpkt.any_path */
+	/* the channel's mtu: a datagram to its peer may carry packets back to
+	 * back up to this many bytes (nic_pkt.pack_max, if the caller packs) */
+	uint32_t dgram_max;
 };
 /* Up to max packets to send now, across channels in turn. */
 int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int max);

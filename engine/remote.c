@@ -1096,14 +1096,25 @@ int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, u
 		 bool ce)
 {
 	struct rchan *ch = chan_get(e, chan);
-	int r;
+	const uint8_t *p = pkt;
+	size_t off = 0;
+	int r = 0;
 
 	if (!ch) {
 		e->st.rx_no_chan++;
 		return -ENOENT;
 	}
 	e->now = now_ns;
-	r = tpchan_rx_ce(ch->tp, pkt, len, now_ns, ce);
+	/* packets that share the datagram go in order, each on its own: one
+	 * refused does not take its neighbours with it */
+	do {
+		size_t l = wire_first_len(p + off, len - off);
+		int r1 = tpchan_rx_ce(ch->tp, p + off, l, now_ns, ce);
+
+		if (r == 0)
+			r = r1;
+		off += l;
+	} while (off < len);
 	if (tpchan_credit_wanted(ch->tp))
 		e->rm->pull_t = 0;     /* the pacer decides at the next engine_tx */
 	chan_check_failed(e, ch);
@@ -1160,6 +1171,7 @@ turn:
 				out[n + i].payload = tp[i].payload;
 				out[n + i].hdr_len = tp[i].hdr_len;
 				out[n + i].any_path = tp[i].any_path;
+				out[n + i].dgram_max = ch->mtu;
 				out[n + i].chan = ch->id;
 				ch->deficit -= tp[i].len;
 			}

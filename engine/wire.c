@@ -207,6 +207,38 @@ int wire_parse(const void *buf, size_t len, struct wire_pkt *out)
 	}
 }
 
+size_t wire_first_len(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	size_t want;
+
+	/* what the header says; anything it cannot say takes the rest, for
+	 * wire_parse to refuse as one packet */
+	if (len < WIRE_PREFIX_LEN || p[0] != WIRE_MAGIC || p[1] != WIRE_VERSION)
+		return len;
+	switch (p[2]) {
+	case WIRE_DATA:
+		if (len < WIRE_DATA_HDR_LEN)
+			return len;
+		want = WIRE_DATA_HDR_LEN + (size_t)wire_get32(p + 12);
+		break;
+	case WIRE_ACK:
+		if (len < WIRE_ACK_HDR_LEN)
+			return len;
+		want = WIRE_ACK_HDR_LEN + 8 * (size_t)get16(p + 6);
+		break;
+	case WIRE_NACK:
+		want = WIRE_NACK_LEN;
+		break;
+	case WIRE_CREDIT:
+		want = WIRE_CREDIT_LEN;
+		break;
+	default:
+		return len;
+	}
+	return want < len ? want : len;
+}
+
 int wire_write_data(void *buf, size_t cap, const struct wire_data *d)
 {
 	uint8_t *p = buf;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: the host-to-host packet format (version 3), specified in
+ * wire: the host-to-host packet format (version 4), specified in
  * docs/wire-protocol.md. Pure functions: wire_parse() is the one decoder of
  * bytes that arrive from the network (it has a fuzz target); the writers
  * build packets into caller buffers. All integers are little endian on the
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x55u
-#define WIRE_VERSION      3u          /* 3: DATA carries ord (put numbers) */
+#define WIRE_VERSION      4u          /* 3: DATA carries ord; 4: packets share datagrams */
 #define WIRE_DATA_HDR_LEN 96u          /* bytes before the payload of a DATA packet */
 #define WIRE_ACK_HDR_LEN  40u          /* bytes before the SACK words of an ACK */
 #define WIRE_NACK_LEN     32u
@@ -148,6 +148,13 @@ static inline void wire_put64(uint8_t *p, uint64_t v)
  * Does not check tokens or the crc. Writes *out only on success, and then
  * only the member of its type (of an ACK's sack, only sack_words words). */
 int wire_parse(const void *buf, size_t len, struct wire_pkt *out);
+
+/* A datagram carries one or more packets back to back (since version 4):
+ * the length of the first of len bytes, as its header gives it, at most
+ * len. Bytes whose header cannot say (too short, foreign, a length past
+ * the end) are all one packet, len, for wire_parse to refuse. 0 only for
+ * len 0, so a walk that takes this many bytes at a time ends. */
+size_t wire_first_len(const void *buf, size_t len);
 
 /* Encode into buf (cap bytes). Return the packet length, or -ENOSPC.
  * wire_write_data copies d->payload_len bytes from d->payload unless

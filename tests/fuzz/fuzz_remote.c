@@ -7,8 +7,9 @@
  * with remote connections on that channel, exactly sized heap regions (so
  * AddressSanitizer sees any write one byte out of bounds), and receives
  * posted through a ring. Input: records of [kind][len lo][len hi][bytes];
- * kinds feed a packet (token patched or as is), post a receive, poll, run
- * the transmit side with time moving on, reset or remove a connection.
+ * kinds feed a datagram (each packet's token patched, or as is), post a
+ * receive, poll, run the transmit side with time moving on, reset or
+ * remove a connection.
  * Client 3 has a region and no endpoint: no packet may change a byte of it.
  */
 #include "config.h"
@@ -19,6 +20,7 @@
 
 #include "engine/engine.h"
 #include "engine/ring.h"
+#include "engine/wire.h"
 
 #define TOKEN_RX 0x1122334455667788ull
 #define TOKEN_TX 0x8877665544332211ull
@@ -149,10 +151,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (len > sizeof(pkt))
 				break;
 			memcpy(pkt, data, len);
-			if (kind == 0 && len >= 24 && pkt[2] == 1)
-				put_le64(pkt + 16, TOKEN_RX);
-			else if (kind == 0 && len >= 16 && pkt[2] == 2)
-				put_le64(pkt + 8, TOKEN_RX);
+			/* every packet of the datagram, as engine_rx cuts it */
+			for (size_t off = 0, l; kind == 0 && off < len; off += l) {
+				l = wire_first_len(pkt + off, len - off);
+				if (l >= 24 && pkt[off + 2] == 1)
+					put_le64(pkt + off + 16, TOKEN_RX);
+				else if (l >= 16 && pkt[off + 2] == 2)
+					put_le64(pkt + off + 8, TOKEN_RX);
+			}
 			engine_rx(e, 0, pkt, len, now);
 			break;
 		case 2:                /* post a receive on endpoint 0 (conn, length, tag from input) */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_wire: wire_parse is the first code to touch every byte that arrives
- * from the network. Arbitrary input must be refused with -EBADMSG/-EPROTO or
- * decoded without reading past its end (libFuzzer hands over an exactly
+ * fuzz_wire: wire_first_len and wire_parse are the first code to touch
+ * every byte that arrives from the network. The input is a datagram: cut
+ * into packets, it must be cut within itself and the cutting must end.
+ * As one packet, it must be refused with -EBADMSG/-EPROTO or decoded
+ * without reading past its end (libFuzzer hands over an exactly
  * sized heap copy, so AddressSanitizer sees a one-byte overread). Whatever
  * decodes must be the one canonical encoding of what it decoded: the
  * matching writer, given an exactly sized buffer, rebuilds the input byte
@@ -65,6 +67,22 @@ static void check_data(const uint8_t *data, size_t size, uint8_t *out, const str
 		abort();
 }
 
+/* The receiver's walk over a datagram (engine_rx): each cut is within
+ * what is left and not empty, so the walk ends, having read nothing past
+ * the end. */
+static void check_walk(const uint8_t *data, size_t size)
+{
+	size_t off = 0;
+
+	while (off < size) {
+		size_t l = wire_first_len(data + off, size - off);
+
+		if (l == 0 || l > size - off)
+			abort();
+		off += l;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *out;
 	int r, n;
 
+	check_walk(data, size);
 	memset(&pkt, 0xa5, sizeof(pkt));
 	r = wire_parse(data, size, &pkt);
 	if (r < 0) {
@@ -80,6 +99,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
+	/* a packet that parses is, alone in a datagram, all of it */
+	if (wire_first_len(data, size) != size)
+		abort();
 	out = malloc(size);                  /* exactly sized: a write past it is caught */
 	if (!out)
 		return 0;

@@ -171,6 +171,7 @@ expect "nobody listening: ECONNREFUSED after the timeout ($out, $ms ms)" \
 	eval 'echo "$out" | grep -q "ECONNREFUSED" && [ "$ms" -ge 400 ] && [ "$ms" -lt 5000 ]'
 
 # 4. forged packets towards b, from a port in a's range that a does not use
+#    (one datagram carries two: each is judged on its own)
 DPB=$(data_port b)
 DPA=$(data_port a)
 expect "data ports known ($DPA, $DPB)" eval '[ -n "$DPA" ] && [ -n "$DPB" ]'
@@ -187,16 +188,19 @@ src, dst = int(sys.argv[1]) + 6, int(sys.argv[2])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", src))
 def data(token, payload=b"x" * 64, ep=0, conn=0):
-    h = struct.pack("<BBBBBBHIIQIIQQQQQQIIQ", 0x55, 3, 1, 0, 2, 0, 0, 1, len(payload), token,
+    h = struct.pack("<BBBBBBHIIQIIQQQQQQIIQ", 0x55, 4, 1, 0, 2, 0, 0, 1, len(payload), token,
                     ep, conn, 1, len(payload), 0, 0, 0, 0, 0, 0, 0)
     return h + payload
 deadline = time.time() + 1.0
 n = 0
 while time.time() < deadline:
     s.sendto(os.urandom(200), ("127.0.0.1", dst))          # random bytes
-    s.sendto(bytes([0x55, 3, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
+    s.sendto(bytes([0x55, 4, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
     s.sendto(data(int.from_bytes(os.urandom(8), "little")), ("127.0.0.1", dst))  # wrong token
-    n += 3
+    # one datagram of two packets: a wrong token, then a truncated one
+    s.sendto(data(int.from_bytes(os.urandom(8), "little")) + bytes([0x55, 4, 2, 0]) + b"\0" * 9,
+             ("127.0.0.1", dst))
+    n += 5
     time.sleep(0.001)
 print("forged", n, "packets")
 EOF

@@ -91,6 +91,9 @@ struct fx_params {
 	uint32_t max_remote_msgs;     /* per engine; 0: the default */
 	uint64_t ep_inflight;         /* host A's max_ep_inflight_bytes; 0: none */
 	bool gather;                  /* tx_gather instead of crc on every channel */
+	uint64_t ack_hold_ns;         /* tpchan_params.ack_hold_ns of both */
+	bool pack;                    /* packets of one engine_tx share datagrams, as the
+				       * UDP nic packs them (up to dgram_max) */
 };
 #define PARAMS(...) ((struct fx_params){ .seed = 1, .mtu = 1500, .npaths = 4, __VA_ARGS__ })
 /* loss, duplication and reordering */
@@ -145,6 +148,10 @@ struct fx {
 	uint32_t forged_psn;
 	struct b_state saved;
 	uint64_t gathered;            /* packets sent as header + mapped payload */
+	uint8_t dgram[9000];          /* p.pack: the datagram being filled */
+	uint32_t dgram_len, dgram_pkts;
+	uint16_t dgram_path;          /* its first DATA's path */
+	uint64_t packed;              /* packets that shared a datagram */
 	uint64_t drop_puts_until;     /* A's PUT packets are lost until then */
 	bool drop_get_resps;          /* A's get responses are lost */
 };
@@ -242,6 +249,7 @@ static struct tpchan_params chan_params(const struct fx_params *p, int side, uin
 		.rto_init_ns = 1 * MS, .rto_min_ns = 200 * US, .rto_max_ns = 20 * MS,
 		.max_retx = 12, .ack_delay_ns = 10 * US, .ack_every = 8, .dupthresh = 3,
 		.path_loss_hold_ns = 500 * US, .seed = p->seed * 2 + (uint64_t)side,
+		.ack_hold_ns = p->ack_hold_ns,
 		/* short: every run also releases and rebuilds channel state */
 		.idle_release_ns = 100 * US,
 	};
@@ -518,6 +526,37 @@ static void observe(struct fx *f)
 		f->watch(f, f->watch_arg);
 }
 
+/* p.pack: the datagram being filled goes on the wire. */
+static void dgram_flush(struct fx *f, int side)
+{
+	if (!f->dgram_pkts)
+		return;
+	if (f->dgram_pkts > 1)
+		f->packed += f->dgram_pkts;
+	wire_put(f, side, f->dgram, f->dgram_len, f->dgram_path);
+	f->dgram_len = f->dgram_pkts = 0;
+}
+
+/* One packet of side's: on the wire by itself, or behind the others of
+ * its datagram while they fit in dgram_max, as the UDP nic does. */
+static void pkt_out(struct fx *f, int side, const struct engine_txpkt *t)
+{
+	if (!f->p.pack) {
+		wire_put(f, side, t->buf, t->len, t->path);
+		return;
+	}
+	assert_int_equal(t->dgram_max, f->p.mtu);
+	assert_true(t->dgram_max <= sizeof(f->dgram));
+	if (f->dgram_len + t->len > t->dgram_max)
+		dgram_flush(f, side);
+	/* the datagram travels on its first DATA's path */
+	if (!f->dgram_pkts || (f->dgram[2] != WIRE_DATA && !t->any_path))
+		f->dgram_path = t->path;
+	memcpy(f->dgram + f->dgram_len, t->buf, t->len);
+	f->dgram_len += t->len;
+	f->dgram_pkts++;
+}
+
 /* Let host `side` send everything it has now. A deadline that is still
  * due afterwards asks for another call at once (an op may have been queued
  * for resending while the packets were built); one that stays due while
@@ -544,8 +583,9 @@ static int drain(struct fx *f, int side)
 					       f->txp[i].len - f->txp[i].hdr_len);
 					f->gathered++;
 				}
-				wire_put(f, side, f->txp[i].buf, f->txp[i].len, f->txp[i].path);
+				pkt_out(f, side, &f->txp[i]);
 			}
+			dgram_flush(f, side);
 			sent += k;
 		} while (k == BATCH);
 		if (engine_next_deadline(e) > f->now)
@@ -1429,9 +1469,9 @@ static void test_retries_behind_a_full_channel_do_not_spin(void **state)
 }
 
 /* Puts, sends and signals in both directions at once, under loss. */
-static void test_traffic_both_ways_at_once(void **state)
+static void both_ways(void **state, bool pack)
 {
-	struct fx *f = fx_open(state, PARAMS(.seed = 43, .npaths = 5, ROUGH(10000)));
+	struct fx *f = fx_open(state, PARAMS(.seed = 43, .npaths = 5, ROUGH(10000), .pack = pack));
 
 	submit(f, HB, RECV(.loff = 0, .len = 200 * KiB, .tag = 1, .user_data = 1));
 	submit(f, HA, SQE(.opcode = UCCL_OP_RECV, .conn = CONN_A, .lmr = 2, .loff = 0,
@@ -1458,6 +1498,87 @@ static void test_traffic_both_ways_at_once(void **state)
 	assert_filled(f->h[HA].mr2, 150 * KiB, 0x5a);
 	assert_int_equal(sem(f, HA, CONN_A), 1);
 	assert_int_equal(sem(f, HB, CONN_B), 1);
+	if (pack)
+		assert_true(f->packed > 0);
+	else
+		assert_int_equal(f->packed, 0);
+	/* every packet was read: none of a shared datagram was taken for junk */
+	for (int s = 0; s < 2; s++) {
+		struct engine_chan_stats st;
+
+		assert_int_equal(engine_chan_stats(f->h[s].e, 0, &st), 0);
+		assert_int_equal(st.tp.drop_malformed, 0);
+		assert_int_equal(st.tp.drop_version, 0);
+	}
+}
+
+static void test_traffic_both_ways_at_once(void **state)
+{
+	both_ways(state, false);
+}
+
+/* The same with datagrams of several packets (wire version 4), lost,
+ * duplicated and reordered whole: engine_rx takes each packet in turn. */
+static void test_traffic_both_ways_in_shared_datagrams(void **state)
+{
+	both_ways(state, true);
+}
+
+struct sem_want {
+	int side;
+	uint32_t conn;
+	uint64_t value;
+};
+
+static bool sem_reached(struct fx *f, const void *arg)
+{
+	const struct sem_want *w = arg;
+
+	return sem(f, w->side, w->conn) >= w->value;
+}
+
+/* 64 B put+signal ping-pong in shared datagrams under loss: each side
+ * answers as soon as it sees the other's signal, so the ACK held for the
+ * reply (ack_hold_ns) and the reply's put and signal leave together, and
+ * every packet of those datagrams is read. */
+static void test_ping_pong_in_shared_datagrams(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 44, ROUGH(10000), .pack = true,
+					     .ack_hold_ns = 20 * US));
+	const int rounds = 40;
+
+	for (int i = 0; i < rounds; i++) {
+		uint64_t off = (uint64_t)i * 64;
+		struct sem_want at_b = { HB, CONN_B, (uint64_t)i + 1 }, at_a = { HA, CONN_A, (uint64_t)i + 1 };
+
+		fill_pattern(f->h[HA].mr1 + off, 64, (uint32_t)i);
+		submit(f, HA, PUT(.loff = off, .roff = off, .len = 64, .user_data = 2 * i + 1));
+		submit(f, HA, SIGNAL(.user_data = 2 * i + 2));
+		assert_int_equal(run(f, sem_reached, &at_b, 2000 * MS), 0);
+		fill_pattern(f->h[HB].mr1 + 2 * MiB + off, 64, 1000 + (uint32_t)i);
+		submit(f, HB, SQE(.opcode = UCCL_OP_PUT, .conn = CONN_B, .lmr = 1, .rkey = KEY_A,
+				  .loff = 2 * MiB + off, .roff = 2 * MiB + off, .len = 64,
+				  .user_data = 2 * i + 1));
+		submit(f, HB, SQE(.opcode = UCCL_OP_SIGNAL, .conn = CONN_B, .user_data = 2 * i + 2));
+		assert_int_equal(run(f, sem_reached, &at_a, 2000 * MS), 0);
+	}
+	wait_cqes(f, HA, 2 * rounds);
+	wait_cqes(f, HB, 2 * rounds);
+	settle(f);
+	for (int s = 0; s < 2; s++)
+		for (uint64_t ud = 1; ud <= 2 * (uint64_t)rounds; ud++)
+			assert_int_equal(cqe(f, s, ud).res, 0);
+	assert_same(f->h[HB].mr1, f->h[HA].mr1, rounds * 64);
+	assert_same(f->h[HA].mr1 + 2 * MiB, f->h[HB].mr1 + 2 * MiB, rounds * 64);
+	for (int s = 0; s < 2; s++) {
+		struct engine_chan_stats st;
+
+		assert_int_equal(engine_chan_stats(f->h[s].e, 0, &st), 0);
+		assert_int_equal(st.tp.drop_malformed, 0);
+		/* most turns: ACK, put and signal in one datagram */
+		assert_true(st.tp.acks_with_data >= (uint64_t)rounds / 2);
+	}
+	assert_true(f->packed >= 3 * (uint64_t)rounds);
 }
 
 /* A flush on a remote connection completes after every earlier op, when
@@ -3029,6 +3150,8 @@ int main(void)
 		T(test_a_connection_that_never_receives_leaves_records_for_others),
 		T(test_retries_behind_a_full_channel_do_not_spin),
 		T(test_traffic_both_ways_at_once),
+		T(test_traffic_both_ways_in_shared_datagrams),
+		T(test_ping_pong_in_shared_datagrams),
 		T(test_flush_completes_after_every_earlier_op),
 		T(test_a_small_slot_table_queues_and_loses_nothing),
 		T(test_zero_length_put_and_send),

@@ -236,7 +236,7 @@ static void test_data_layout_matches_the_spec(void **state)
 	write_data(&d);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 3);
+	assert_int_equal(buf[1], 4);
 	assert_int_equal(buf[2], WIRE_DATA);
 	assert_int_equal(buf[3], WIRE_F_CRC | WIRE_F_RETX);
 	assert_int_equal(buf[4], 2);
@@ -411,7 +411,7 @@ static void test_ack_layout_matches_the_spec(void **state)
 	write_ack(&a);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 3);
+	assert_int_equal(buf[1], 4);
 	assert_int_equal(buf[2], WIRE_ACK);
 	assert_int_equal(buf[3], WIRE_F_ECE);
 	assert_le(buf + 4, a.path, 2);
@@ -456,7 +456,7 @@ static void test_nack_layout_matches_the_spec(void **state)
 	write_nack(&nk);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 3);
+	assert_int_equal(buf[1], 4);
 	assert_int_equal(buf[2], WIRE_NACK);
 	assert_int_equal(buf[3], 0);
 	assert_le(buf + 4, nk.seq, 4);
@@ -536,6 +536,76 @@ static void test_trailing_bytes_are_malformed(void **state)
 	assert_int_equal(parse(write_nack(&nk) + 1), -EBADMSG);
 }
 
+/* Version 4: a datagram carries packets back to back; wire_first_len cuts
+ * the first from the rest by its header alone. */
+static void test_first_len_walks_packets_back_to_back(void **state)
+{
+	struct wire_data d = sample_data();
+	struct wire_ack a = sample_ack(3);
+	struct wire_nack nk = sample_nack();
+	struct wire_credit cr = { .flags = WIRE_F_GRANT, .psn = 9, .token = 5 };
+	static const int types[] = { WIRE_ACK, WIRE_DATA, WIRE_NACK, WIRE_CREDIT };
+	size_t lens[4], off = 0, n = 0;
+	struct wire_pkt pkt;
+	int r;
+
+	(void)state;
+	r = wire_write_ack(buf + off, sizeof(buf) - off, &a);
+	assert_int_equal(r, WIRE_ACK_HDR_LEN + 3 * 8);
+	lens[n++] = (size_t)r, off += (size_t)r;
+	r = wire_write_data(buf + off, sizeof(buf) - off, &d);
+	assert_int_equal(r, WIRE_DATA_HDR_LEN + 100);
+	lens[n++] = (size_t)r, off += (size_t)r;
+	r = wire_write_nack(buf + off, sizeof(buf) - off, &nk);
+	lens[n++] = (size_t)r, off += (size_t)r;
+	r = wire_write_credit(buf + off, sizeof(buf) - off, &cr);
+	lens[n++] = (size_t)r, off += (size_t)r;
+
+	/* each cut is one packet that parses; the whole does not */
+	assert_int_equal(wire_parse(buf, off, &pkt), -EBADMSG);
+	for (size_t i = 0, at = 0; i < n; i++) {
+		size_t l = wire_first_len(buf + at, off - at);
+
+		assert_int_equal(l, lens[i]);
+		assert_int_equal(wire_parse(buf + at, l, &pkt), 0);
+		assert_int_equal(pkt.type, types[i]);
+		at += l;
+	}
+	assert_int_equal(wire_first_len(buf, 0), 0);
+}
+
+/* What the header cannot vouch for is one packet, the rest of the
+ * datagram, which wire_parse then refuses: nothing past the end is read,
+ * and the walk always moves on. */
+static void test_first_len_gives_the_rest_to_what_it_cannot_read(void **state)
+{
+	struct wire_data d = sample_data();
+	struct wire_ack a = sample_ack(2);
+	size_t len;
+
+	(void)state;
+	len = write_data(&d);
+	assert_int_equal(wire_first_len(buf, len - 1), len - 1);   /* payload cut short */
+	assert_int_equal(parse(len - 1), -EBADMSG);
+	assert_int_equal(wire_first_len(buf, WIRE_DATA_HDR_LEN - 1), WIRE_DATA_HDR_LEN - 1);
+	assert_int_equal(wire_first_len(buf, 3), 3);
+	put_le32(buf + 12, UINT32_MAX);                            /* a length past any datagram */
+	assert_int_equal(wire_first_len(buf, len + 7), len + 7);
+	buf[1] = 3;                                                /* another version */
+	assert_int_equal(wire_first_len(buf, len + 7), len + 7);
+	buf[1] = WIRE_VERSION;
+	buf[2] = 9;                                                /* an unknown type */
+	assert_int_equal(wire_first_len(buf, len + 7), len + 7);
+
+	len = write_ack(&a);
+	assert_int_equal(wire_first_len(buf, len + 5), len);       /* 5 bytes follow */
+	assert_int_equal(wire_first_len(buf, WIRE_ACK_HDR_LEN - 1), WIRE_ACK_HDR_LEN - 1);
+	buf[6] = 200;                                              /* more words than allowed */
+	assert_int_equal(wire_first_len(buf, len + 5), len + 5);
+	assert_int_equal(parse(len + 5), -EBADMSG);
+	assert_int_equal(wire_first_len(buf, 40), 40);
+}
+
 static void test_data_payload_len_must_match_the_packet_length(void **state)
 {
 	struct wire_data d = sample_data();
@@ -574,7 +644,9 @@ static void test_bad_magic_version_or_type_is_a_protocol_error(void **state)
 	assert_int_equal(parse(len), -EPROTO);
 	buf[1] = 2;                          /* retired: DATA had no ord */
 	assert_int_equal(parse(len), -EPROTO);
-	buf[1] = 4;
+	buf[1] = 3;                          /* retired: one packet a datagram */
+	assert_int_equal(parse(len), -EPROTO);
+	buf[1] = 5;
 	assert_int_equal(parse(len), -EPROTO);
 	buf[1] = WIRE_VERSION;
 	for (size_t k = 0; k < sizeof(bad_types); k++) {
@@ -875,6 +947,8 @@ int main(void)
 		cmocka_unit_test_setup(test_parse_writes_nothing_on_failure, setup),
 		cmocka_unit_test_setup(test_every_truncation_of_every_type_is_malformed, setup),
 		cmocka_unit_test_setup(test_trailing_bytes_are_malformed, setup),
+		cmocka_unit_test_setup(test_first_len_walks_packets_back_to_back, setup),
+		cmocka_unit_test_setup(test_first_len_gives_the_rest_to_what_it_cannot_read, setup),
 		cmocka_unit_test_setup(test_data_payload_len_must_match_the_packet_length, setup),
 		cmocka_unit_test_setup(test_ack_sack_words_must_match_the_packet_length, setup),
 		cmocka_unit_test_setup(test_bad_magic_version_or_type_is_a_protocol_error, setup),
