@@ -183,6 +183,8 @@ static const struct opt opts[] = {
 	  CONF_MAX_PEERS, "per-peer congestion controller, name=controller, comma-separated; none" },
 	{ "udp_gso", OT_BOOL, 0, O(udp_gso), 0, 1, 0, 1, "batch sends with UDP GSO" },
 	{ "udp_gro", OT_BOOL, 0, O(udp_gro), 0, 1, 0, 1, "batch receives with UDP GRO" },
+	{ "udp_pack", OT_BOOL, 0, O(udp_pack), 0, 1, 0, 1,
+	  "let short packets to one peer (an ACK and a reply) share a UDP datagram" },
 	{ "udp_tx_gather", OT_BOOL, 0, O(udp_tx_gather), 0, 1, 0, 1,
 	  "send payloads from the registered region (header and payload gathered) instead of a copy" },
 };

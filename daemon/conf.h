@@ -116,6 +116,7 @@ struct conf {
 	struct conf_peer_cc peer_cc[CONF_MAX_PEERS];   /* per-peer overrides of cc */
 	uint32_t n_peer_cc;
 	bool udp_gso, udp_gro;
+	bool udp_pack;                    /* nic_params.pack */
 	bool udp_tx_gather;               /* tpchan_params.tx_gather (not with data_crc) */
 };
 

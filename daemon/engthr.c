@@ -397,6 +397,7 @@ static int nic_tx_pass(struct engthr *t, uint64_t now)
 					.payload = t->tx[i].payload,
 					.hdr_len = t->tx[i].hdr_len,
 					.any_path = t->tx[i].any_path,
+					.pack_max = t->tx[i].dgram_max,
 				};
 			}
 		}

@@ -116,6 +116,7 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 		.sndbuf = (uint32_t)c->udp_buffer_bytes,
 		.gso = c->udp_gso,
 		.gro = c->udp_gro,
+		.pack = c->udp_pack,
 		.rx_batch = 64,
 		.ecn = true,
 	};
@@ -137,8 +138,9 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 			 ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "",
 			 *port);
 	if (i == 0)
-		log_info("data plane on udp %s (%u paths, mtu %u%s%s%s)", d->data_text, c->data_paths,
-			 c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "",
+		log_info("data plane on udp %s (%u paths, mtu %u%s%s%s%s)", d->data_text,
+			 c->data_paths, c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "",
+			 c->udp_pack ? ", packing" : "",
 			 c->peer_listen.family ? "" : "; no peering: between this daemon's threads only");
 	else
 		log_info("data plane of engine thread %u on udp port %u (%u paths)", i, *port,

@@ -471,6 +471,8 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 		nic.tx_bytes = ns->tx_bytes;
 		nic.tx_calls = ns->tx_calls;
 		nic.tx_gso_calls = ns->tx_gso_calls;
+		nic.has_tx_dgrams = 1;
+		nic.tx_dgrams = ns->tx_dgrams;
 		nic.tx_eagain = ns->tx_eagain;
 		nic.tx_errors = ns->tx_errors;
 		nic.rx_pkts = ns->rx_pkts;
@@ -522,6 +524,7 @@ static void channels_done(struct engcmd *c)
 	q->nic.tx_bytes += ns->tx_bytes;
 	q->nic.tx_calls += ns->tx_calls;
 	q->nic.tx_gso_calls += ns->tx_gso_calls;
+	q->nic.tx_dgrams += ns->tx_dgrams;
 	q->nic.tx_eagain += ns->tx_eagain;
 	q->nic.tx_errors += ns->tx_errors;
 	q->nic.rx_pkts += ns->rx_pkts;

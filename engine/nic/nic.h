@@ -31,6 +31,7 @@ struct nic_params {
 	uint32_t rcvbuf, sndbuf;       /* socket buffers in bytes (SO_*BUFFORCE when allowed) */
 	bool gso;                      /* UDP_SEGMENT batching on send */
 	bool gro;                      /* UDP_GRO coalescing on receive */
+	bool pack;                     /* honour nic_pkt.pack_max (else one packet a datagram) */
 	uint32_t rx_batch;             /* datagrams per recvmmsg (1 .. 1024) */
 	bool ecn;                      /* send ECT(0) (rx always reports the TOS byte) */
 };
@@ -51,12 +52,22 @@ struct nic_pkt {
 	/* tx, optional: path is only a preference; the backend may send the
 	 * packet on another path to batch it with its neighbours (ACKs) */
 	bool any_path;
+	/* tx, optional: the packet may share one datagram with the packets
+	 * next to it in the call that also allow it (same peer, a path their
+	 * socket serves), back to back, up to pack_max bytes in all (never
+	 * more than the mtu). 0: a datagram of its own. The receiver gets the
+	 * datagram as one nic_pkt and cuts it (engine_rx, wire_first_len). */
+	uint32_t pack_max;
 };
 #define NIC_PEER_UNKNOWN UINT32_MAX
 
+/* tx_pkts counts the packets handed to tx, tx_dgrams the datagrams they
+ * went in (fewer when packed); rx_pkts counts datagrams (rx does not look
+ * inside them). */
 struct nic_stats {
 	uint64_t tx_pkts, tx_bytes, tx_calls, tx_gso_calls, tx_eagain, tx_errors;
 	uint64_t rx_pkts, rx_bytes, rx_calls, rx_gro_segs, rx_truncated, rx_unknown_peer;
+	uint64_t tx_dgrams;
 };
 
 struct nic;
@@ -73,7 +84,8 @@ struct nic_ops {
 	/* Send n packets. Returns how many were handed to the kernel (the
 	 * rest: try again later; -errno only if none could be sent for a
 	 * reason other than a full socket buffer). Consecutive packets to the
-	 * same peer on the same path may go out as one GSO send. */
+	 * same peer on the same path may go out as one GSO send, and those
+	 * that allow it (pack_max) in one datagram. */
 	int (*tx)(struct nic *n, const struct nic_pkt *pkts, int count);
 	/* Receive up to max packets without blocking; 0 if none. GRO
 	 * super-packets are split back into the sender's packets. */

@@ -4,8 +4,10 @@
  * Linux NIC. Path i is a socket bound to base_port + i; socket 0 also
  * receives. Sends are batched with sendmmsg and, when allowed, runs of
  * equal-sized packets to one peer on one path go out as one UDP_SEGMENT (GSO)
- * super-datagram; a packet that may take any path (an ACK) goes on the
- * socket of its neighbour in the batch, so it needs no sendmmsg of its own;
+ * super-datagram; neighbours that allow it (pack_max) share one datagram
+ * back to back, so that an ACK and a short reply cost one skb, not two; a
+ * packet that may take any path (an ACK) goes on the socket of its
+ * neighbour in the batch, so it needs no sendmmsg of its own;
  * receives use recvmmsg and split UDP_GRO super-datagrams back into the
  * sender's packets. Never blocks, never logs.
  *
@@ -102,6 +104,7 @@ struct nic {
 	int family;
 	uint32_t npaths, mtu, rx_batch;
 	bool gso, gro;
+	bool pack;                       /* nic_params.pack */
 	int *fds;                        /* npaths; fds[0] also receives */
 
 	struct nic_peer *peers;
@@ -113,6 +116,7 @@ struct nic {
 	union tx_cmsg tx_cmsg[TX_MSGS];
 	uint32_t tx_first[TX_MSGS];      /* index of the msg's first packet in the tx call */
 	uint32_t tx_npkts[TX_MSGS];
+	uint32_t tx_ndgrams[TX_MSGS];    /* datagrams the msg carries (GSO segments) */
 	uint64_t tx_nbytes[TX_MSGS];
 
 	uint8_t *rx_buf;
@@ -493,6 +497,7 @@ static int udp_open(const struct nic_params *p, struct nic **out)
 	n->rx_batch = p->rx_batch;
 	n->gso = p->gso;
 	n->gro = p->gro;
+	n->pack = p->pack;
 	for (uint32_t i = 0; i < PEER_BUCKETS; i++)
 		n->buckets[i] = PEER_NIL;
 	n->fds = malloc(n->npaths * sizeof(*n->fds));
@@ -556,41 +561,82 @@ static uint32_t pkt_iovs(const struct nic_pkt *p)
 	return p->payload ? 2 : 1;
 }
 
-/* How many packets from pkts[i] form one datagram (GSO: same peer, path and
- * size; the last may be shorter; zero-length packets never join, they would
- * vanish inside a super-datagram), within iov_left iovecs. Packets that
- * fail pkt_check never join. */
-static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count,
-			  uint32_t iov_left)
+/* Whether packet q may leave on socket fd: its own path's socket, or any
+ * if it may take any path. */
+static bool fd_serves(const struct nic *n, const struct nic_pkt *q, int fd)
+{
+	return q->any_path || n->fds[q->path % n->npaths] == fd;
+}
+
+/* Whether q may follow, in one send on fd, a packet to peer: zero-length
+ * packets never join (they would vanish inside a datagram), and packets
+ * that fail pkt_check never join. */
+static bool may_join(const struct nic *n, const struct nic_pkt *q, uint32_t peer, int fd)
+{
+	return q->peer == peer && q->len > 0 && fd_serves(n, q, fd) && pkt_check(n, q) == 0;
+}
+
+/* One datagram from pkts[i] on socket fd: how many packets it carries
+ * back to back (more than one only where each allows it, pack_max, and
+ * the total fits each one's pack_max and the mtu), within iov_left
+ * iovecs; its bytes and iovecs in *bytes and *iovs. */
+static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd,
+			  uint32_t iov_left, uint32_t *bytes, uint32_t *iovs)
 {
 	const struct nic_pkt *f = &pkts[i];
-	uint32_t k = 1, total = f->len, iovs = pkt_iovs(f);
+	uint32_t k = 1, total = f->len, v = pkt_iovs(f);
+	uint32_t max = n->pack && f->len ? (f->pack_max < n->mtu ? f->pack_max : n->mtu) : 0;
 
-	/* a leader that may take any path may be on another path's socket,
-	 * where DATA of its own path must not follow it */
-	if (!n->gso || f->len == 0 || f->any_path)
-		return 1;
-	while (k < GSO_MAX_SEGS && i + (int)k < count) {
+	while (i + (int)k < count) {
 		const struct nic_pkt *q = &pkts[i + k];
 
-		if (q->peer != f->peer ||
-		    (!q->any_path && q->path % n->npaths != f->path % n->npaths) ||
-		    q->len == 0 || q->len > f->len || total + q->len > GSO_MAX_BYTES ||
-		    iovs + pkt_iovs(q) > iov_left || pkt_check(n, q) < 0)
+		if (total + q->len > max || total + q->len > q->pack_max ||
+		    v + pkt_iovs(q) > iov_left || !may_join(n, q, f->peer, fd))
 			break;
 		total += q->len;
-		iovs += pkt_iovs(q);
+		v += pkt_iovs(q);
 		k++;
-		if (q->len < f->len)
-			break;
 	}
+	*bytes = total;
+	*iovs = v;
 	return k;
 }
 
-/* Message m from packets [i, i + k), its iovecs from iov0 on; the number
- * of iovecs it took. */
+/* One send from pkts[i] on socket fd: how many packets it takes, in
+ * *ndgrams datagrams of *seg bytes (the last may be shorter). With GSO,
+ * datagrams to the same peer that fd serves join while they are as long
+ * as the first; a shorter one ends the run. */
+static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd,
+			  uint32_t iov_left, uint32_t *seg, uint32_t *ndgrams)
+{
+	uint32_t first, iovs, k = dgram_len(n, pkts, i, count, fd, iov_left, &first, &iovs);
+	uint32_t total = first, nd = 1;
+
+	while (n->gso && first > 0 && nd < GSO_MAX_SEGS && i + (int)k < count) {
+		const struct nic_pkt *q = &pkts[i + k];
+		uint32_t qk, qb, qv;
+
+		if (iovs + pkt_iovs(q) > iov_left || !may_join(n, q, pkts[i].peer, fd))
+			break;
+		qk = dgram_len(n, pkts, i + (int)k, count, fd, iov_left - iovs, &qb, &qv);
+		if (qb > first || total + qb > GSO_MAX_BYTES)
+			break;
+		total += qb;
+		iovs += qv;
+		k += qk;
+		nd++;
+		if (qb < first)
+			break;
+	}
+	*seg = first;
+	*ndgrams = nd;
+	return k;
+}
+
+/* Message m from packets [i, i + k) in nd datagrams of seg bytes, its
+ * iovecs from iov0 on; the number of iovecs it took. */
 static uint32_t add_msg(struct nic *n, uint32_t m, uint32_t iov0, const struct nic_pkt *pkts,
-			int i, uint32_t k)
+			int i, uint32_t k, uint32_t seg, uint32_t nd)
 {
 	struct msghdr *h = &n->tx_msgs[m].msg_hdr;
 	const struct nic_peer *pe = &n->peers[pkts[i].peer];
@@ -618,20 +664,21 @@ static uint32_t add_msg(struct nic *n, uint32_t m, uint32_t iov0, const struct n
 	h->msg_namelen = pe->dst_len;
 	h->msg_iov = &n->tx_iov[iov0];
 	h->msg_iovlen = v - iov0;
-	if (k > 1) {
+	if (nd > 1) {
 		struct cmsghdr *c;
-		uint16_t seg = (uint16_t)pkts[i].len;
+		uint16_t seg16 = (uint16_t)seg;
 
 		h->msg_control = n->tx_cmsg[m].buf;
 		h->msg_controllen = sizeof(n->tx_cmsg[m].buf);
 		c = CMSG_FIRSTHDR(h);
 		c->cmsg_level = SOL_UDP;
 		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(seg));
-		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		c->cmsg_len = CMSG_LEN(sizeof(seg16));
+		memcpy(CMSG_DATA(c), &seg16, sizeof(seg16));
 	}
 	n->tx_first[m] = (uint32_t)i;
 	n->tx_npkts[m] = k;
+	n->tx_ndgrams[m] = nd;
 	n->tx_nbytes[m] = bytes;
 	return v - iov0;
 }
@@ -653,8 +700,9 @@ static enum batch_result send_batch(struct nic *n, int fd, uint32_t nmsgs, int *
 			for (uint32_t m = j; m < j + (uint32_t)r; m++) {
 				*sent += (int)n->tx_npkts[m];
 				n->st.tx_pkts += n->tx_npkts[m];
+				n->st.tx_dgrams += n->tx_ndgrams[m];
 				n->st.tx_bytes += n->tx_nbytes[m];
-				if (n->tx_npkts[m] > 1)     /* super-datagrams, not syscalls */
+				if (n->tx_ndgrams[m] > 1)   /* super-datagrams, not syscalls */
 					n->st.tx_gso_calls++;
 			}
 			j += (uint32_t)r;
@@ -669,8 +717,11 @@ static enum batch_result send_batch(struct nic *n, int fd, uint32_t nmsgs, int *
 			return BATCH_FULL;
 		}
 		/* GSO refused (no checksum offload, segment over the path
-		 * MTU, too large): off for this nic; the group goes plainly */
-		if (n->tx_npkts[j] > 1 &&
+		 * MTU, too large): off for this nic; the group goes plainly.
+		 * A packed datagram is no longer than the longest single
+		 * packet may be (pack_max is the channel's mtu), so packing
+		 * stays on: whatever refuses it refuses that packet too. */
+		if (n->tx_ndgrams[j] > 1 &&
 		    (*err == -EMSGSIZE || *err == -EIO || *err == -EINVAL)) {
 			n->gso = false;
 			return BATCH_NO_GSO;
@@ -709,7 +760,7 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 
 		while (i < count && nmsgs < TX_MSGS && niov + pkt_iovs(&pkts[i]) <= TX_IOVS) {
 			const struct nic_pkt *p = &pkts[i];
-			uint32_t k;
+			uint32_t k, seg, nd;
 			int r = pkt_check(n, p), pfd;
 
 			if (r < 0) {
@@ -720,8 +771,8 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 			if (nmsgs && pfd != fd)
 				break;
 			fd = pfd;
-			k = group_len(n, pkts, i, count, TX_IOVS - niov);
-			niov += add_msg(n, nmsgs, niov, pkts, i, k);
+			k = group_len(n, pkts, i, count, fd, TX_IOVS - niov, &seg, &nd);
+			niov += add_msg(n, nmsgs, niov, pkts, i, k, seg, nd);
 			nmsgs++;
 			i += (int)k;
 		}

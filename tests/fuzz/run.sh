@@ -53,7 +53,7 @@ write_conf_dict() {
 		data_address data_port data_paths mtu peer_timeout_ms chunk_bytes go_back_n \
 		data_crc max_inflight_bytes max_inflight_msgs max_unexpected_bytes cc \
 		max_endpoint_inflight_bytes dupthresh \
-		cc_delay_slack_us rto_min_us udp_buffer_bytes udp_gso udp_gro path_per_packet path_run_bytes; do
+		cc_delay_slack_us rto_min_us udp_buffer_bytes udp_gso udp_gro udp_pack path_per_packet path_run_bytes; do
 		printf '"%s = "\n' "$k"
 	done
 	for v in true false none auto root debug 4K 1M 1G 1T -1 65536 ',' \

@@ -800,6 +800,163 @@ static void test_paths_send_from_distinct_ports_of_one_peer(void **state)
 	ops->close(c);
 }
 
+/* One datagram from plain socket s (2 s at most): its length, and the
+ * port it came from in *port. */
+static ssize_t recv_dgram(int s, uint8_t *buf, size_t cap, uint16_t *port)
+{
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	struct pollfd pf = { .fd = s, .events = POLLIN };
+	ssize_t r;
+
+	assert_int_equal(poll(&pf, 1, 2000), 1);
+	r = recvfrom(s, buf, cap, 0, (struct sockaddr *)&from, &fl);
+	assert_true(r >= 0);
+	*port = ntohs(from.sin_port);
+	return r;
+}
+
+/* A plain UDP socket on 127.0.0.1 added to n as a peer (*id): its fd. */
+static int plain_peer(struct nic *n, uint32_t *id)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	assert_int_equal(ops->add_peer(n, (struct sockaddr *)&sa, sl, id), 0);
+	return s;
+}
+
+/* Packets that allow it (pack_max) leave back to back in one datagram, on
+ * the socket of the first one bound to a path: an ACK and the put and
+ * signal behind it are one datagram, not two. The receiver sees their
+ * bytes unchanged, in order. */
+static void test_packets_that_allow_it_share_a_datagram(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	static uint8_t ack[48], put[160], sig[96], got[2000], want[2000];
+	struct nic *a;
+	uint32_t to_s;
+	uint16_t base, port;
+	struct nic_stats st;
+	int s;
+
+	(void)state;
+	p.npaths = 4;
+	p.pack = true;
+	a = open_nic(&p);
+	base = nic_port(a);
+	s = plain_peer(a, &to_s);
+	fill(ack, sizeof(ack), 1);
+	fill(put, sizeof(put), 2);
+	fill(sig, sizeof(sig), 3);
+	memcpy(want, ack, sizeof(ack));
+	memcpy(want + sizeof(ack), put, sizeof(put));
+	memcpy(want + sizeof(ack) + sizeof(put), sig, sizeof(sig));
+
+	{
+		/* the put's payload gathered from elsewhere, as DATA goes */
+		struct nic_pkt pk[3] = {
+			{ .buf = ack, .len = sizeof(ack), .peer = to_s, .path = 0, .any_path = true,
+			  .pack_max = 1400 },
+			{ .buf = put, .len = sizeof(put), .peer = to_s, .path = 3, .pack_max = 1400,
+			  .payload = put + 96, .hdr_len = 96 },
+			{ .buf = sig, .len = sizeof(sig), .peer = to_s, .path = 3, .pack_max = 1400 },
+		};
+
+		assert_int_equal(ops->tx(a, pk, 3), 3);
+	}
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 48 + 160 + 96);
+	assert_memory_equal(got, want, 48 + 160 + 96);
+	assert_int_equal(port, base + 3);
+	st = stats(a);
+	assert_int_equal(st.tx_pkts, 3);
+	assert_int_equal(st.tx_dgrams, 1);
+	assert_int_equal(st.tx_calls, 1);
+	assert_int_equal(st.tx_gso_calls, 0);
+
+	/* without nic_params.pack the same call is three datagrams */
+	ops->close(a);
+	close(s);
+	p.pack = false;
+	a = open_nic(&p);
+	s = plain_peer(a, &to_s);
+	{
+		struct nic_pkt pk[3] = {
+			{ .buf = ack, .len = sizeof(ack), .peer = to_s, .any_path = true, .pack_max = 1400 },
+			{ .buf = put, .len = sizeof(put), .peer = to_s, .path = 1, .pack_max = 1400 },
+			{ .buf = sig, .len = sizeof(sig), .peer = to_s, .path = 1, .pack_max = 1400 },
+		};
+
+		assert_int_equal(ops->tx(a, pk, 3), 3);
+	}
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 48);
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 160);
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 96);
+	assert_int_equal(stats(a).tx_dgrams, 3);
+	close(s);
+	ops->close(a);
+}
+
+/* What may not share: a packet past the smaller pack_max (or the mtu), one
+ * with pack_max 0, one bound to another path, one to another peer. Runs of
+ * equal packed datagrams still go as one GSO send. */
+static void test_packing_stops_at_its_limits(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	static uint8_t mem[12][600], got[4000];
+	struct nic_pkt pk[12];
+	struct nic *a;
+	uint32_t to_s, to_t;
+	uint16_t base, port;
+	/* datagram lengths s receives: 0+1, 2+3, then 4 to 9 one by one */
+	static const ssize_t want_s[] = { 1200, 1200, 600, 600, 600, 600, 600, 600 };
+	uint32_t next = 0;
+	int s, t;
+
+	(void)state;
+	p.npaths = 2;
+	p.pack = true;
+	a = open_nic(&p);
+	base = nic_port(a);
+	s = plain_peer(a, &to_s);
+	t = plain_peer(a, &to_t);
+	for (uint32_t i = 0; i < 12; i++) {
+		fill(mem[i], 600, i);
+		pk[i] = (struct nic_pkt){ .buf = mem[i], .len = 600, .peer = to_s, .pack_max = 1500 };
+	}
+	/* 0-4: two a datagram under 1500 (1200, 1200, 600): one GSO send */
+	pk[5].pack_max = 1000;          /* 5, 6: 1200 is over 5's limit */
+	pk[7].pack_max = 0;             /* 7: alone; 8 may not join it either */
+	pk[9].path = 1;                 /* 8 | 9: another path's socket */
+	pk[10].peer = to_t;             /* 10, 11: t's, together */
+	pk[11].peer = to_t;
+	assert_int_equal(ops->tx(a, pk, 12), 12);
+	for (size_t i = 0; i < sizeof(want_s) / sizeof(want_s[0]); i++) {
+		ssize_t r = recv_dgram(s, got, sizeof(got), &port);
+		uint32_t seq;
+
+		assert_int_equal(r, want_s[i]);
+		for (ssize_t off = 0; off < r; off += 600, next++) {
+			assert_true(intact(got + off, 600, &seq));
+			assert_int_equal(seq, next);
+		}
+		assert_int_equal(port, base + (next - 1 == 9 ? 1 : 0));
+	}
+	assert_int_equal(next, 10);
+	assert_int_equal(recv_dgram(t, got, sizeof(got), &port), 1200);
+	assert_int_equal(stats(a).tx_pkts, 12);
+	assert_int_equal(stats(a).tx_dgrams, 9);
+	/* 1200, 1200, 600 and then 5 to 8 (600 each) */
+	assert_int_equal(stats(a).tx_gso_calls, 2);
+	close(s);
+	close(t);
+	ops->close(a);
+}
+
 /* A packet that may take any path (an ACK) leaves on the socket of the
  * packet next to it, in the same sendmmsg: ahead of DATA it takes the
  * DATA's path, behind DATA it joins the DATA's batch. Without the flag each
@@ -1110,6 +1267,8 @@ int main(void)
 		cmocka_unit_test(test_peer_table_add_remove),
 		cmocka_unit_test(test_paths_send_from_distinct_ports_of_one_peer),
 		cmocka_unit_test(test_any_path_packets_ride_with_their_neighbours),
+		cmocka_unit_test(test_packets_that_allow_it_share_a_datagram),
+		cmocka_unit_test(test_packing_stops_at_its_limits),
 		cmocka_unit_test(test_flood_never_blocks_and_nothing_arrives_corrupt),
 		cmocka_unit_test(test_ipv6_loopback_exchange),
 		cmocka_unit_test(test_refused_gso_falls_back_to_plain_datagrams),
