@@ -7,8 +7,8 @@
 # round and each daemon binary given, a fresh pair of daemons is started and
 # uccl_rperf runs its ping-pong alone (1000 warm-up + SAMPLES round trips).
 # The binaries alternate round by round so that both see the same machine
-# load. Prints one line per run (with each daemon's send system calls and
-# packets per round trip, from `ucclctl channels`: NIC totals over the
+# load. Prints one line per run (with each daemon's send system calls,
+# packets and datagrams per round trip, from `ucclctl channels`: NIC totals over the
 # daemon's life, so keepalives count too) and the median of the runs' p50
 # per binary. Every run is bounded with timeout(1); namespaces and daemons
 # go on exit.
@@ -20,6 +20,9 @@
 #             BINARY:LINE adds a uccl.conf line for both daemons of that
 #             entry (build/daemon/ucclsvcd:'ack_hold_us = 3')
 #   SAMPLES   ping-pong samples (default 10000)
+#   UCX=1     after each round also UCX tcp tag_lat (64 B, 10,000
+#             iterations, its one-way 50th percentile) on the same pair,
+#             and at the end each binary's median against UCX's
 set -euo pipefail
 
 die() { echo "run-sig-lat.sh: $*" >&2; exit 1; }
@@ -81,25 +84,53 @@ l = json.load(open(sys.argv[1]))["latency"]
 rt = l["warmup"] + l["samples"]
 nic = [json.load(open(f))["nic"] for f in sys.argv[2:4]]
 print(l["one_way_p50_us"], l["one_way_p99_us"],
-      *("%.2f %.2f" % (n["tx_calls"] / rt, n["tx_pkts"] / rt) for n in nic))
+      *("%.2f %.2f %.2f" % (n["tx_calls"] / rt, n["tx_pkts"] / rt,
+                            n.get("tx_dgrams", n["tx_pkts"]) / rt) for n in nic))
 EOF
 }
 
+# ucx_run: one UCX tcp tag_lat between the namespaces; prints the typical
+# one-way latency in us, or "failed"
+ucx_run() {
+	local s v
+	ip netns exec "$NS2" timeout 30 env UCX_TLS=tcp UCX_NET_DEVICES=veth2 ucx_perftest -p 13338 \
+		-t tag_lat -s 64 -n 10000 >/dev/null 2>&1 & s=$!
+	sleep 1
+	v=$(ip netns exec "$NS1" timeout 30 env UCX_TLS=tcp UCX_NET_DEVICES=veth1 ucx_perftest \
+		"$IP2" -p 13338 -t tag_lat -s 64 -n 10000 2>/dev/null |
+		awk '/Final:/ { print $3; exit }') || true
+	wait "$s" 2>/dev/null || true
+	echo "${v:-failed}"
+}
+
 declare -A p50s
+ucxs=''
 for i in $(seq "$runs"); do
 	k=0
 	for d in "${daemons[@]}"; do
 		k=$((k + 1))
-		read -r p50 p99 ca pa cb pb < <(one_run "$d" "r$i-d$k")
+		read -r p50 p99 ca pa da cb pb db < <(one_run "$d" "r$i-d$k")
 		echo "round $i daemon $k ($d): one-way p50 $p50 us, p99 $p99 us;" \
-			"per round trip: a $ca sends ($pa packets), b $cb sends ($pb packets)"
+			"per round trip: a $ca sends ($pa packets in $da datagrams)," \
+			"b $cb sends ($pb packets in $db datagrams)"
 		p50s[$k]="${p50s[$k]:-} $p50"
 	done
+	if [ "${UCX:-0}" = 1 ]; then
+		u=$(ucx_run)
+		echo "round $i UCX tcp tag_lat: one-way p50 $u us"
+		[ "$u" = failed ] || ucxs="$ucxs $u"
+	fi
 done
+median() { printf '%s\n' "$@" | sort -g |
+	awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck disable=SC2086 # a list of numbers
+[ -z "$ucxs" ] || echo "UCX tcp tag_lat: median of $(echo $ucxs | wc -w) runs: $(median $ucxs) us"
 k=0
 for d in "${daemons[@]}"; do
 	k=$((k + 1))
 	# shellcheck disable=SC2086 # a list of numbers
-	echo "daemon $k ($d): median of $runs runs' p50: $(printf '%s\n' ${p50s[$k]} | sort -g |
-		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }') us"
+	m=$(median ${p50s[$k]})
+	r=''
+	[ -z "$ucxs" ] || r=$(python3 -c "import sys; print(', %.2fx UCX tcp' % (float(sys.argv[1]) / float(sys.argv[2])))" "$m" "$(median $ucxs)")
+	echo "daemon $k ($d): median of $runs runs' p50: $m us$r"
 done
