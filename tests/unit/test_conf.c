@@ -1177,7 +1177,7 @@ static void test_example_shows_every_default(void **state)
 		len += strlen(l);
 	}
 	fclose(f);
-	assert_int_equal(options, 59);
+	assert_int_equal(options, 60);
 	assert_int_equal(conf_parse(path, text, len, &c, NULL, 0), 0);
 	conf_defaults(&def);
 	assert_true(conf_equal(&c, &def));
