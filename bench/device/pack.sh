@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# pack.sh: run on a machine with the bundle from make-bundle.sh (as root).
+# What udp_pack does (wire version 4: short packets to one peer share a
+# datagram): 64 B put+signal one-way latency with udp_pack on and off
+# (bench/run-sig-lat.sh, ROUNDS rounds of SAMPLES round trips, alternating,
+# with sends, packets and datagrams per round trip, and UCX tcp tag_lat
+# after each round for the ratio), the defaults beside UCX tcp and sockperf
+# with the clients sleeping and spinning (lat.sh), and the round trip of a
+# 64 B put with no reply (put-rtt.sh, udp_pack off against on). Results
+# under OUT (default /tmp/out); about 4 minutes.
+#
+#   bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
+R=$(cd "$(dirname "$0")/../.." && pwd)
+B=${BUNDLE:-$R/devbundle}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PATH="$B/bin:$PATH"
+d=$B/build/daemon/ucclsvcd
+UCX=1 SAMPLES=${SAMPLES:-20000} timeout 240 bash "$R/bench/run-sig-lat.sh" "$B/build" \
+	"${ROUNDS:-5}" "$d" "$d:udp_pack = false" 2>&1 | tee "$OUT/sig-lat.txt"
+OUT=$OUT/lat ROUNDS=3 timeout 100 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
+cat "$OUT/lat/summary.txt"
+OUT=$OUT/rtt ROUNDS=3 CONFS="udp_pack = false
+# defaults" timeout 120 bash "$R/bench/device/put-rtt.sh" >/dev/null 2>&1
+cat "$OUT/rtt/summary.txt"
