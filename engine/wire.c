@@ -218,7 +218,8 @@ size_t wire_first_len(const void *buf, size_t len)
 		return len;
 	switch (p[2]) {
 	case WIRE_DATA:
-		if (len < WIRE_DATA_HDR_LEN)
+		/* compared before adding: a 32-bit size_t would wrap */
+		if (len < WIRE_DATA_HDR_LEN || wire_get32(p + 12) > len - WIRE_DATA_HDR_LEN)
 			return len;
 		want = WIRE_DATA_HDR_LEN + (size_t)wire_get32(p + 12);
 		break;

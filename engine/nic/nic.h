@@ -87,8 +87,9 @@ struct nic_ops {
 	 * same peer on the same path may go out as one GSO send, and those
 	 * that allow it (pack_max) in one datagram. */
 	int (*tx)(struct nic *n, const struct nic_pkt *pkts, int count);
-	/* Receive up to max packets without blocking; 0 if none. GRO
-	 * super-packets are split back into the sender's packets. */
+	/* Receive up to max datagrams without blocking; 0 if none. GRO
+	 * super-packets are split back into the sender's datagrams, each of
+	 * which may hold several packets (the engine cuts them). */
 	int (*rx)(struct nic *n, struct nic_pkt *pkts, int max);
 	/* fds to wait on (readable = rx has work) while the engine sleeps. */
 	int (*wait_fds)(struct nic *n, int *fds, int max);

@@ -3,13 +3,14 @@
  * nic/udp: the NIC backend that carries packets as UDP datagrams on any
  * Linux NIC. Path i is a socket bound to base_port + i; socket 0 also
  * receives. Sends are batched with sendmmsg and, when allowed, runs of
- * equal-sized packets to one peer on one path go out as one UDP_SEGMENT (GSO)
+ * equal-sized datagrams to one peer on one path go out as one UDP_SEGMENT (GSO)
  * super-datagram; neighbours that allow it (pack_max) share one datagram
  * back to back, so that an ACK and a short reply cost one skb, not two; a
  * packet that may take any path (an ACK) goes on the socket of its
  * neighbour in the batch, so it needs no sendmmsg of its own;
  * receives use recvmmsg and split UDP_GRO super-datagrams back into the
- * sender's packets. Never blocks, never logs.
+ * sender's datagrams (the engine cuts those into packets). Never blocks,
+ * never logs.
  *
  * Peer identification: a datagram from address A, port p belongs to the peer
  * added with address A and base port b where b <= p < b + npaths (npaths of
@@ -576,23 +577,35 @@ static bool may_join(const struct nic *n, const struct nic_pkt *q, uint32_t peer
 	return q->peer == peer && q->len > 0 && fd_serves(n, q, fd) && pkt_check(n, q) == 0;
 }
 
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* How long a datagram that starts with p may grow: the smaller of its
+ * pack_max and the mtu; 0 if it may not share (or packing is off). */
+static uint32_t pack_limit(const struct nic *n, const struct nic_pkt *p)
+{
+	return n->pack && p->len ? min_u32(p->pack_max, n->mtu) : 0;
+}
+
 /* One datagram from pkts[i] on socket fd: how many packets it carries
  * back to back (more than one only where each allows it, pack_max, and
- * the total fits each one's pack_max and the mtu), within iov_left
+ * the total fits every member's pack_max and the mtu), within iov_left
  * iovecs; its bytes and iovecs in *bytes and *iovs. */
 static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd,
 			  uint32_t iov_left, uint32_t *bytes, uint32_t *iovs)
 {
 	const struct nic_pkt *f = &pkts[i];
-	uint32_t k = 1, total = f->len, v = pkt_iovs(f);
-	uint32_t max = n->pack && f->len ? (f->pack_max < n->mtu ? f->pack_max : n->mtu) : 0;
+	uint32_t k = 1, total = f->len, v = pkt_iovs(f), max = pack_limit(n, f);
 
 	while (i + (int)k < count) {
 		const struct nic_pkt *q = &pkts[i + k];
 
-		if (total + q->len > max || total + q->len > q->pack_max ||
-		    v + pkt_iovs(q) > iov_left || !may_join(n, q, f->peer, fd))
+		if (total + q->len > min_u32(max, q->pack_max) || v + pkt_iovs(q) > iov_left ||
+		    !may_join(n, q, f->peer, fd))
 			break;
+		max = min_u32(max, q->pack_max);
 		total += q->len;
 		v += pkt_iovs(q);
 		k++;
@@ -735,11 +748,18 @@ static enum batch_result send_batch(struct nic *n, int fd, uint32_t nmsgs, int *
 /* The socket packet i goes out on: its path's. One that may take any path
  * joins the batch being built on fd (>= 0), or else takes the socket of
  * the next packet that may not, so that an ACK does not cost a system
- * call of its own. */
+ * call of its own; but one that can share a datagram with the packet
+ * right after it goes where that one goes (a datagram saved is worth the
+ * system call: an ACK behind another channel's packets still rides with
+ * its own reply). */
 static int pkt_fd(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd)
 {
 	if (pkts[i].any_path) {
-		if (fd >= 0)
+		const struct nic_pkt *p = &pkts[i], *q = &pkts[i + 1];
+		bool packs = i + 1 < count && q->peer == p->peer && q->len > 0 &&
+			     p->len + q->len <= min_u32(pack_limit(n, p), q->pack_max);
+
+		if (fd >= 0 && !packs)
 			return fd;
 		for (int j = i + 1; j < count && j < i + (int)TX_MSGS; j++)
 			if (!pkts[j].any_path)

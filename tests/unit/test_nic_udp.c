@@ -957,6 +957,133 @@ static void test_packing_stops_at_its_limits(void **state)
 	ops->close(a);
 }
 
+/* Every member's pack_max bounds its datagram, not only the first's and
+ * the joining one's; so does the mtu, whatever pack_max says. */
+static void test_pack_limits_of_every_member_and_the_mtu(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	static uint8_t mem[3][1000], got[4000];
+	static const uint32_t lim[3] = { 1500, 700, 1500 };
+	struct nic_pkt pk[3];
+	struct nic *a;
+	uint32_t to_s;
+	uint16_t port;
+	int s;
+
+	(void)state;
+	p.pack = true;
+	a = open_nic(&p);
+	s = plain_peer(a, &to_s);
+	for (uint32_t i = 0; i < 3; i++) {
+		fill(mem[i], 300, i);
+		pk[i] = (struct nic_pkt){ .buf = mem[i], .len = 300, .peer = to_s, .pack_max = lim[i] };
+	}
+	assert_int_equal(ops->tx(a, pk, 3), 3);
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 600);   /* 0 and 1: 700 */
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 300);
+	for (uint32_t i = 0; i < 3; i++) {
+		fill(mem[i], 1000, i);
+		pk[i] = (struct nic_pkt){ .buf = mem[i], .len = 1000, .peer = to_s, .pack_max = 9000 };
+	}
+	assert_int_equal(ops->tx(a, pk, 3), 3);
+	for (int i = 0; i < 3; i++)                                         /* mtu 1500 */
+		assert_int_equal(recv_dgram(s, got, sizeof(got), &port), 1000);
+	close(s);
+	ops->close(a);
+}
+
+/* Thousands of tiny gathered packets (two iovecs each) packed at mtu
+ * 9000, with and without GSO: no send takes more iovecs than a sendmmsg
+ * batch has, and every packet arrives once, in order. */
+static void many_tiny(bool gso)
+{
+	struct nic_params p = params("127.0.0.1");
+	enum { N = 2000, L = 40 };
+	static uint8_t mem[N][L], got[10000];
+	static struct nic_pkt pk[N];
+	struct nic *a;
+	uint32_t to_s, next = 0;
+	uint16_t port;
+	int s, big = 8 << 20, sent = 0;
+
+	p.pack = true;
+	p.gso = gso;
+	p.mtu = 9000;
+	a = open_nic(&p);
+	s = plain_peer(a, &to_s);
+	assert_int_equal(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big)), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		fill(mem[i], L, i);
+		pk[i] = (struct nic_pkt){ .buf = mem[i], .len = L, .peer = to_s, .pack_max = 9000,
+					  .payload = mem[i] + 6, .hdr_len = 6 };
+	}
+	while (sent < N) {
+		int r = ops->tx(a, pk + sent, N - sent);
+
+		assert_true(r > 0);
+		sent += r;
+	}
+	while (next < N) {
+		ssize_t r = recv_dgram(s, got, sizeof(got), &port);
+		uint32_t seq;
+
+		assert_true(r > 0 && r <= 9000 && r % L == 0);
+		for (ssize_t off = 0; off < r; off += L, next++) {
+			assert_true(intact(got + off, L, &seq));
+			assert_int_equal(seq, next);
+		}
+	}
+	assert_int_equal(stats(a).tx_pkts, N);
+	assert_true(stats(a).tx_dgrams <= N / (9000 / L) + 1 + stats(a).tx_calls);
+	close(s);
+	ops->close(a);
+}
+
+static void test_many_tiny_packets_pack_within_the_iovec_limit(void **state)
+{
+	(void)state;
+	many_tiny(true);
+	many_tiny(false);
+}
+
+/* An ACK behind another peer's packet in the call still shares a datagram
+ * with its own peer's reply right after it (one more system call, one
+ * datagram less). */
+static void test_an_ack_behind_another_peer_packs_with_its_own(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	static uint8_t x[200], ack[48], put[160], got[2000];
+	struct nic *a;
+	uint32_t to_s, to_t;
+	uint16_t base, port;
+	int s, t;
+
+	(void)state;
+	p.pack = true;
+	p.npaths = 2;
+	a = open_nic(&p);
+	base = nic_port(a);
+	s = plain_peer(a, &to_s);
+	t = plain_peer(a, &to_t);
+	{
+		struct nic_pkt pk[3] = {
+			{ .buf = x, .len = sizeof(x), .peer = to_t, .path = 1, .pack_max = 1400 },
+			{ .buf = ack, .len = sizeof(ack), .peer = to_s, .path = 1, .any_path = true,
+			  .pack_max = 1400 },
+			{ .buf = put, .len = sizeof(put), .peer = to_s, .path = 0, .pack_max = 1400 },
+		};
+
+		assert_int_equal(ops->tx(a, pk, 3), 3);
+	}
+	assert_int_equal(recv_dgram(s, got, sizeof(got), &port), sizeof(ack) + sizeof(put));
+	assert_int_equal(port, base);
+	assert_int_equal(recv_dgram(t, got, sizeof(got), &port), sizeof(x));
+	assert_int_equal(stats(a).tx_dgrams, 2);
+	close(s);
+	close(t);
+	ops->close(a);
+}
+
 /* A packet that may take any path (an ACK) leaves on the socket of the
  * packet next to it, in the same sendmmsg: ahead of DATA it takes the
  * DATA's path, behind DATA it joins the DATA's batch. Without the flag each
@@ -1269,6 +1396,9 @@ int main(void)
 		cmocka_unit_test(test_any_path_packets_ride_with_their_neighbours),
 		cmocka_unit_test(test_packets_that_allow_it_share_a_datagram),
 		cmocka_unit_test(test_packing_stops_at_its_limits),
+		cmocka_unit_test(test_pack_limits_of_every_member_and_the_mtu),
+		cmocka_unit_test(test_many_tiny_packets_pack_within_the_iovec_limit),
+		cmocka_unit_test(test_an_ack_behind_another_peer_packs_with_its_own),
 		cmocka_unit_test(test_flood_never_blocks_and_nothing_arrives_corrupt),
 		cmocka_unit_test(test_ipv6_loopback_exchange),
 		cmocka_unit_test(test_refused_gso_falls_back_to_plain_datagrams),

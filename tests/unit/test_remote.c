@@ -151,6 +151,7 @@ struct fx {
 	uint8_t dgram[9000];          /* p.pack: the datagram being filled */
 	uint32_t dgram_len, dgram_pkts;
 	uint16_t dgram_path;          /* its first DATA's path */
+	bool dgram_data;              /* it holds DATA (bound to dgram_path) */
 	uint64_t packed;              /* packets that shared a datagram */
 	uint64_t drop_puts_until;     /* A's PUT packets are lost until then */
 	bool drop_get_resps;          /* A's get responses are lost */
@@ -535,10 +536,12 @@ static void dgram_flush(struct fx *f, int side)
 		f->packed += f->dgram_pkts;
 	wire_put(f, side, f->dgram, f->dgram_len, f->dgram_path);
 	f->dgram_len = f->dgram_pkts = 0;
+	f->dgram_data = false;
 }
 
 /* One packet of side's: on the wire by itself, or behind the others of
- * its datagram while they fit in dgram_max, as the UDP nic does. */
+ * its datagram while they fit in dgram_max and DATA keeps to one path, as
+ * the UDP nic does. */
 static void pkt_out(struct fx *f, int side, const struct engine_txpkt *t)
 {
 	if (!f->p.pack) {
@@ -547,11 +550,13 @@ static void pkt_out(struct fx *f, int side, const struct engine_txpkt *t)
 	}
 	assert_int_equal(t->dgram_max, f->p.mtu);
 	assert_true(t->dgram_max <= sizeof(f->dgram));
-	if (f->dgram_len + t->len > t->dgram_max)
+	if (f->dgram_len + t->len > t->dgram_max ||
+	    (!t->any_path && f->dgram_data && t->path != f->dgram_path))
 		dgram_flush(f, side);
 	/* the datagram travels on its first DATA's path */
-	if (!f->dgram_pkts || (f->dgram[2] != WIRE_DATA && !t->any_path))
+	if (!f->dgram_pkts || (!f->dgram_data && !t->any_path))
 		f->dgram_path = t->path;
+	f->dgram_data |= !t->any_path;
 	memcpy(f->dgram + f->dgram_len, t->buf, t->len);
 	f->dgram_len += t->len;
 	f->dgram_pkts++;
@@ -1504,11 +1509,8 @@ static void both_ways(void **state, bool pack)
 		assert_int_equal(f->packed, 0);
 	/* every packet was read: none of a shared datagram was taken for junk */
 	for (int s = 0; s < 2; s++) {
-		struct engine_chan_stats st;
-
-		assert_int_equal(engine_chan_stats(f->h[s].e, 0, &st), 0);
-		assert_int_equal(st.tp.drop_malformed, 0);
-		assert_int_equal(st.tp.drop_version, 0);
+		assert_int_equal(chst(f, s, 0).tp.drop_malformed, 0);
+		assert_int_equal(chst(f, s, 0).tp.drop_version, 0);
 	}
 }
 
@@ -1571,9 +1573,8 @@ static void test_ping_pong_in_shared_datagrams(void **state)
 	assert_same(f->h[HB].mr1, f->h[HA].mr1, rounds * 64);
 	assert_same(f->h[HA].mr1 + 2 * MiB, f->h[HB].mr1 + 2 * MiB, rounds * 64);
 	for (int s = 0; s < 2; s++) {
-		struct engine_chan_stats st;
+		struct engine_chan_stats st = chst(f, s, 0);
 
-		assert_int_equal(engine_chan_stats(f->h[s].e, 0, &st), 0);
 		assert_int_equal(st.tp.drop_malformed, 0);
 		/* most turns: ACK, put and signal in one datagram */
 		assert_true(st.tp.acks_with_data >= (uint64_t)rounds / 2);
@@ -1767,6 +1768,37 @@ static void b_unchanged(struct fx *f)
 	assert_true(memcmp(s->mr_c, f->h[HB].mr_c, REG_C_LEN) == 0);
 	for (int i = 0; i < SEMS; i++)
 		assert_int_equal(s->sems[i], sem(f, HB, (uint32_t)i));
+}
+
+/* Wire version 4: each packet of a datagram is judged on its own. A
+ * wrong token first does not hide the bad crc behind it (each counted
+ * under its reason), and engine_rx reports the first one's. */
+static void test_a_dropped_packet_leaves_its_datagram_neighbours_alone(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 61));
+	struct engine_chan_stats c0, c1;
+	static uint8_t buf[4096];
+	size_t n1, n2;
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1024, .user_data = 1));
+	wait_cqes(f, HA, 1);
+	settle(f);
+	c0 = chst(f, HB, 0);
+	n1 = forge(f, buf, DATA(.token = 0, .payload_len = 100));      /* wrong token */
+	n2 = forge(f, buf + n1, DATA(.payload_len = 100));
+	buf[n1 + WIRE_DATA_HDR_LEN + 5] ^= 1;                          /* bad crc */
+	assert_int_equal(engine_rx(f->h[HB].e, 0, buf, n1 + n2, f->now), -EACCES);
+	c1 = chst(f, HB, 0);
+	assert_int_equal(c1.tp.drop_token - c0.tp.drop_token, 1);
+	assert_int_equal(c1.tp.drop_crc - c0.tp.drop_crc, 1);
+	/* and the other way round */
+	n1 = forge(f, buf, DATA(.payload_len = 100));
+	buf[WIRE_DATA_HDR_LEN + 5] ^= 1;
+	n2 = forge(f, buf + n1, DATA(.token = 0, .payload_len = 100));
+	assert_int_equal(engine_rx(f->h[HB].e, 0, buf, n1 + n2, f->now), -EILSEQ);
+	c0 = chst(f, HB, 0);
+	assert_int_equal(c0.tp.drop_token - c1.tp.drop_token, 1);
+	assert_int_equal(c0.tp.drop_crc - c1.tp.drop_crc, 1);
 }
 
 /* 6: forged and stale packets are dropped or refused, each counted where it
@@ -3157,6 +3189,7 @@ int main(void)
 		T(test_zero_length_put_and_send),
 		T(test_send_longer_than_the_recv_fails_it_with_emsgsize),
 		T(test_forged_and_stale_packets_change_nothing),
+		T(test_a_dropped_packet_leaves_its_datagram_neighbours_alone),
 		T(test_a_message_cannot_grow_after_its_first_packet),
 		T(test_refused_put_fails_with_the_receivers_error),
 		T(test_chan_remove_fails_every_pending_op_once),

@@ -591,6 +591,8 @@ static void test_first_len_gives_the_rest_to_what_it_cannot_read(void **state)
 	assert_int_equal(wire_first_len(buf, 3), 3);
 	put_le32(buf + 12, UINT32_MAX);                            /* a length past any datagram */
 	assert_int_equal(wire_first_len(buf, len + 7), len + 7);
+	put_le32(buf + 12, 0xffffffa0u);                           /* 96 + this wraps to 0 in 32 bits */
+	assert_int_equal(wire_first_len(buf, len + 7), len + 7);
 	buf[1] = 3;                                                /* another version */
 	assert_int_equal(wire_first_len(buf, len + 7), len + 7);
 	buf[1] = WIRE_VERSION;
