@@ -8,8 +8,10 @@
 # with sends, packets and datagrams per round trip, and UCX tcp tag_lat
 # after each round for the ratio), the defaults beside UCX tcp and sockperf
 # with the clients sleeping and spinning (lat.sh), and the round trip of a
-# 64 B put with no reply (put-rtt.sh, udp_pack off against on). Results
-# under OUT (default /tmp/out); about 4 minutes.
+# 64 B put with no reply (put-rtt.sh, udp_pack off against on), and
+# tpchan_bench 327680 3 400 three times under perf stat (cycles and
+# instructions: why this core ran the control path 3x slower than the
+# development VM's). Results under OUT (default /tmp/out); about 5 minutes.
 #
 #   bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
 R=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,3 +27,10 @@ cat "$OUT/lat/summary.txt"
 OUT=$OUT/rtt ROUNDS=3 CONFS="udp_pack = false
 # defaults" timeout 120 bash "$R/bench/device/put-rtt.sh" >/dev/null 2>&1
 cat "$OUT/rtt/summary.txt"
+# the control path on this core, with cycles and instructions: a slower
+# clock and fewer instructions per cycle tell different stories
+for i in 1 2 3; do
+	perf stat -e task-clock,cycles,instructions timeout 60 "$B/bin/tpchan_bench" 327680 3 400 \
+		>>"$OUT/tpchan.txt" 2>&1
+done
+grep -E "median|cycles|instructions|task-clock" "$OUT/tpchan.txt"
