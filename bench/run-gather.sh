@@ -15,12 +15,14 @@
 #   SECONDS_PER_RUN  measuring time of each run (default 3)
 #   OPTION           the boolean uccl.conf option switched on and off
 #                    (default udp_tx_gather; udp_pack works the same way)
+#   SIZE             put size (default 16M; uccl_rperf --sizes syntax)
 set -euo pipefail
 
 builddir=${1:-.}
 rounds=${2:-6}
 secs=${SECONDS_PER_RUN:-3}
 opt=${OPTION:-udp_tx_gather}
+size=${SIZE:-16M}
 
 die() { echo "run-gather.sh: $*" >&2; exit 1; }
 # shellcheck source=bench/netpair.sh
@@ -28,6 +30,7 @@ die() { echo "run-gather.sh: $*" >&2; exit 1; }
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
 case $secs in ''|*[!0-9]*|0) die "SECONDS_PER_RUN must be a positive integer, not '$secs'" ;; esac
 case $opt in ''|*[!a-z0-9_]*) die "OPTION must be an option name, not '$opt'" ;; esac
+case $size in ''|*[!0-9KMG]*) die "SIZE must be a size such as 4K or 16M, not '$size'" ;; esac
 [ "$(id -u)" -eq 0 ] || die "must run as root (network namespaces, veth)"
 daemon=$(cd "$builddir" && pwd)/daemon/ucclsvcd
 rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
@@ -47,7 +50,7 @@ rperf_run() {
 		--timeout $((secs + 50)) server rperf >"$tmp/srv.out" 2>&1 &
 	sleep 0.5
 	if timeout $((secs + 50)) ip netns exec "$NS1" "$rperf" --socket "$tmp/ra/ucclsvcd.sock" \
-		--json --sizes 16M --seconds "$secs" --lat-samples 0 client node-b/rperf \
+		--json --sizes "$size" --seconds "$secs" --lat-samples 0 client node-b/rperf \
 		>"$tmp/cli.out" 2>"$tmp/cli.err"; then
 		g=$(python3 -c "import json,sys; print('%.2f' % json.load(open(sys.argv[1]))['goodput'][0]['gbit_per_s'])" "$tmp/cli.out")
 	else
