@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Two daemons on 127.0.0.1 with different ports move data between their
-# clients: every primitive across hosts (with its data checked), a verified
+# clients: every primitive across hosts (with its data checked), a 64 B
+# ping-pong whose replies share datagrams (udp_pack), a verified
 # transfer of XFER_BYTES (default 1 GiB), clear errors for an unknown peer
 # and a name nobody listens on, a daemon killed mid-transfer (the sender
 # fails within a bounded time, the other daemon keeps serving), restarted
@@ -16,6 +17,7 @@
 # No root needed; all traffic stays on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
+RPERF=$top_builddir/bench/uccl_rperf
 XFER_BYTES=${XFER_BYTES:-1G}
 TIMEOUT_MS=1000
 
@@ -85,6 +87,25 @@ src=$?
 cat "$TMPD/pclient.out" "$TMPD/pserve.out"
 expect "primitives across daemons: client passed" [ "$rc" -eq 0 ]
 expect "primitives across daemons: server passed" [ "$src" -eq 0 ]
+
+# 1b. a 64 B put+signal ping-pong: b's reply (put, signal and the ACK
+# held for it) shares datagrams (udp_pack; a sends its put and signal on
+# different paths, path_per_packet, so only b is counted)
+nic_b() { ctl_py "$SOCK_B" channels "'%d %d' % (d['nic']['tx_pkts'], d['nic']['tx_dgrams'])"; }
+n0=$(nic_b)
+"$RPERF" --socket "$SOCK_B" --timeout 30 server pp >"$TMPD/pp.out" 2>&1 &
+SP=$!
+sleep 0.2
+"$RPERF" --socket "$SOCK_A" --sizes none --lat-samples 500 client node-b/pp >>"$TMPD/pp.out" 2>&1
+rc=$?
+wait $SP
+n1=$(nic_b)
+grep -i "one-way" "$TMPD/pp.out"
+pk=$(( ${n1% *} - ${n0% *} )) dg=$(( ${n1#* } - ${n0#* } ))
+expect "ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
+# 3 packets a turn in 1 or 2 datagrams; unpacked it would be 3 (slack
+# for turns whose put and signal an engine poll split)
+expect "b's replies shared datagrams: $pk packets in $dg datagrams" [ $((dg * 10)) -lt $((pk * 9)) ]
 
 # 2. a verified transfer
 "$XFER" --socket "$SOCK_B" --quiet recv big >"$TMPD/recv.out" 2>&1 &
