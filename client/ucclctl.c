@@ -700,6 +700,12 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_obj_end(j);
 }
 
+/* Datagrams sent; a daemon from before field 16 sent a packet in each. */
+static uint64_t nic_dgrams(const UcclCtl__NicStats *n)
+{
+	return n->has_tx_dgrams ? n->tx_dgrams : n->tx_pkts;
+}
+
 static void json_nic(struct json *j, const UcclCtl__NicStats *n)
 {
 	json_obj_begin(j);
@@ -708,7 +714,7 @@ static void json_nic(struct json *j, const UcclCtl__NicStats *n)
 	json_kv_u64(j, "tx_bytes", n->tx_bytes);
 	json_kv_u64(j, "tx_calls", n->tx_calls);
 	json_kv_u64(j, "tx_gso_calls", n->tx_gso_calls);
-	json_kv_u64(j, "tx_dgrams", n->has_tx_dgrams ? n->tx_dgrams : n->tx_pkts);
+	json_kv_u64(j, "tx_dgrams", nic_dgrams(n));
 	json_kv_u64(j, "tx_eagain", n->tx_eagain);
 	json_kv_u64(j, "tx_errors", n->tx_errors);
 	json_kv_u64(j, "rx_pkts", n->rx_pkts);
@@ -738,7 +744,7 @@ static int print_nic(const UcclCtl__NicStats *n)
 	table_fmt_bytes(rxb, sizeof(rxb), n->rx_bytes);
 	printf("nic %s: tx %" PRIu64 " pkts in %" PRIu64 " datagrams (%s, %" PRIu64 " GSO), rx %"
 	       PRIu64 " datagrams (%s, %" PRIu64 " GRO), EAGAIN %" PRIu64 ", unknown peer %" PRIu64,
-	       addr, n->tx_pkts, n->has_tx_dgrams ? n->tx_dgrams : n->tx_pkts, txb, n->tx_gso_calls,
+	       addr, n->tx_pkts, nic_dgrams(n), txb, n->tx_gso_calls,
 	       n->rx_pkts, rxb, n->rx_gro_segs, n->tx_eagain, n->rx_unknown_peer);
 	/* the rest only when something went wrong */
 	if (n->tx_errors)

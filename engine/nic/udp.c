@@ -589,6 +589,13 @@ static uint32_t pack_limit(const struct nic *n, const struct nic_pkt *p)
 	return n->pack && p->len ? min_u32(p->pack_max, n->mtu) : 0;
 }
 
+/* Whether q fits behind total bytes of a datagram that may grow to max:
+ * the one size rule of packing, for dgram_len and pkt_fd. */
+static bool pack_fits(uint32_t total, uint32_t max, const struct nic_pkt *q)
+{
+	return total + q->len <= min_u32(max, q->pack_max);
+}
+
 /* One datagram from pkts[i] on socket fd: how many packets it carries
  * back to back (more than one only where each allows it, pack_max, and
  * the total fits every member's pack_max and the mtu), within iov_left
@@ -602,7 +609,7 @@ static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i
 	while (i + (int)k < count) {
 		const struct nic_pkt *q = &pkts[i + k];
 
-		if (total + q->len > min_u32(max, q->pack_max) || v + pkt_iovs(q) > iov_left ||
+		if (!pack_fits(total, max, q) || v + pkt_iovs(q) > iov_left ||
 		    !may_join(n, q, f->peer, fd))
 			break;
 		max = min_u32(max, q->pack_max);
@@ -757,7 +764,7 @@ static int pkt_fd(const struct nic *n, const struct nic_pkt *pkts, int i, int co
 	if (pkts[i].any_path) {
 		const struct nic_pkt *p = &pkts[i], *q = &pkts[i + 1];
 		bool packs = i + 1 < count && q->peer == p->peer && q->len > 0 &&
-			     p->len + q->len <= min_u32(pack_limit(n, p), q->pack_max);
+			     pack_fits(p->len, pack_limit(n, p), q);
 
 		if (fd >= 0 && !packs)
 			return fd;
