@@ -9,9 +9,10 @@
 # after each round for the ratio), the defaults beside UCX tcp and sockperf
 # with the clients sleeping and spinning (lat.sh), and the round trip of a
 # 64 B put with no reply (put-rtt.sh, udp_pack off against on), and
-# tpchan_bench 327680 3 400 three times under perf stat (cycles and
-# instructions: why this core ran the control path 3x slower than the
-# development VM's). Results under OUT (default /tmp/out); about 5 minutes.
+# tpchan_bench 327680 3 400 three times under perf stat (cycles,
+# instructions and page faults: why this core ran the control path 3x
+# slower than the development VM's; the bench now times only after an
+# untimed warm-up and prints the faults left in the timed part). Results under OUT (default /tmp/out); about 5 minutes.
 #
 #   bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
 R=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,7 @@ cat "$OUT/rtt/summary.txt"
 # the control path on this core, with cycles and instructions: a slower
 # clock and fewer instructions per cycle tell different stories
 for i in 1 2 3; do
-	perf stat -e task-clock,cycles,instructions timeout 60 "$B/bin/tpchan_bench" 327680 3 400 \
+	perf stat -e task-clock,cycles,instructions,page-faults timeout 60 "$B/bin/tpchan_bench" 327680 3 400 \
 		>>"$OUT/tpchan.txt" 2>&1
 done
-grep -E "median|cycles|instructions|task-clock" "$OUT/tpchan.txt"
+grep -E "median|cycles|instructions|task-clock|faults" "$OUT/tpchan.txt"
