@@ -1324,6 +1324,47 @@ static void test_refused_gso_falls_back_to_plain_datagrams(void **state)
 	ops->close(b);
 }
 
+/* One GSO send holds at most 64 segments and 65000 bytes: the kernel
+ * refuses more, and a refusal turns GSO off for good (the fallback above),
+ * which would go unseen but for the count of GSO sends. So a run of 200
+ * equal packets goes as exactly 4 GSO sends (64, 64, 64, 8), 60 of 1400
+ * bytes as exactly 2 (46, 14), and GSO is still on for the next batch. */
+static void test_gso_sends_stay_within_the_kernels_limits(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	static uint8_t mem[200][1400];
+	static struct nic_pkt pk[200];
+	static struct got g[208];
+	static const struct { uint32_t n, len; uint64_t gso; } run[] = {
+		{ 200, 100, 4 }, { 60, 1400, 2 }, { 200, 100, 4 },
+	};
+	struct nic *a, *b;
+	uint64_t gso = 0;
+	uint32_t peer;
+
+	(void)state;
+	a = open_nic(&p);
+	b = open_nic(&p);
+	peer = add_nic_peer(a, b);
+	for (size_t r = 0; r < sizeof(run) / sizeof(run[0]); r++) {
+		for (uint32_t i = 0; i < run[r].n; i++) {
+			fill(mem[i], run[r].len, i);
+			pk[i] = (struct nic_pkt){ .buf = mem[i], .len = run[r].len, .peer = peer };
+		}
+		assert_int_equal(ops->tx(a, pk, (int)run[r].n), (int)run[r].n);
+		gso += run[r].gso;
+		assert_int_equal(stats(a).tx_gso_calls, gso);
+		assert_int_equal(stats(a).tx_errors, 0);
+		assert_int_equal(drain(b, g, 208, run[r].n, 2000), run[r].n);
+		for (uint32_t i = 0; i < run[r].n; i++) {
+			assert_true(g[i].ok);
+			assert_int_equal(g[i].len, run[r].len);
+		}
+	}
+	ops->close(a);
+	ops->close(b);
+}
+
 /* A full send buffer gives a short count (not an error, not a wait), and
  * the packets before it still go. Loopback frees send buffers at once, so
  * the buffer is made too small on purpose: with the socket's IPv6 MTU at
@@ -1402,6 +1443,7 @@ int main(void)
 		cmocka_unit_test(test_flood_never_blocks_and_nothing_arrives_corrupt),
 		cmocka_unit_test(test_ipv6_loopback_exchange),
 		cmocka_unit_test(test_refused_gso_falls_back_to_plain_datagrams),
+		cmocka_unit_test(test_gso_sends_stay_within_the_kernels_limits),
 		cmocka_unit_test(test_full_send_buffer_gives_short_count),
 	};
 
