@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # make-bundle.sh BUILDDIR [OUT]: a self-contained copy of the daemon, the
-# benchmark clients, tpchan_bench and the reference tools (iperf3, sockperf, ucx_perftest,
+# benchmark clients, tpchan_bench, engine_turn_bench and the reference tools (iperf3, sockperf, ucx_perftest,
 # nft, ethtool, ip, ss, perf) with every shared library they load, the
 # dynamic loader included, for a machine that cannot install packages (the
 # GPU machines lent to sessions: Ubuntu, no network). Each program runs
@@ -22,9 +22,9 @@ p=$inst/usr/local
 for b in "$p/sbin/ucclsvcd" "$p/bin/uccl_rperf" "$p/bin/ucclctl" "$p/bin/uccl_xfer"; do
 	cp -L "$b" "$out/libexec/"
 done
-# not installed (noinst): the control-path benchmark, linked statically
-# against the engine
-cp -L "$build/bench/tpchan_bench" "$out/libexec/"
+# not installed (noinst): the control-path and per-hop benchmarks, linked
+# statically against the engine
+cp -L "$build/bench/tpchan_bench" "$build/bench/engine_turn_bench" "$out/libexec/"
 for t in iperf3 sockperf ucx_perftest nft ethtool ip ss timeout taskset perf; do
 	b=$(command -v "$t") || { echo "make-bundle.sh: $t not installed, left out" >&2; continue; }
 	cp -L "$b" "$out/libexec/"

@@ -12,7 +12,9 @@
 # tpchan_bench 327680 3 400 three times under perf stat (cycles,
 # instructions and page faults: why this core ran the control path 3x
 # slower than the development VM's; the bench now times only after an
-# untimed warm-up and prints the faults left in the timed part). Results under OUT (default /tmp/out); about 5 minutes.
+# untimed warm-up and prints the faults left in the timed part), and
+# engine_turn_bench the same way (the engines' CPU per hop of the 64 B
+# ping-pong on this core: how much of the latency is their own work). Results under OUT (default /tmp/out); about 5 minutes.
 #
 #   bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
 R=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,3 +37,8 @@ for i in 1 2 3; do
 		>>"$OUT/tpchan.txt" 2>&1
 done
 grep -E "median|cycles|instructions|task-clock|faults" "$OUT/tpchan.txt"
+for i in 1 2 3; do
+	perf stat -e task-clock,cycles,instructions,page-faults timeout 60 "$B/bin/engine_turn_bench" 100000 3 \
+		>>"$OUT/turn.txt" 2>&1
+done
+grep -E "median|cycles|instructions|task-clock|faults" "$OUT/turn.txt"

@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Smoke test of bench/engine_turn_bench, so that it cannot rot: a short
+# run must exit 0 (every hop's bytes checked), report a CPU figure, and
+# show each hop's ACK, put and signal in one datagram (3.00 packets in 1.00
+# datagrams), which is what the daemon's defaults (ack_hold_us, packing)
+# promise for a ping-pong. Run by `make check` (top_builddir from the
+# environment) or by hand from the build tree.
+set -u
+
+builddir=${top_builddir:-.}
+bench=$builddir/bench/engine_turn_bench
+
+if [ ! -x "$bench" ]; then
+	echo "FAIL: $bench not built"
+	exit 1
+fi
+out=$("$bench" 2000 1 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || { echo "FAIL: engine_turn_bench exited with $rc"; exit 1; }
+echo "$out" | grep -q "median [0-9][0-9]* ns of CPU per one-way hop" ||
+	{ echo "FAIL: no per-hop figure"; exit 1; }
+echo "$out" | grep -q "3.00 packets in 1.00 datagrams a hop" ||
+	{ echo "FAIL: a hop did not go as one datagram of 3 packets"; exit 1; }
+"$bench" 10 1 0 >/dev/null 2>&1 && { echo "FAIL: a zero delay was accepted"; exit 1; }
+echo "ok: engine_turn_bench smoke test"
