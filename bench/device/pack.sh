@@ -14,7 +14,9 @@
 # slower than the development VM's; the bench now times only after an
 # untimed warm-up and prints the faults left in the timed part), and
 # engine_turn_bench the same way (the engines' CPU per hop of the 64 B
-# ping-pong on this core: how much of the latency is their own work). Results under OUT (default /tmp/out); about 5 minutes.
+# ping-pong on this core: how much of the latency is their own work). The
+# CPU's model, clock and frequency governor go first (cpu.txt). Results
+# under OUT (default /tmp/out); about 5 minutes.
 #
 #   bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
 R=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,6 +24,14 @@ B=${BUNDLE:-$R/devbundle}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PATH="$B/bin:$PATH"
+{
+	grep -m1 "model name" /proc/cpuinfo
+	grep "cpu MHz" /proc/cpuinfo | sort | uniq -c | sort -rn | head -3
+	for f in scaling_governor scaling_cur_freq scaling_max_freq; do
+		printf '%s: %s\n' "$f" "$(cat /sys/devices/system/cpu/cpu0/cpufreq/$f 2>/dev/null || echo none)"
+	done
+	grep -o "hypervisor" /proc/cpuinfo | head -1
+} 2>&1 | tee "$OUT/cpu.txt"
 d=$B/build/daemon/ucclsvcd
 UCX=1 SAMPLES=${SAMPLES:-20000} timeout 240 bash "$R/bench/run-sig-lat.sh" "$B/build" \
 	"${ROUNDS:-5}" "$d" "$d:udp_pack = false" 2>&1 | tee "$OUT/sig-lat.txt"
