@@ -423,6 +423,8 @@ static void conn_issue(struct engine *e, struct conn *c, struct opq_op *tmp)
 		remote_start(e, c, op);
 }
 
+static const struct opq_op op_zero;
+
 /* Validate one privately copied descriptor and execute or queue it. */
 static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 {
@@ -485,18 +487,19 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 			goto fail;
 		}
 	}
-	tmp = (struct opq_op){
-		.lmr = m,
-		.user_data = s->user_data,
-		.loff = s->loff,
-		.len = s->len,
-		.key = s->rkey,
-		.roff = s->roff,
-		.conn = s->conn,
-		.opcode = s->opcode,
-		.flags = s->flags,
-		.rmsg = OPQ_NO_RMSG,
-	};
+	/* a copy of a zeroed op, not a compound literal: gcc zeroes those
+	 * with rep stos, which costs more than the rest of this function */
+	tmp = op_zero;
+	tmp.lmr = m;
+	tmp.user_data = s->user_data;
+	tmp.loff = s->loff;
+	tmp.len = s->len;
+	tmp.key = s->rkey;
+	tmp.roff = s->roff;
+	tmp.conn = s->conn;
+	tmp.opcode = s->opcode;
+	tmp.flags = s->flags;
+	tmp.rmsg = OPQ_NO_RMSG;
 	conn_issue(e, c, &tmp);
 	return;
 
