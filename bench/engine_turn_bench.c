@@ -10,8 +10,9 @@
  * at once, as uccl_rperf's ping-pong does.
  *
  * Reports process CPU per one-way hop: the sender's ring to packets plus
- * the receiver's packets to region, completions and semaphore, and the
- * harness's datagram copy. System calls and wake-ups are not in it. Every
+ * the receiver's packets to region, completions and semaphore, the other
+ * engine's idle polls (on another core in a daemon) and the harness's
+ * datagram copy. System calls and wake-ups are not in it. Every
  * round trip's bytes are checked at both ends; a wrong byte exits 1.
  * Median over RUNS. Not a test.
  *
