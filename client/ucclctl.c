@@ -715,6 +715,7 @@ static void json_nic(struct json *j, const UcclCtl__NicStats *n)
 	json_kv_u64(j, "tx_calls", n->tx_calls);
 	json_kv_u64(j, "tx_gso_calls", n->tx_gso_calls);
 	json_kv_u64(j, "tx_dgrams", nic_dgrams(n));
+	json_kv_u64(j, "tx_gso_refused", n->has_tx_gso_refused ? n->tx_gso_refused : 0);
 	json_kv_u64(j, "tx_eagain", n->tx_eagain);
 	json_kv_u64(j, "tx_errors", n->tx_errors);
 	json_kv_u64(j, "rx_pkts", n->rx_pkts);
@@ -747,6 +748,9 @@ static int print_nic(const UcclCtl__NicStats *n)
 	       addr, n->tx_pkts, nic_dgrams(n), txb, n->tx_gso_calls,
 	       n->rx_pkts, rxb, n->rx_gro_segs, n->tx_eagain, n->rx_unknown_peer);
 	/* the rest only when something went wrong */
+	if (n->has_tx_gso_refused && n->tx_gso_refused)
+		printf(", GSO refused by the kernel (off on %" PRIu64 " nic%s)", n->tx_gso_refused,
+		       n->tx_gso_refused == 1 ? "" : "s");
 	if (n->tx_errors)
 		printf(", tx errors %" PRIu64, n->tx_errors);
 	if (n->tx_dropped)

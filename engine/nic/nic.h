@@ -63,11 +63,13 @@ struct nic_pkt {
 
 /* tx_pkts counts the packets handed to tx, tx_dgrams the datagrams they
  * went in (fewer when packed); rx_pkts counts datagrams (rx does not look
- * inside them). */
+ * inside them). tx_gso_refused: 1 once the kernel refused a GSO send and
+ * the nic turned GSO off for good (sums count such nics). */
 struct nic_stats {
 	uint64_t tx_pkts, tx_bytes, tx_calls, tx_gso_calls, tx_eagain, tx_errors;
 	uint64_t rx_pkts, rx_bytes, rx_calls, rx_gro_segs, rx_truncated, rx_unknown_peer;
 	uint64_t tx_dgrams;
+	uint64_t tx_gso_refused;
 };
 
 struct nic;

@@ -744,6 +744,7 @@ static enum batch_result send_batch(struct nic *n, int fd, uint32_t nmsgs, int *
 		if (n->tx_ndgrams[j] > 1 &&
 		    (*err == -EMSGSIZE || *err == -EIO || *err == -EINVAL)) {
 			n->gso = false;
+			n->st.tx_gso_refused = 1;
 			return BATCH_NO_GSO;
 		}
 		n->st.tx_errors++;

@@ -8,7 +8,9 @@
 # (the sender fails within a bounded time), restarted, and connected to
 # again; then b's data plane cut off alone until a's channel gives up, and a
 # new connection made over rebuilt channels (and the same with a's data
-# plane cut off while b sends, and a connecting). Offloads are turned off on the
+# plane cut off while b sends, and a connecting); then a's veth MTU cut
+# below the channel's, so that the kernel refuses a's GSO sends: the data
+# still arrives and ucclctl says so. Offloads are turned off on the
 # veths (when ethtool exists) so that nftables drops single packets, not
 # whole GSO bursts.
 # Needs root, ip netns and nft; exits 77 otherwise.
@@ -328,6 +330,24 @@ expect "a's connect to b, whose channel had failed, verified (rc $XRC/$XRRC)" \
 [ "$XRC" -eq 0 ] || cat "$TMPD/send-after-cutb.out"
 expect "b restarted the peer to rebuild the failed channel" \
 	grep -q 'restarting the peer to rebuild its channels' "$TMPD/b.log"
+
+# 6. a's veth MTU cut to 1500 under the channel's 9000: the kernel refuses
+# a's GSO sends (segments over the path MTU), a's NIC turns GSO off and
+# sends the same packets plainly (the kernel fragments them), the transfer
+# still arrives whole, and ucclctl says GSO was refused
+if nsx "$NS1" ip link set "$V1" mtu 1500; then
+	run_xfer small-mtu 64M --quiet
+	expect "transfer with GSO refused verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
+	[ "$XRC" -eq 0 ] || cat "$TMPD/send-small-mtu.out"
+	nic_line=$(timeout 10 "$UCCLCTL" --socket "$SOCK_A" channels | grep '^nic ')
+	echo "$nic_line"
+	expect "ucclctl channels says a's GSO was refused" \
+		eval 'echo "$nic_line" | grep -q "GSO refused by the kernel (off on 1 nic)"'
+	expect "and b's was not" eval '! timeout 10 "$UCCLCTL" --socket "$SOCK_B" channels | grep -q "GSO refused"'
+	nsx "$NS1" ip link set "$V1" mtu 9000 || true
+else
+	echo "cannot set $V1's MTU: GSO refusal not checked"
+fi
 
 stop a "$PID_A"
 stop b "$PID_B"

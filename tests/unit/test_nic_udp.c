@@ -1308,8 +1308,10 @@ static void test_refused_gso_falls_back_to_plain_datagrams(void **state)
 		fill(mem[i], 1400, i);
 		pk[i] = (struct nic_pkt){ .buf = mem[i], .len = 1400, .peer = peer };
 	}
+	assert_int_equal(stats(a).tx_gso_refused, 0);
 	assert_int_equal(ops->tx(a, pk, 20), 20);
 	assert_int_equal(stats(a).tx_gso_calls, 0);
+	assert_int_equal(stats(a).tx_gso_refused, 1);     /* said, for ucclctl */
 	assert_int_equal(stats(a).tx_errors, 0);
 	assert_int_equal(drain(b, g, 24, 20, 2000), 20);
 	for (uint32_t i = 0; i < 20; i++) {
@@ -1354,6 +1356,7 @@ static void test_gso_sends_stay_within_the_kernels_limits(void **state)
 		assert_int_equal(ops->tx(a, pk, (int)run[r].n), (int)run[r].n);
 		gso += run[r].gso;
 		assert_int_equal(stats(a).tx_gso_calls, gso);
+		assert_int_equal(stats(a).tx_gso_refused, 0);
 		assert_int_equal(stats(a).tx_errors, 0);
 		assert_int_equal(drain(b, g, 208, run[r].n, 2000), run[r].n);
 		for (uint32_t i = 0; i < run[r].n; i++) {
