@@ -16,6 +16,11 @@
  * round trip's bytes are checked at both ends; a wrong byte exits 1.
  * Median over RUNS. Not a test.
  *
+ * After each run's ping-pong, 100 puts that wait for their completion and
+ * get no reply: their round trips in virtual time (2 x DELAY_NS when the
+ * receiver acknowledges at once; more where it held the ACK for a reply
+ * that never came, which ack_hold_us allows once).
+ *
  *   engine_turn_bench [ROUND_TRIPS (100000)] [RUNS (5)] [DELAY_NS (3000)]
  */
 #include "config.h"
@@ -36,6 +41,7 @@
 #define SEMS 4
 #define CONN 0u
 #define REG (64u * 1024)
+#define PUT_WAITS 100               /* put-and-wait round trips after the ping-pong */
 #define MAX_INFLIGHT 16              /* datagrams on the wire at once, per direction */
 #define KEY(side) (0xA1A1A1A1A1A1A1A1ull + (uint64_t)(side))
 #define WIRE(side) (CONN | (1u + (uint32_t)(side)) << 16)   /* conn id, generation */
@@ -251,6 +257,36 @@ static void hop(int s, uint64_t i)
 	reap(!s);
 }
 
+/* Side 0 puts 64 B and waits for the put's completion, with no reply:
+ * the put's round trip in virtual time. */
+static uint64_t put_wait(uint64_t i)
+{
+	struct side *x = &h[0];
+	struct uccl_sqe put = { .opcode = UCCL_OP_PUT, .conn = CONN, .lmr = 1, .rkey = KEY(1),
+				.loff = 0, .roff = 0, .len = 64, .user_data = i };
+	uint64_t t0 = now;
+
+	if (ring_prod_space(&x->sq) < 1)
+		die("submission ring full");
+	memcpy(ring_prod_slot(&x->sq, 0), &put, sizeof(put));
+	ring_prod_publish(&x->sq, 1);
+	for (int n = 0; ring_cons_avail(&x->cq) < 1; n++) {
+		if (n > 100000)
+			die("a put did not complete");
+		step();
+	}
+	reap(0);
+	reap(1);
+	return now - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static double cpu_s(void)
 {
 	struct timespec t;
@@ -270,6 +306,8 @@ int main(int argc, char **argv)
 {
 	uint64_t rts = argc > 1 ? strtoull(argv[1], NULL, 0) : 100000;
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
+	uint64_t rtt[PUT_WAITS], first_rtt = 0;
+	int held = 0;
 	double ns[64];
 
 	delay_ns = argc > 3 ? strtoull(argv[3], NULL, 0) : 3000;
@@ -308,6 +346,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "run %d: %.0f ns of CPU per hop (%" PRIu64 " round trips, %.3f s; "
 			"%.2f packets in %.2f datagrams a hop)\n", r + 1, ns[r], rts, t1 - t0,
 			(double)npkts / (double)(2 * rts), (double)ndgrams / (double)(2 * rts));
+		/* then puts that wait for their ACK and get no reply: the ACK
+		 * must not wait for one (ack_hold only while replies come) */
+		for (int k = 0; k < PUT_WAITS; k++)
+			rtt[k] = put_wait(warm + rts + (uint64_t)k);
+		first_rtt = rtt[0];
+		held = 0;
+		for (int k = 0; k < PUT_WAITS; k++)
+			held += rtt[k] > 2 * delay_ns;
+		qsort(rtt, PUT_WAITS, sizeof(rtt[0]), cmp_u64);
 		side_free(0);
 		side_free(1);
 	}
@@ -315,5 +362,9 @@ int main(int argc, char **argv)
 	printf("engine turn: median %.0f ns of CPU per one-way hop of a 64 B put+signal ping-pong "
 	       "(min %.0f, max %.0f, %d runs; both engines, no system calls)\n",
 	       ns[runs / 2], ns[0], ns[runs - 1], runs);
+	printf("put and wait after it (last run, %d puts, no reply): round trip first %" PRIu64
+	       " ns, median %" PRIu64 " ns, max %" PRIu64 " ns (2 x delay = %" PRIu64
+	       " ns); %d longer than 2 x delay\n", PUT_WAITS, first_rtt, rtt[PUT_WAITS / 2],
+	       rtt[PUT_WAITS - 1], 2 * delay_ns, held);
 	return 0;
 }
