@@ -16,7 +16,10 @@
  * round trip's bytes are checked at both ends; a wrong byte exits 1.
  * Median over RUNS. Not a test.
  *
- * After each run's ping-pong, 100 puts that wait for their completion and
+ * After each run's timed ping-pong, 20000 more hops read the clock around
+ * the receiver's engine_rx: the median time from a datagram handed in to
+ * its put written in the region, which is how long a spinning client
+ * waits on the engine once the datagram is in. Then 100 puts that wait for their completion and
  * get no reply: their round trips in virtual time (2 x DELAY_NS when the
  * receiver acknowledges at once; more where it held the ACK for a reply
  * that never came, which ack_hold_us allows once).
@@ -41,6 +44,7 @@
 #define SEMS 4
 #define CONN 0u
 #define REG (64u * 1024)
+#define LAT_HOPS 20000               /* hops timed on the receive side after each run */
 #define PUT_WAITS 100               /* put-and-wait round trips after the ping-pong */
 #define MAX_INFLIGHT 16              /* datagrams on the wire at once, per direction */
 #define KEY(side) (0xA1A1A1A1A1A1A1A1ull + (uint64_t)(side))
@@ -76,11 +80,26 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* Timing the receive path (lat_on): when engine_rx was called, and how
+ * long after that each put landed (the engine's copy into the region). */
+static bool lat_on;
+static uint64_t rx_t0, *lat, nlat, caplat;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static int copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
 		uint64_t src_off, uint64_t len)
 {
 	(void)arg;
 	memcpy((uint8_t *)dst->base + dst_off, (const uint8_t *)src->base + src_off, len);
+	if (rx_t0 && nlat < caplat)
+		lat[nlat++] = mono_ns() - rx_t0;
 	return 0;
 }
 
@@ -219,7 +238,12 @@ static void step(void)
 		bool got = false;
 
 		while (x->qn && x->q[x->qhead].t <= now) {
-			if (engine_rx(x->e, 0, x->q[x->qhead].buf, x->q[x->qhead].len, now) < 0)
+			int r;
+
+			rx_t0 = lat_on ? mono_ns() : 0;
+			r = engine_rx(x->e, 0, x->q[x->qhead].buf, x->q[x->qhead].len, now);
+			rx_t0 = 0;
+			if (r < 0)
 				die("a datagram was refused");
 			x->qhead = (x->qhead + 1) % MAX_INFLIGHT;
 			x->qn--;
@@ -307,6 +331,7 @@ int main(int argc, char **argv)
 	uint64_t rts = argc > 1 ? strtoull(argv[1], NULL, 0) : 100000;
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	uint64_t rtt[PUT_WAITS], first_rtt = 0;
+	double lat_p50[64];
 	int held = 0;
 	double ns[64];
 
@@ -315,6 +340,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: engine_turn_bench [ROUND_TRIPS] [RUNS 1..64] [DELAY_NS > 0]\n");
 		return 2;
 	}
+	caplat = LAT_HOPS;
+	lat = malloc(caplat * sizeof(*lat));
+	if (!lat)
+		die("out of memory");
 	for (int i = 0; i < BATCH; i++) {
 		txbuf[i] = malloc(9000);
 		if (!txbuf[i])
@@ -346,10 +375,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "run %d: %.0f ns of CPU per hop (%" PRIu64 " round trips, %.3f s; "
 			"%.2f packets in %.2f datagrams a hop)\n", r + 1, ns[r], rts, t1 - t0,
 			(double)npkts / (double)(2 * rts), (double)ndgrams / (double)(2 * rts));
+		/* then hops timed on the receiving side: from the datagram
+		 * handed to engine_rx to its put in the region (a spinning
+		 * client sees the signal right after). Not in the CPU figure. */
+		nlat = 0;
+		lat_on = true;
+		for (uint64_t i = warm + rts; i < warm + rts + LAT_HOPS / 2; i++) {
+			hop(0, i);
+			hop(1, i);
+		}
+		lat_on = false;
+		qsort(lat, nlat, sizeof(lat[0]), cmp_u64);
+		lat_p50[r] = nlat ? (double)lat[nlat / 2] : 0;
 		/* then puts that wait for their ACK and get no reply: the ACK
 		 * must not wait for one (ack_hold only while replies come) */
 		for (int k = 0; k < PUT_WAITS; k++)
-			rtt[k] = put_wait(warm + rts + (uint64_t)k);
+			rtt[k] = put_wait(warm + rts + LAT_HOPS / 2 + (uint64_t)k);
 		first_rtt = rtt[0];
 		held = 0;
 		for (int k = 0; k < PUT_WAITS; k++)
@@ -362,6 +403,9 @@ int main(int argc, char **argv)
 	printf("engine turn: median %.0f ns of CPU per one-way hop of a 64 B put+signal ping-pong "
 	       "(min %.0f, max %.0f, %d runs; both engines, no system calls)\n",
 	       ns[runs / 2], ns[0], ns[runs - 1], runs);
+	qsort(lat_p50, (size_t)runs, sizeof(lat_p50[0]), cmp_d);
+	printf("receive path: median %.0f ns from a datagram handed to engine_rx to its put in the "
+	       "region (median of the runs' medians over %d hops each)\n", lat_p50[runs / 2], LAT_HOPS);
 	printf("put and wait after it (last run, %d puts, no reply): round trip first %" PRIu64
 	       " ns, median %" PRIu64 " ns, max %" PRIu64 " ns (2 x delay = %" PRIu64
 	       " ns); %d longer than 2 x delay\n", PUT_WAITS, first_rtt, rtt[PUT_WAITS / 2],
