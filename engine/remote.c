@@ -1098,6 +1098,7 @@ int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, u
 	struct rchan *ch = chan_get(e, chan);
 	const uint8_t *p = pkt;
 	size_t off = 0;
+	bool others = false;           /* the first walk left packets for a second */
 	int r = 0;
 
 	if (!ch) {
@@ -1109,14 +1110,17 @@ int engine_rx_ce(struct engine *e, uint32_t chan, const void *pkt, size_t len, u
 	 * does not take its neighbours with it. DATA first, then the rest:
 	 * the put and the signal a client waits for land before an ACK's
 	 * completions are posted (a spinning client sees them that much
-	 * sooner), and no packet depends on another of its datagram. */
-	for (int pass = 0; pass < 2; pass++) {
+	 * sooner), and no packet depends on another of its datagram. A
+	 * datagram of DATA alone (bulk) is walked once. */
+	for (int pass = 0; pass < 2 && (pass == 0 || others); pass++) {
 		off = 0;
 		do {
 			size_t l = wire_first_len(p + off, len - off);
-			/* byte 2 is the type (wire.h); what cannot be a
-			 * packet goes in the second pass, so, once */
-			bool data = l > 2 && p[off + 2] == WIRE_DATA;
+			/* what cannot be a packet goes in the second pass,
+			 * so, once */
+			bool data = wire_peek_type(p + off, l) == WIRE_DATA;
+
+			others |= !data;
 
 			if (data == (pass == 0)) {
 				int r1 = tpchan_rx_ce(ch->tp, p + off, l, now_ns, ce);

@@ -15,8 +15,6 @@
 #include "engine/crc32c.h"
 #include "engine/wire.h"
 
-#define WIRE_PREFIX_LEN 4u
-
 #define DATA_FLAGS (WIRE_F_CRC | WIRE_F_RETX | WIRE_F_ECT | WIRE_F_MORE)
 #define CREDIT_FLAGS (WIRE_F_GRANT | WIRE_F_REQ)
 #define ACK_FLAGS  (WIRE_F_ECE | WIRE_F_SYNC)

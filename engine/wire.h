@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x55u
+#define WIRE_PREFIX_LEN   4u           /* magic, version, type, flags */
 #define WIRE_VERSION      4u          /* 3: DATA carries ord; 4: packets share datagrams */
 #define WIRE_DATA_HDR_LEN 96u          /* bytes before the payload of a DATA packet */
 #define WIRE_ACK_HDR_LEN  40u          /* bytes before the SACK words of an ACK */
@@ -155,6 +156,15 @@ int wire_parse(const void *buf, size_t len, struct wire_pkt *out);
  * the end) are all one packet, len, for wire_parse to refuse. 0 only for
  * len 0, so a walk that takes this many bytes at a time ends. */
 size_t wire_first_len(const void *buf, size_t len);
+
+/* The type of the packet at buf (len bytes) if its prefix is this
+ * version's, else 0. Says nothing of the rest: only wire_parse does. */
+static inline unsigned wire_peek_type(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	return len >= WIRE_PREFIX_LEN && p[0] == WIRE_MAGIC && p[1] == WIRE_VERSION ? p[2] : 0;
+}
 
 /* Encode into buf (cap bytes). Return the packet length, or -ENOSPC.
  * wire_write_data copies d->payload_len bytes from d->payload unless

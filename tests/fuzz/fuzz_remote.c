@@ -154,9 +154,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* every packet of the datagram, as engine_rx cuts it */
 			for (size_t off = 0, l; kind == 0 && off < len; off += l) {
 				l = wire_first_len(pkt + off, len - off);
-				if (l >= 24 && pkt[off + 2] == 1)
+				if (l >= 24 && wire_peek_type(pkt + off, l) == WIRE_DATA)
 					put_le64(pkt + off + 16, TOKEN_RX);
-				else if (l >= 16 && pkt[off + 2] == 2)
+				else if (l >= 16 && wire_peek_type(pkt + off, l) == WIRE_ACK)
 					put_le64(pkt + off + 8, TOKEN_RX);
 			}
 			engine_rx(e, 0, pkt, len, now);

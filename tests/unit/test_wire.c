@@ -577,6 +577,28 @@ static void test_first_len_walks_packets_back_to_back(void **state)
 /* What the header cannot vouch for is one packet, the rest of the
  * datagram, which wire_parse then refuses: nothing past the end is read,
  * and the walk always moves on. */
+/* wire_peek_type names the type of this version's packets only, and of
+ * nothing shorter than the prefix (engine_rx sorts DATA first by it). */
+static void test_peek_type_reads_this_versions_prefix_only(void **state)
+{
+	struct wire_data d = sample_data();
+	struct wire_ack a = sample_ack(2);
+	size_t len;
+
+	(void)state;
+	len = write_data(&d);
+	assert_int_equal(wire_peek_type(buf, len), WIRE_DATA);
+	assert_int_equal(wire_peek_type(buf, WIRE_PREFIX_LEN), WIRE_DATA);
+	assert_int_equal(wire_peek_type(buf, WIRE_PREFIX_LEN - 1), 0);
+	buf[1] = 3;                                                /* another version */
+	assert_int_equal(wire_peek_type(buf, len), 0);
+	buf[1] = WIRE_VERSION;
+	buf[0] = 0x56;                                             /* not our magic */
+	assert_int_equal(wire_peek_type(buf, len), 0);
+	len = (size_t)wire_write_ack(buf, sizeof(buf), &a);
+	assert_int_equal(wire_peek_type(buf, len), WIRE_ACK);
+}
+
 static void test_first_len_gives_the_rest_to_what_it_cannot_read(void **state)
 {
 	struct wire_data d = sample_data();
@@ -967,6 +989,7 @@ int main(void)
 		cmocka_unit_test_setup(test_crc_ok_without_the_crc_flag, setup),
 		cmocka_unit_test_setup(test_writers_need_room_for_the_whole_packet, setup),
 		cmocka_unit_test_setup(test_writers_refuse_what_the_decoder_would_refuse, setup),
+		cmocka_unit_test_setup(test_peek_type_reads_this_versions_prefix_only, setup),
 	};
 
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
