@@ -683,6 +683,10 @@ static void lookup_done(void *arg, int status, uint32_t ep_id, uint32_t thread)
 		session_reply_err(s, status, "the connection to peer %s went down during the lookup",
 				  pl->peer);
 		break;
+	case -ECANCELED:
+		session_reply_err(s, status, "peer %s was removed (reload or stop) during the lookup",
+				  pl->peer);
+		break;
 	default:
 		session_reply_err(s, status, "lookup at peer %s: %s", pl->peer, strerror(-status));
 		break;

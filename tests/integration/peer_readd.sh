@@ -5,7 +5,10 @@
 # is bound again to the new channel and succeeds once the listener appears.
 # (The new peer used to start its generations at 0 again, so the connect
 # took the new channel for the one it was bound to, whose side the engine
-# had reset, and failed with ECONNRESET.) All traffic stays on 127.0.0.1.
+# had reset, and failed with ECONNRESET.) node-b is stopped while node-a
+# removes it, so that the connect's request to it is in flight then: that
+# request used to end the connect with ECANCELED instead of waiting for the
+# peer to come back. All traffic stays on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
 set -- $(free_ports 2)
 PA=$1 PB=$2
@@ -28,8 +31,10 @@ expect "channel a->b up" wait_chan "$SOCK_A"
 UCCL_SOCKET=$SOCK_A timeout 20 "$ITEST" connect node-b/x 8000 >"$TMPD/conn.out" 2>&1 &
 CPID=$!; BG_PIDS="$BG_PIDS $CPID"
 sleep 0.5
+kill -STOP "$PID_B"; sleep 0.2
 conf "$TMPD/a.conf" node-a "$PA" "node-a=127.0.0.1:$PA"
 kill -HUP "$PID_A"; sleep 0.3
+kill -CONT "$PID_B"
 conf "$TMPD/a.conf" node-a "$PA" "$BOTH"
 kill -HUP "$PID_A"
 expect "channel a->b up again" wait_chan "$SOCK_A"
