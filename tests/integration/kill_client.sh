@@ -50,9 +50,10 @@ engine_ticks() {
 	echo "$sum"
 }
 for how in close shut; do
+	rm -f "$TMPD/hup.out"           # not the last round's: see daemon_dies.sh
 	"$ITEST" hup 5 $([ $how = shut ] && echo shut) >"$TMPD/hup.out" 2>&1 &
 	HUP=$!; BG_PIDS="$BG_PIDS $HUP"
-	for _ in $(seq 100); do grep -q closed "$TMPD/hup.out" && break; sleep 0.05; done
+	for _ in $(seq 100); do grep -qs closed "$TMPD/hup.out" && break; sleep 0.05; done
 	expect "$how: a client closed its endpoint's doorbell" grep -q '^ok.*closed the endpoint' "$TMPD/hup.out"
 	expect "... the daemon refused a descriptor passed over it" \
 		eval 'grep -q "^ok.*refuses a descriptor" "$TMPD/hup.out" || grep -q "(1 pipe)" "$TMPD/hup.out"'
