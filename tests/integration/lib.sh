@@ -15,7 +15,10 @@ FAILS=0
 BG_PIDS=
 
 cleanup() {
-	for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done
+	# children first: a job run under timeout(1) is the timeout's pid,
+	# and SIGKILL on it would leave its client running (orphaned, for
+	# ever if it holds a connection)
+	for p in $BG_PIDS; do pkill -9 -P "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
 	if [ -n "$DAEMON_PID" ]; then kill -9 "$DAEMON_PID" 2>/dev/null; fi
 	rm -rf "$TMPD"
 }
