@@ -9,8 +9,11 @@
 # The binaries alternate round by round so that both see the same machine
 # load. Prints one line per run (with each daemon's send system calls,
 # packets and datagrams per round trip, from `ucclctl channels`: NIC totals over the
-# daemon's life, so keepalives count too) and the median of the runs' p50
-# per binary. Every run is bounded with timeout(1); namespaces and daemons
+# daemon's life, so keepalives count too; and each daemon's engine passes
+# per round trip, with the wall time of a pass, from `ucclctl stats`' polls
+# over the client's run: an engine that spins takes a posted descriptor or
+# an arrived datagram about half a pass after it got there) and the median
+# of the runs' p50 per binary. Every run is bounded with timeout(1); namespaces and daemons
 # go on exit.
 #
 # Usage: bench/run-sig-lat.sh BUILDDIR RUNS DAEMON...     (as root)
@@ -69,23 +72,40 @@ one_run() {
 	timeout 60 ip netns exec "$NS2" "$rperf" --socket "$tmp/rb/ucclsvcd.sock" --timeout 50 \
 		server rperf >"$tmp/srv.log" 2>&1 & ps=$!
 	for _ in $(seq 100); do grep -q listening "$tmp/srv.log" && break; sleep 0.05; done
+	"$ctl" --socket "$tmp/ra/ucclsvcd.sock" --json stats >"$tmp/$tag.a0.json"
+	"$ctl" --socket "$tmp/rb/ucclsvcd.sock" --json stats >"$tmp/$tag.b0.json"
+	t0=$(date +%s%N)
 	timeout 60 ip netns exec "$NS1" "$rperf" --socket "$tmp/ra/ucclsvcd.sock" --json \
 		--sizes none --lat-samples "$samples" client node-b/rperf >"$tmp/$tag.json" \
 		2>"$tmp/cli.err" || { tail -n 5 "$tmp/cli.err" >&2; die "$tag: uccl_rperf failed"; }
+	echo $(($(date +%s%N) - t0)) >"$tmp/$tag.ns"
+	"$ctl" --socket "$tmp/ra/ucclsvcd.sock" --json stats >"$tmp/$tag.a1.json"
+	"$ctl" --socket "$tmp/rb/ucclsvcd.sock" --json stats >"$tmp/$tag.b1.json"
 	wait "$ps" 2>/dev/null || true
 	"$ctl" --socket "$tmp/ra/ucclsvcd.sock" --json channels >"$tmp/$tag.a.json"
 	"$ctl" --socket "$tmp/rb/ucclsvcd.sock" --json channels >"$tmp/$tag.b.json"
 	kill -TERM "$pa" "$pb" 2>/dev/null || true
 	wait "$pa" "$pb" 2>/dev/null || true
 	pids=''
-	python3 - "$tmp/$tag.json" "$tmp/$tag.a.json" "$tmp/$tag.b.json" <<'EOF'
+	python3 - "$tmp/$tag" <<'EOF'
 import json, sys
-l = json.load(open(sys.argv[1]))["latency"]
+t = sys.argv[1]
+l = json.load(open(t + ".json"))["latency"]
 rt = l["warmup"] + l["samples"]
-nic = [json.load(open(f))["nic"] for f in sys.argv[2:4]]
+nic = [json.load(open(t + f))["nic"] for f in (".a.json", ".b.json")]
+ns = int(open(t + ".ns").read())
+def polls(f):
+    return {c["name"]: c["value"] for c in json.load(open(t + f))["stats"]
+            if c["name"] in ("polls", "busy_polls")}
+eng = []
+for h in "ab":
+    p0, p1 = polls("." + h + "0.json"), polls("." + h + "1.json")
+    n = p1["polls"] - p0["polls"]
+    eng.append("%.1f %.1f %.0f" % (n / rt, (p1["busy_polls"] - p0["busy_polls"]) / rt,
+                                   ns / n if n else 0))
 print(l["one_way_p50_us"], l["one_way_p99_us"],
       *("%.2f %.2f %.2f" % (n["tx_calls"] / rt, n["tx_pkts"] / rt,
-                            n.get("tx_dgrams", n["tx_pkts"]) / rt) for n in nic))
+                            n.get("tx_dgrams", n["tx_pkts"]) / rt) for n in nic), *eng)
 EOF
 }
 
@@ -109,10 +129,11 @@ for i in $(seq "$runs"); do
 	k=0
 	for d in "${daemons[@]}"; do
 		k=$((k + 1))
-		read -r p50 p99 ca pa da cb pb db < <(one_run "$d" "r$i-d$k")
+		read -r p50 p99 ca pa da cb pb db na wa ta nb wb tb < <(one_run "$d" "r$i-d$k")
 		echo "round $i daemon $k ($d): one-way p50 $p50 us, p99 $p99 us;" \
 			"per round trip: a $ca sends ($pa packets in $da datagrams)," \
-			"b $cb sends ($pb packets in $db datagrams)"
+			"b $cb sends ($pb packets in $db datagrams);" \
+			"engine passes: a $na ($wa with work, $ta ns a pass), b $nb ($wb, $tb ns)"
 		p50s[$k]="${p50s[$k]:-} $p50"
 	done
 	if [ "${UCX:-0}" = 1 ]; then

@@ -5,8 +5,9 @@
 # What udp_pack does (wire version 4: short packets to one peer share a
 # datagram): 64 B put+signal one-way latency with udp_pack on and off
 # (bench/run-sig-lat.sh, ROUNDS rounds of SAMPLES round trips, alternating,
-# with sends, packets and datagrams per round trip, and UCX tcp tag_lat
-# after each round for the ratio), the defaults beside UCX tcp and sockperf
+# with sends, packets and datagrams per round trip, each engine's passes
+# per round trip and wall time a pass, and UCX tcp tag_lat after each round
+# for the ratio), the defaults beside UCX tcp and sockperf
 # with the clients sleeping and spinning (lat.sh), and the round trip of a
 # 64 B put with no reply (put-rtt.sh, udp_pack off against on), and
 # tpchan_bench 327680 3 400 three times under perf stat (cycles,
