@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * benchutil: what uccl_perf and uccl_rperf both need to report what they
- * measured: a monotonic clock, nearest-rank percentiles of sorted samples,
- * and JSON strings.
+ * benchutil: what the benchmarks need to report what they measured: a
+ * monotonic clock, the process's CPU time, sorting, nearest-rank
+ * percentiles of sorted samples, and JSON strings.
  */
 #ifndef UCCL_BENCH_BENCHUTIL_H
 #define UCCL_BENCH_BENCHUTIL_H
@@ -12,8 +12,11 @@
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t bench_now_ns(void);
-/* qsort comparator for uint64_t. */
+/* CPU time of the whole process (CLOCK_PROCESS_CPUTIME_ID), in seconds. */
+double bench_cpu_s(void);
+/* qsort comparators for uint64_t and double. */
 int bench_cmp_u64(const void *a, const void *b);
+int bench_cmp_double(const void *a, const void *b);
 /* Nearest-rank percentile (q in 0..1) of n sorted samples in ns, in
  * microseconds: the smallest sample with at least q of all at or below it. */
 double bench_pct_us(const uint64_t *sorted, size_t n, double q);

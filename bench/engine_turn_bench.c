@@ -33,8 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench/benchutil.h"
 #include "engine/engine.h"
 #include "engine/ring.h"
 
@@ -84,21 +84,13 @@ static void die(const char *what)
 static bool lat_on;
 static uint64_t rx_t0, *lat, nlat, caplat;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static int copy(void *arg, const struct mr *dst, uint64_t dst_off, const struct mr *src,
 		uint64_t src_off, uint64_t len)
 {
 	(void)arg;
 	memcpy((uint8_t *)dst->base + dst_off, (const uint8_t *)src->base + src_off, len);
 	if (rx_t0 && nlat < caplat)
-		lat[nlat++] = mono_ns() - rx_t0;
+		lat[nlat++] = bench_now_ns() - rx_t0;
 	return 0;
 }
 
@@ -239,7 +231,7 @@ static void step(void)
 		while (x->qn && x->q[x->qhead].t <= now) {
 			int r;
 
-			rx_t0 = lat_on ? mono_ns() : 0;
+			rx_t0 = lat_on ? bench_now_ns() : 0;
 			r = engine_rx(x->e, 0, x->q[x->qhead].buf, x->q[x->qhead].len, now);
 			rx_t0 = 0;
 			if (r < 0)
@@ -303,28 +295,6 @@ static uint64_t put_wait(uint64_t i)
 	return now - t0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double cpu_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t rts = argc > 1 ? strtoull(argv[1], NULL, 0) : 100000;
@@ -364,12 +334,12 @@ int main(int argc, char **argv)
 			hop(1, i);
 		}
 		ndgrams = npkts = 0;
-		t0 = cpu_s();
+		t0 = bench_cpu_s();
 		for (uint64_t i = warm; i < warm + rts; i++) {
 			hop(0, i);
 			hop(1, i);
 		}
-		t1 = cpu_s();
+		t1 = bench_cpu_s();
 		ns[r] = (t1 - t0) * 1e9 / (double)(2 * rts);
 		fprintf(stderr, "run %d: %.0f ns of CPU per hop (%" PRIu64 " round trips, %.3f s; "
 			"%.2f packets in %.2f datagrams a hop)\n", r + 1, ns[r], rts, t1 - t0,
@@ -384,7 +354,7 @@ int main(int argc, char **argv)
 			hop(1, i);
 		}
 		lat_on = false;
-		qsort(lat, nlat, sizeof(lat[0]), cmp_u64);
+		qsort(lat, nlat, sizeof(lat[0]), bench_cmp_u64);
 		lat_p50[r] = nlat ? (double)lat[nlat / 2] : 0;
 		/* then puts that wait for their ACK and get no reply: the ACK
 		 * must not wait for one (ack_hold only while replies come) */
@@ -394,15 +364,15 @@ int main(int argc, char **argv)
 		held = 0;
 		for (int k = 0; k < PUT_WAITS; k++)
 			held += rtt[k] > 2 * delay_ns;
-		qsort(rtt, PUT_WAITS, sizeof(rtt[0]), cmp_u64);
+		qsort(rtt, PUT_WAITS, sizeof(rtt[0]), bench_cmp_u64);
 		side_free(0);
 		side_free(1);
 	}
-	qsort(ns, (size_t)runs, sizeof(ns[0]), cmp_d);
+	qsort(ns, (size_t)runs, sizeof(ns[0]), bench_cmp_double);
 	printf("engine turn: median %.0f ns of CPU per one-way hop of a 64 B put+signal ping-pong "
 	       "(min %.0f, max %.0f, %d runs; both engines, no system calls)\n",
 	       ns[runs / 2], ns[0], ns[runs - 1], runs);
-	qsort(lat_p50, (size_t)runs, sizeof(lat_p50[0]), cmp_d);
+	qsort(lat_p50, (size_t)runs, sizeof(lat_p50[0]), bench_cmp_double);
 	printf("receive path: median %.0f ns from a datagram handed to engine_rx to its put in the "
 	       "region (median of the runs' medians over %d hops each)\n", lat_p50[runs / 2], LAT_HOPS);
 	printf("put and wait after it (last run, %d puts, no reply): round trip first %" PRIu64

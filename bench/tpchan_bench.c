@@ -23,10 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sys/resource.h>
 
+#include "bench/benchutil.h"
 #include "engine/tpchan.h"
 #include "tests/unit/wirelink.h"
 
@@ -70,26 +70,11 @@ static bool pump(void *arg)
 	return done == nmsgs;
 }
 
-static double cpu_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static long minflt(void)
 {
 	struct rusage u;
 
 	return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -136,9 +121,9 @@ int main(int argc, char **argv)
 		}
 		nmsgs = warm + msgs;
 		f0 = minflt();
-		t0 = cpu_s();
+		t0 = bench_cpu_s();
 		r = wirelink_run(l, pump, NULL, UINT64_MAX - 1);
-		t1 = cpu_s();
+		t1 = bench_cpu_s();
 		f0 = minflt() - f0;
 		if (r < 0 || done != nmsgs) {
 			fprintf(stderr, "tpchan_bench: run %d did not finish (%d, %" PRIu64 "/%" PRIu64 ")\n", i, r,
@@ -152,7 +137,7 @@ int main(int argc, char **argv)
 		tpchan_free(tx);
 		tpchan_free(rx);
 	}
-	qsort(rates, (size_t)runs, sizeof(rates[0]), cmp_d);
+	qsort(rates, (size_t)runs, sizeof(rates[0]), bench_cmp_double);
 	printf("tpchan control path: median %.2f M chunks/s of 32 KiB (min %.2f, max %.2f, %d runs; "
 	       "MTU 9000, %s, ack every %u packets) = %.0f Gbit/s-equivalent\n",
 	       rates[runs / 2] / 1e6, rates[0] / 1e6, rates[runs - 1] / 1e6, runs,

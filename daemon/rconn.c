@@ -598,15 +598,6 @@ static void rcon_connected(struct rcon *rc, int err)
 	}
 }
 
-/* A request to the peer ended because the peer went down, or was removed
- * from the configuration by a reload (it may be added back before the
- * connect's deadline): the connect waits for it like for a peer not up
- * yet. Only a stopping daemon cancels it for good. */
-static bool peer_went(const struct rcon *rc, int status)
-{
-	return status == -ENOTCONN || (status == -ECANCELED && !rc->s->d->stopping);
-}
-
 static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_conn)
 {
 	struct rcon *rc = arg;
@@ -637,11 +628,10 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 		rcon_fail(rc, status, "%s did not answer the connect to '%s' in time", rc->peer, rc->name);
 		return;
 	}
-	if (peer_went(rc, status)) {
+	if (status == -ENOTCONN) {
 		char why[96];
 
-		snprintf(why, sizeof(why), "peer %s %s while connecting", rc->peer,
-			 status == -ENOTCONN ? "went down" : "was removed");
+		snprintf(why, sizeof(why), "peer %s went down while connecting", rc->peer);
 		rcon_rebind(rc, -ECONNRESET, why);
 		return;
 	}
@@ -762,9 +752,8 @@ static void looked_up(void *arg, int status, uint32_t ep_id, uint32_t thread)
 		rcon_later(rc, -ECONNREFUSED, why);
 		return;
 	}
-	if (peer_went(rc, status)) {
-		rcon_later(rc, -ECONNRESET, status == -ENOTCONN ? "peer went down while connecting"
-								: "peer was removed while connecting");
+	if (status == -ENOTCONN) {
+		rcon_later(rc, -ECONNRESET, "peer went down while connecting");
 		return;
 	}
 	if (status < 0) {

@@ -473,8 +473,6 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 		nic.tx_gso_calls = ns->tx_gso_calls;
 		nic.has_tx_dgrams = 1;
 		nic.tx_dgrams = ns->tx_dgrams;
-		nic.has_tx_gso_refused = 1;
-		nic.tx_gso_refused = ns->tx_gso_refused;
 		nic.tx_eagain = ns->tx_eagain;
 		nic.tx_errors = ns->tx_errors;
 		nic.rx_pkts = ns->rx_pkts;
@@ -527,7 +525,6 @@ static void channels_done(struct engcmd *c)
 	q->nic.tx_calls += ns->tx_calls;
 	q->nic.tx_gso_calls += ns->tx_gso_calls;
 	q->nic.tx_dgrams += ns->tx_dgrams;
-	q->nic.tx_gso_refused += ns->tx_gso_refused;
 	q->nic.tx_eagain += ns->tx_eagain;
 	q->nic.tx_errors += ns->tx_errors;
 	q->nic.rx_pkts += ns->rx_pkts;
@@ -681,10 +678,6 @@ static void lookup_done(void *arg, int status, uint32_t ep_id, uint32_t thread)
 		break;
 	case -ENOTCONN:
 		session_reply_err(s, status, "the connection to peer %s went down during the lookup",
-				  pl->peer);
-		break;
-	case -ECANCELED:
-		session_reply_err(s, status, "peer %s was removed (reload or stop) during the lookup",
 				  pl->peer);
 		break;
 	default:
