@@ -210,11 +210,10 @@ size_t wire_first_len(const void *buf, size_t len)
 	const uint8_t *p = buf;
 	size_t want;
 
-	/* what the header says; anything it cannot say takes the rest, for
-	 * wire_parse to refuse as one packet */
-	if (len < WIRE_PREFIX_LEN || p[0] != WIRE_MAGIC || p[1] != WIRE_VERSION)
-		return len;
-	switch (p[2]) {
+	/* what the header says; anything it cannot say (another version or
+	 * no prefix: type 0) takes the rest, for wire_parse to refuse as one
+	 * packet */
+	switch (wire_peek_type(buf, len)) {
 	case WIRE_DATA:
 		/* compared before adding: a 32-bit size_t would wrap */
 		if (len < WIRE_DATA_HDR_LEN || wire_get32(p + 12) > len - WIRE_DATA_HDR_LEN)

@@ -574,9 +574,6 @@ static void test_first_len_walks_packets_back_to_back(void **state)
 	assert_int_equal(wire_first_len(buf, 0), 0);
 }
 
-/* What the header cannot vouch for is one packet, the rest of the
- * datagram, which wire_parse then refuses: nothing past the end is read,
- * and the walk always moves on. */
 /* wire_peek_type names the type of this version's packets only, and of
  * nothing shorter than the prefix (engine_rx sorts DATA first by it). */
 static void test_peek_type_reads_this_versions_prefix_only(void **state)
@@ -599,6 +596,9 @@ static void test_peek_type_reads_this_versions_prefix_only(void **state)
 	assert_int_equal(wire_peek_type(buf, len), WIRE_ACK);
 }
 
+/* What the header cannot vouch for is one packet, the rest of the
+ * datagram, which wire_parse then refuses: nothing past the end is read,
+ * and the walk always moves on. */
 static void test_first_len_gives_the_rest_to_what_it_cannot_read(void **state)
 {
 	struct wire_data d = sample_data();
