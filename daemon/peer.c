@@ -1555,7 +1555,10 @@ static void peer_remove(struct peer *p, const char *why)
 	/* a callback that retries must be refused at once, or failing the
 	 * requests below would never finish */
 	p->removing = true;
-	peer_reqs_fail(p, -ECANCELED);
+	/* removed by a reload (or gone for good, if dynamic), the peer is
+	 * down to whoever asked it: a connect waits for it to come back, as
+	 * for a peer that went down. Only a stopping daemon cancels. */
+	peer_reqs_fail(p, pm->stopping ? -ECANCELED : -ENOTCONN);
 	if (p->conn)
 		pconn_close(p->conn, why, pm->stopping ? 0 : -ECONNRESET);
 	event_free(p->retry_ev);

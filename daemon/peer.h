@@ -128,7 +128,8 @@ void peermgr_set_notify(struct peermgr *pm, peer_event_fn fn, void *arg);
  * 0 and later calls cb exactly once, from the event loop, never from inside
  * peer_lookup: status 0 with the endpoint id, -ENOENT (nothing listens),
  * -ETIMEDOUT (no answer in timeout_ms), -ENOTCONN (the connection went
- * down first) or -ECANCELED (peer removed, daemon stopping). Or fails at
+ * down first, or a reload removed the peer) or -ECANCELED (daemon
+ * stopping). Or fails at
  * once: -ESRCH (no such peer), -ENOTCONN (not up), -EINVAL (bad name or
  * timeout 0), -EBUSY (PEER_MAX_LOOKUPS in flight), -ENOMEM; cb is then not
  * called. *handle (may be NULL) names the lookup for peer_lookup_cancel. */
