@@ -473,6 +473,8 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 		nic.tx_gso_calls = ns->tx_gso_calls;
 		nic.has_tx_dgrams = 1;
 		nic.tx_dgrams = ns->tx_dgrams;
+		nic.has_tx_gso_refused = 1;
+		nic.tx_gso_refused = ns->tx_gso_refused;
 		nic.tx_eagain = ns->tx_eagain;
 		nic.tx_errors = ns->tx_errors;
 		nic.rx_pkts = ns->rx_pkts;
@@ -525,6 +527,7 @@ static void channels_done(struct engcmd *c)
 	q->nic.tx_calls += ns->tx_calls;
 	q->nic.tx_gso_calls += ns->tx_gso_calls;
 	q->nic.tx_dgrams += ns->tx_dgrams;
+	q->nic.tx_gso_refused += ns->tx_gso_refused;
 	q->nic.tx_eagain += ns->tx_eagain;
 	q->nic.tx_errors += ns->tx_errors;
 	q->nic.rx_pkts += ns->rx_pkts;
