@@ -171,7 +171,7 @@ static const struct opt opts[] = {
 	  "a hole is lost only once a packet sent well after it arrived (RACK-like reordering window)" },
 	{ "cc_base_rtt_us", OT_U32, 0, O(cc_base_rtt_us), 0, 0, 0, 1000000,
 	  "the fabric's unloaded RTT, the congestion controllers' base delay (0: each learns its lowest)" },
-	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 1000000,
+	{ "rto_min_us", OT_U32, 0, O(rto_min_us), 0, 1000, 50, 100000,
 	  "floor of the retransmission timeout; the first one is 4x this" },
 	{ "ack_hold_us", OT_U32, 0, O(ack_hold_us), 0, 5, 0, 10,
 	  "while messages get replies, how long the ACK of one's end waits to ride with the reply (0: never)" },
@@ -1252,6 +1252,13 @@ static int check_conf(struct parser *p, const struct conf *c)
 		p->lineno = later(line_of(p, "ring_depth"), line_of(p, "max_ring_depth"));
 		fail_msg(p, "ring_depth %" PRIu32 " is larger than max_ring_depth %" PRIu32,
 			 c->ring_depth, c->max_ring_depth);
+		return -EINVAL;
+	}
+	/* the transport moves a chunk at a time within its window */
+	if (c->chunk_bytes > c->max_inflight_bytes) {
+		p->lineno = later(line_of(p, "chunk_bytes"), line_of(p, "max_inflight_bytes"));
+		fail_msg(p, "chunk_bytes %" PRIu32 " is larger than max_inflight_bytes %" PRIu64,
+			 c->chunk_bytes, c->max_inflight_bytes);
 		return -EINVAL;
 	}
 	if (c->data_port && c->data_port + c->data_paths - 1 > 65535) {

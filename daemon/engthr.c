@@ -760,6 +760,10 @@ void engthr_submit(struct engthr *t, struct engcmd *c)
 
 static void owned_done(struct engcmd *c)
 {
+	/* nobody waits for it: a channel that did not come up must be said */
+	if (c->type == ENGCMD_CHAN_ADD && c->result < 0)
+		log_err("data channel %u could not be added to its engine thread: %s",
+			c->u.chan.chan, strerror(-c->result));
 	free(c);
 }
 

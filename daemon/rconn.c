@@ -180,6 +180,11 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
 					   : cf->data_paths, cc, pi->tx_token, pi->rx_token, seed,
 			  &c->u.chan.p);
+	/* the engine thread builds the channel later, with nobody to tell */
+	if (!tpchan_params_ok(&c->u.chan.p)) {
+		free(c);
+		return -EINVAL;
+	}
 	d->rchans->ch[id].paths = c->u.chan.p.npaths;
 	engthr_submit_owned(d->thr[i], c);
 	return 0;
@@ -197,8 +202,11 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.mtu = payload_mtu,
 		.chunk_bytes = cf->chunk_bytes,
 		.npaths = npaths,
-		.max_inflight_pkts = 4096,
-		.rx_window_pkts = 4096,
+		/* the scoreboards hold max_inflight_bytes in full packets; the
+		 * peer's window is its own (a smaller one drops what is past it
+		 * and the sender's CC backs off) */
+		.max_inflight_pkts = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu),
+		.rx_window_pkts = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu),
 		.max_inflight_bytes = cf->max_inflight_bytes,
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,
@@ -232,12 +240,21 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 
 	ch->rthreads = 0;
 	for (uint32_t j = 0; j < (rthreads ? rthreads : 1); j++) {
-		for (uint32_t i = 0; i < d->n_thr; i++) {
-			if (subchan_up(d, id, i, j, pi, mtu, cc) < 0) {
+		int r = 0;
+
+		for (uint32_t i = 0; i < d->n_thr && r == 0; i++) {
+			r = subchan_up(d, id, i, j, pi, mtu, cc);
+			if (r == -EINVAL)
+				log_err("peer %s: the transport refuses its data channel's settings "
+					"(mtu %u, chunk_bytes, max_inflight_bytes, rto_min_us); the "
+					"channel stays down", pi->name, mtu);
+			else if (r < 0)
 				log_err("peer %s: out of memory for its data channel", pi->name);
-				break;
-			}
 		}
+		/* settings are refused for every sub-channel alike, so at the
+		 * first: nothing of this row went to the engines */
+		if (r == -EINVAL)
+			break;
 		ch->rthreads = j + 1;
 	}
 	if (ch->rthreads == 0)

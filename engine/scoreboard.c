@@ -163,12 +163,17 @@ static void tl_remove(struct sb_tx *s, uint32_t slot)
 	x->prev = x->next = NIL;
 }
 
+bool sb_tx_params_ok(uint32_t capacity, uint32_t dupthresh)
+{
+	return capacity >= 1024 && capacity <= (1u << 30) && !(capacity & (capacity - 1)) &&
+	       dupthresh >= 1 && dupthresh <= capacity;
+}
+
 struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh)
 {
 	struct sb_tx *s;
 
-	if (capacity < 1024 || capacity > (1u << 30) || (capacity & (capacity - 1)) || dupthresh < 1 ||
-	    dupthresh > capacity)
+	if (!sb_tx_params_ok(capacity, dupthresh))
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -58,6 +58,9 @@ struct sb_tx_counts {
 };
 
 struct sb_tx *sb_tx_new(uint32_t capacity, uint32_t dupthresh);
+/* What sb_tx_new takes: capacity a power of two in [1024, 2^30], dupthresh
+ * in [1, capacity]. */
+bool sb_tx_params_ok(uint32_t capacity, uint32_t dupthresh);
 struct sb_tx *sb_tx_free(struct sb_tx *s);              /* accepts NULL */
 /* The ring (capacity entries and bitmaps) is what an idle owner releases:
  * sb_tx_release frees it if nothing is unacknowledged (returns false, and

@@ -365,14 +365,14 @@ static bool apply_defaults(struct tpchan_params *p)
 	if (!p->cc)
 		p->cc = &cc_window_ops;
 
-	if (!p->cb || !p->cb->read || !p->cb->deliver || !p->cb->complete)
-		return false;
 	if (p->mtu <= WIRE_DATA_HDR_LEN || p->mtu < WIRE_ACK_HDR_LEN + 8)
 		return false;
 	if (p->npaths > PATHS_MAX || p->max_msgs > MAX_MSGS_LIMIT ||
 	    p->path_run_bytes > TPCHAN_MAX_PATH_RUN)
 		return false;
 	if (!p->go_back_n && p->rx_window_pkts < p->max_inflight_pkts)
+		return false;
+	if (!sb_tx_params_ok(p->max_inflight_pkts, p->dupthresh) || p->rx_window_pkts > 1u << 30)
 		return false;
 	if (p->rto_min_ns > p->rto_max_ns || p->max_retx >= UINT16_MAX)
 		return false;
@@ -383,6 +383,27 @@ static bool apply_defaults(struct tpchan_params *p)
 		p->max_inflight_bytes = (uint64_t)p->max_inflight_pkts *
 					min_u64(p->mtu - WIRE_DATA_HDR_LEN, WIRE_MAX_PAYLOAD);
 	return p->max_inflight_bytes >= p->chunk_bytes;
+}
+
+bool tpchan_params_ok(const struct tpchan_params *p)
+{
+	struct tpchan_params q;
+
+	if (!p)
+		return false;
+	q = *p;
+	return apply_defaults(&q);
+}
+
+uint32_t tpchan_inflight_pkts(uint64_t max_inflight_bytes, uint32_t mtu)
+{
+	uint64_t mss = mtu > WIRE_DATA_HDR_LEN ? min_u64(mtu - WIRE_DATA_HDR_LEN, WIRE_MAX_PAYLOAD) : 1;
+	uint64_t want = (max_inflight_bytes + mss - 1) / mss;
+	uint32_t n = DEF_INFLIGHT_PKTS;
+
+	while (n < want && n < 1u << 30)
+		n <<= 1;
+	return n;
 }
 
 static struct tchan *ch_new(const struct tpchan_params *params)
@@ -396,7 +417,8 @@ static struct tchan *ch_new(const struct tpchan_params *params)
 	if (!c)
 		return NULL;
 	c->p = *params;
-	if (!apply_defaults(&c->p))
+	if (!apply_defaults(&c->p) || !c->p.cb || !c->p.cb->read || !c->p.cb->deliver ||
+	    !c->p.cb->complete)
 		goto out_free;
 	c->cb = *c->p.cb;
 	c->mss = (uint32_t)min_u64(c->p.mtu - WIRE_DATA_HDR_LEN, WIRE_MAX_PAYLOAD);

@@ -191,6 +191,13 @@ struct tpchan_stats {
 };
 
 struct tpchan *tpchan_new(const struct tpchan_params *p);   /* NULL on bad params */
+/* Whether tpchan_new would take p, callbacks aside: for a caller that hands
+ * p to another thread to build the channel and must report bad params now. */
+bool tpchan_params_ok(const struct tpchan_params *p);
+/* max_inflight_pkts (and rx_window_pkts) that let max_inflight_bytes be in
+ * flight in full packets of this mtu: a power of two, at least the default
+ * (4096), at most 2^30. */
+uint32_t tpchan_inflight_pkts(uint64_t max_inflight_bytes, uint32_t mtu);
 struct tpchan *tpchan_free(struct tpchan *c);                 /* accepts NULL */
 
 /* Queue a message. -EAGAIN when max_msgs are queued or in flight

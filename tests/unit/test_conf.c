@@ -449,6 +449,19 @@ static void test_error_ring_depth_over_max(void **state)
 		     "t.conf:2: ring_depth 1024 is larger than max_ring_depth 512");
 }
 
+/* settings the transport would refuse at every channel's start are refused
+ * here, where the file and line can be named */
+static void test_error_transport_refuses(void **state)
+{
+	(void)state;
+	expect_error("rto_min_us = 150000\n", -ERANGE,
+		     "t.conf:1: rto_min_us: 150000 is out of range (50..100000)");
+	expect_error("chunk_bytes = 1M\n\nmax_inflight_bytes = 64K\n", -EINVAL,
+		     "t.conf:3: chunk_bytes 1048576 is larger than max_inflight_bytes 65536");
+	expect_error("max_inflight_bytes = 64K\nchunk_bytes = 128K\n", -EINVAL,
+		     "t.conf:2: chunk_bytes 131072 is larger than max_inflight_bytes 65536");
+}
+
 static void test_error_nul_byte(void **state)
 {
 	static const char text[] = "max_clients = 4\nmax_outstanding = 1\0 2\n";
@@ -1207,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_error_line_too_long),
 		cmocka_unit_test(test_error_ring_depth_power_of_two),
 		cmocka_unit_test(test_error_ring_depth_over_max),
+		cmocka_unit_test(test_error_transport_refuses),
 		cmocka_unit_test(test_error_nul_byte),
 		cmocka_unit_test(test_error_bad_bool_level_list),
 		cmocka_unit_test(test_error_message_is_sanitized_and_bounded),

@@ -2323,49 +2323,92 @@ static void test_cc_switch_refuses_bad_ops(void **state)
 	world_fini(&w);
 }
 
+/* tpchan_params_ok says what tpchan_new does, callbacks aside */
+static void assert_refused(const struct tpchan_params *q)
+{
+	assert_false(tpchan_params_ok(q));
+	assert_null(tpchan_new(q));
+}
+
 static void test_bad_parameters_are_refused(void **state)
 {
 	struct tpchan_params p = chan_params(false), q;
 	struct tpchan *c;
 
 	assert_null(tpchan_new(NULL));
+	assert_false(tpchan_params_ok(NULL));
 	p.cb = &a_cb;
+	assert_true(tpchan_params_ok(&p));
 	q = p;
 	q.cb = NULL;
+	assert_true(tpchan_params_ok(&q));
 	assert_null(tpchan_new(&q));
 	q = p;
 	q.mtu = WIRE_DATA_HDR_LEN;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
 	q = p;
 	q.max_inflight_pkts = 1000;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
+	q = p;
+	q.max_inflight_pkts = 6144;               /* not a power of two */
+	q.rx_window_pkts = 8192;
+	assert_refused(&q);
+	q = p;
+	q.dupthresh = 8192;                       /* past the scoreboard */
+	assert_refused(&q);
 	q = p;
 	q.rx_window_pkts = 2048;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
 	q = p;
 	q.npaths = 257;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
 	q = p;
 	q.path_run_bytes = TPCHAN_MAX_PATH_RUN + 1;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
 	q.path_run_bytes = TPCHAN_MAX_PATH_RUN;
+	assert_true(tpchan_params_ok(&q));
 	c = tpchan_new(&q);
 	assert_non_null(c);
 	tpchan_free(c);
 	q = p;
 	q.max_inflight_bytes = 1000;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
 	q = p;
 	q.rto_min_ns = 5 * MS;
 	q.rto_max_ns = 1 * MS;
-	assert_null(tpchan_new(&q));
+	assert_refused(&q);
 	/* zeros take the defaults */
 	q = (struct tpchan_params){ .mtu = 9000, .cb = &a_cb };
+	assert_true(tpchan_params_ok(&q));
 	c = tpchan_new(&q);
 	assert_non_null(c);
 	assert_true(tpchan_next_deadline(c) == UINT64_MAX);
 	assert_false(tpchan_tx_ready(c, UINT64_MAX - 1));
 	tpchan_free(c);
+}
+
+/* The scoreboard size for a byte limit holds it in full packets, so that
+ * max_inflight_bytes and not a fixed packet count is what caps the window. */
+static void test_inflight_pkts_cover_the_byte_limit(void **state)
+{
+	uint32_t mss1500 = 1500 - WIRE_DATA_HDR_LEN, mss9000 = 9000 - WIRE_DATA_HDR_LEN;
+	struct tpchan_params q = chan_params(false);
+
+	assert_int_equal(tpchan_inflight_pkts(64 << 10, 1500), 4096);       /* the floor */
+	assert_int_equal(tpchan_inflight_pkts(16 << 20, 9000), 4096);
+	assert_int_equal(tpchan_inflight_pkts(4096ull * mss1500, 1500), 4096);
+	assert_int_equal(tpchan_inflight_pkts(4096ull * mss1500 + 1, 1500), 8192);
+	assert_int_equal(tpchan_inflight_pkts(16 << 20, 1500), 16384);
+	assert_int_equal(tpchan_inflight_pkts(1ull << 30, 1500), 1u << 20);
+	assert_int_equal(tpchan_inflight_pkts(1ull << 30, 9000), 131072);
+	assert_true(131072ull * mss9000 >= 1ull << 30 && 65536ull * mss9000 < 1ull << 30);
+	assert_int_equal(tpchan_inflight_pkts(UINT64_MAX / 2, 576), 1u << 30);  /* the ceiling */
+	/* and a channel takes what it gives */
+	q.cb = &a_cb;
+	q.max_inflight_bytes = 1ull << 30;
+	q.max_inflight_pkts = q.rx_window_pkts = tpchan_inflight_pkts(q.max_inflight_bytes, q.mtu);
+	assert_true(tpchan_params_ok(&q));
+	(void)state;
 }
 
 /* ---- both ways at once ---- */
@@ -2993,6 +3036,7 @@ int main(void)
 		cmocka_unit_test(test_submit_pushes_back_at_max_msgs),
 		cmocka_unit_test(test_ce_mark_comes_back_as_ece_and_cuts_the_window),
 		cmocka_unit_test(test_bad_parameters_are_refused),
+		cmocka_unit_test(test_inflight_pkts_cover_the_byte_limit),
 		cmocka_unit_test(test_cc_switch_mid_transfer_delivers_everything),
 		cmocka_unit_test(test_cc_switch_refuses_bad_ops),
 		cmocka_unit_test(test_both_directions_at_once),
