@@ -622,13 +622,18 @@ struct drop_reason {
 	uint64_t v;
 };
 
-static size_t channel_drops(const UcclCtl__ChannelInfo *c, struct drop_reason out[6])
+#define DROP_REASONS 7
+
+static size_t channel_drops(const UcclCtl__ChannelInfo *c, struct drop_reason out[DROP_REASONS])
 {
 	const struct drop_reason all[] = {
 		{ "malformed", c->drop_malformed }, { "version", c->drop_version },
 		{ "token", c->drop_token }, { "crc", c->drop_crc },
 		{ "window", c->drop_window }, { "refused", c->drop_refused },
+		{ "nomem", c->drop_nomem },
 	};
+
+	_Static_assert(sizeof(all) / sizeof(all[0]) == DROP_REASONS, "one entry per reason");
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -800,7 +805,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
 		const UcclCtl__ChannelInfo *c = rep->channels[i];
 		char age[32], srtt[32], rto[32], cwnd[32], infl[32], txb[32], rxb[32];
-		struct drop_reason dr[6];
+		struct drop_reason dr[DROP_REASONS];
 		size_t nd = channel_drops(c, dr);
 		uint64_t drops = 0;
 
@@ -840,7 +845,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 	/* footnotes: the reasons behind each non-zero DROPS */
 	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
 		const UcclCtl__ChannelInfo *c = rep->channels[i];
-		struct drop_reason dr[6];
+		struct drop_reason dr[DROP_REASONS];
 		size_t nd = channel_drops(c, dr);
 		char *peer;
 

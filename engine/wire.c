@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: encoder and decoder of the version 2 host-to-host packets laid out
+ * wire: encoder and decoder of the host-to-host packets laid out
  * in docs/wire-protocol.md. The decoder is strict so that every packet has
  * exactly one encoding: lengths must match to the byte, reserved bytes and
  * unknown flag bits must be zero, and the writers refuse to build anything
