@@ -5,7 +5,8 @@
 # ping-pong whose replies share datagrams (udp_pack), a verified
 # transfer of XFER_BYTES (default 1 GiB), clear errors for an unknown peer
 # and a name nobody listens on, a daemon killed mid-transfer (the sender
-# fails within a bounded time, the other daemon keeps serving), restarted
+# fails within a bounded time, the other daemon keeps serving and fails a
+# connect to it with EHOSTUNREACH after the connect's timeout), restarted
 # and connected to again, and forged UDP packets (random bytes, a truncated
 # header, a wrong token) dropped and counted while a transfer stays intact.
 # Daemon a picks a path per packet (path_per_packet), b one per chunk.
@@ -256,6 +257,14 @@ cat "$TMPD/send3.out"
 expect "daemon a still serving" "$UCCLCTL" --socket "$SOCK_A" status
 for _ in $(seq 60); do [ "$(chan_field "$SOCK_A" peer)" = none ] && break; sleep 0.1; done
 expect "a dropped the channel to b" [ "$(chan_field "$SOCK_A" peer)" = none ]
+# a configured peer that is down: the connect waits out its timeout for
+# the peer to come back, then fails saying so
+t0=$(date +%s%N)
+out=$(UCCL_SOCKET=$SOCK_A "$ITEST" connect node-b/x 500 2>&1)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect "connect to node-b while it is down: EHOSTUNREACH after its 500 ms timeout ($ms ms; $out)" \
+	eval 'echo "$out" | grep -q "EHOSTUNREACH.*peer node-b is not connected" &&
+	      [ "$ms" -ge 250 ] && [ "$ms" -lt 5000 ]'
 out=$("$UCCLCTL" --socket "$SOCK_A" set-cc node-b window 2>&1)
 expect "set-cc for a peer that is down is remembered ($out)" \
 	eval 'echo "$out" | grep -q "node-b: not up; its channel will start with window"'
