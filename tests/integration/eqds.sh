@@ -6,43 +6,15 @@
 # holds, and the receiver's pacing bounds the rate (an upper bound only: a
 # slow machine can only make it slower). No root needed.
 . "$(dirname "$0")/lib.sh"
-XFER=$top_builddir/client/uccl_xfer
 RATE_MBPS=2000
 
 set -- $(free_ports 2)
 PA=$1 PB=$2
-for n in a b; do
-	if [ $n = a ]; then me=node-a port=$PA; else me=node-b port=$PB; fi
-	{
-		echo "peer_listen = 127.0.0.1:$port"
-		echo "peers = node-a=127.0.0.1:$PA, node-b=127.0.0.1:$PB"
-		echo "host_name = $me"
-		echo "data_paths = 4"
-		echo "cc = eqds"
-		echo "pull_rate_mbps = $RATE_MBPS"
-	} >"$TMPD/$n.conf"
-done
-SOCK_A=$TMPD/ra/ucclsvcd.sock
-SOCK_B=$TMPD/rb/ucclsvcd.sock
-start_named a
-start_named b
-expect "channel a->b up" wait_chan "$SOCK_A"
-expect "channel b->a up" wait_chan "$SOCK_B"
+pair_confs "$PA" "$PB" "cc = eqds" "pull_rate_mbps = $RATE_MBPS"
+start_pair
 expect "both channels run eqds" \
 	eval '[ "$(chan_field "$SOCK_A" cc)" = eqds ] && [ "$(chan_field "$SOCK_B" cc)" = eqds ]'
 
-xfer() { # xfer FROM_SOCK TO_SOCK TO_NAME BYTES TAG
-	"$XFER" --socket "$2" --quiet recv "$5" >"$TMPD/recv-$5.out" 2>&1 &
-	local rp=$! rc rrc
-	sleep 0.2
-	"$XFER" --socket "$1" --bytes "$4" send "$3/$5" >"$TMPD/send-$5.out" 2>&1
-	rc=$?
-	wait $rp
-	rrc=$?
-	cat "$TMPD/send-$5.out"
-	expect "$4 moved to $3 and verified (sender rc $rc, receiver rc $rrc)" \
-		eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
-}
 xfer "$SOCK_A" "$SOCK_B" node-b 256M one
 xfer "$SOCK_B" "$SOCK_A" node-a 64M two
 

@@ -127,6 +127,53 @@ chan_field() {
 	ctl_py "$1" channels "d['channels'][0]['$2'] if d['channels'] else 'none'"
 }
 
+# pair_confs PA PB [LINE...]: $TMPD/a.conf and $TMPD/b.conf for daemons
+# node-a and node-b peering on 127.0.0.1:PA and 127.0.0.1:PB with 4 data
+# paths, each LINE added to both
+pair_confs() {
+	local pa=$1 pb=$2 n me port l
+	shift 2
+	for n in a b; do
+		if [ $n = a ]; then me=node-a port=$pa; else me=node-b port=$pb; fi
+		{
+			echo "peer_listen = 127.0.0.1:$port"
+			echo "peers = node-a=127.0.0.1:$pa, node-b=127.0.0.1:$pb"
+			echo "host_name = $me"
+			echo "data_paths = 4"
+			for l in "$@"; do echo "$l"; done
+		} >"$TMPD/$n.conf"
+	done
+}
+
+# start_pair: starts daemons a and b (after pair_confs), their sockets in
+# SOCK_A and SOCK_B, and expects the channel up both ways
+start_pair() {
+	SOCK_A=$TMPD/ra/ucclsvcd.sock
+	SOCK_B=$TMPD/rb/ucclsvcd.sock
+	start_named a
+	start_named b
+	expect "channel a->b up" wait_chan "$SOCK_A"
+	expect "channel b->a up" wait_chan "$SOCK_B"
+}
+
+# xfer FROM_SOCK TO_SOCK TO_NAME BYTES TAG: uccl_xfer moves BYTES from the
+# daemon at FROM_SOCK to a receiver TAG at TO_NAME (the daemon at TO_SOCK),
+# which checks every byte; both must exit 0. The sender's summary is in
+# $TMPD/send-TAG.out.
+xfer() {
+	local x=$top_builddir/client/uccl_xfer rp rc rrc
+	"$x" --socket "$2" --quiet recv "$5" >"$TMPD/recv-$5.out" 2>&1 &
+	rp=$!
+	sleep 0.2
+	"$x" --socket "$1" --bytes "$4" send "$3/$5" >"$TMPD/send-$5.out" 2>&1
+	rc=$?
+	wait $rp
+	rrc=$?
+	cat "$TMPD/send-$5.out"
+	expect "$4 moved to $3 and verified (sender rc $rc, receiver rc $rrc)" \
+		eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+}
+
 # wait_chan SOCK [TRIES]: until a channel is up (TRIES x 50 ms, default 100)
 wait_chan() {
 	local p
