@@ -721,6 +721,7 @@ static void json_nic(struct json *j, const UcclCtl__NicStats *n)
 	json_kv_u64(j, "tx_gso_calls", n->tx_gso_calls);
 	json_kv_u64(j, "tx_dgrams", nic_dgrams(n));
 	json_kv_u64(j, "tx_gso_refused", n->has_tx_gso_refused ? n->tx_gso_refused : 0);
+	json_kv_u64(j, "rx_overflow", n->has_rx_overflow ? n->rx_overflow : 0);
 	json_kv_u64(j, "tx_eagain", n->tx_eagain);
 	json_kv_u64(j, "tx_errors", n->tx_errors);
 	json_kv_u64(j, "rx_pkts", n->rx_pkts);
@@ -756,6 +757,8 @@ static int print_nic(const UcclCtl__NicStats *n)
 	if (n->has_tx_gso_refused && n->tx_gso_refused)
 		printf(", GSO refused by the kernel (off on %" PRIu64 " nic%s)", n->tx_gso_refused,
 		       n->tx_gso_refused == 1 ? "" : "s");
+	if (n->has_rx_overflow && n->rx_overflow)
+		printf(", rx dropped by the kernel (receive buffer full) %" PRIu64, n->rx_overflow);
 	if (n->tx_errors)
 		printf(", tx errors %" PRIu64, n->tx_errors);
 	if (n->tx_dropped)

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,6 +101,7 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 	socklen_t sl = sizeof(ss);
 	char addr[64];
 	struct nic_params np;
+	struct nic_stats ns;
 	int r;
 
 	conf_addr_fmt(a, false, addr, sizeof(addr));
@@ -131,6 +133,12 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 		nic_udp_ops.close(*out);
 		return r;
 	}
+	nic_udp_ops.get_stats(*out, &ns);
+	if (i == 0 && ns.rcvbuf_bytes && ns.rcvbuf_bytes < c->udp_buffer_bytes)
+		log_warn("data plane: the kernel granted a %" PRIu64 "-byte receive buffer, not the "
+			 "udp_buffer_bytes = %" PRIu64 " asked for (without CAP_NET_ADMIN "
+			 "net.core.rmem_max caps it); bursts may be dropped (ucclctl channels: rx "
+			 "dropped by the kernel)", ns.rcvbuf_bytes, c->udp_buffer_bytes);
 	*port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	if (i == 0)

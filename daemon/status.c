@@ -475,6 +475,8 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 		nic.tx_dgrams = ns->tx_dgrams;
 		nic.has_tx_gso_refused = 1;
 		nic.tx_gso_refused = ns->tx_gso_refused;
+		nic.has_rx_overflow = 1;
+		nic.rx_overflow = ns->rx_overflow;
 		nic.tx_eagain = ns->tx_eagain;
 		nic.tx_errors = ns->tx_errors;
 		nic.rx_pkts = ns->rx_pkts;
@@ -528,6 +530,7 @@ static void channels_done(struct engcmd *c)
 	q->nic.tx_gso_calls += ns->tx_gso_calls;
 	q->nic.tx_dgrams += ns->tx_dgrams;
 	q->nic.tx_gso_refused += ns->tx_gso_refused;
+	q->nic.rx_overflow += ns->rx_overflow;
 	q->nic.tx_eagain += ns->tx_eagain;
 	q->nic.tx_errors += ns->tx_errors;
 	q->nic.rx_pkts += ns->rx_pkts;

@@ -70,6 +70,11 @@ struct nic_stats {
 	uint64_t rx_pkts, rx_bytes, rx_calls, rx_gro_segs, rx_truncated, rx_unknown_peer;
 	uint64_t tx_dgrams;
 	uint64_t tx_gso_refused;
+	/* datagrams the kernel dropped at the receive socket (its buffer was
+	 * full), as SO_RXQ_OVFL last reported: seen only with the next
+	 * datagram that gets through */
+	uint64_t rx_overflow;
+	uint64_t rcvbuf_bytes;         /* the receive buffer the kernel granted (of rcvbuf) */
 };
 
 struct nic;

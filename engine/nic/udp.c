@@ -88,7 +88,7 @@ union tx_cmsg {
 };
 
 union rx_cmsg {
-	char buf[128];                   /* UDP_GRO int + IP_TOS/IPV6_TCLASS, with room */
+	char buf[128];                   /* UDP_GRO int, IP_TOS/IPV6_TCLASS, SO_RXQ_OVFL; with room */
 	struct cmsghdr align;
 };
 
@@ -130,6 +130,7 @@ struct nic {
 	uint32_t rx_nmsgs, rx_cur, rx_off;   /* datagrams not yet fully handed out */
 
 	struct nic_stats st;
+	uint32_t rx_drops_seen;          /* the last SO_RXQ_OVFL count */
 };
 
 /* ---- addresses and the peer table ---------------------------------------- */
@@ -391,6 +392,18 @@ static void set_buf(int fd, int force_opt, int opt, uint32_t bytes)
 	(void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v));
 }
 
+/* What SO_RCVBUF came to: the kernel reports twice the usable size (its
+ * bookkeeping overhead); 0 if it cannot be read. */
+static uint64_t got_buf(int fd)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l) < 0 || v < 0)
+		return 0;
+	return (uint64_t)v / 2;
+}
+
 static void setup_sockets(struct nic *n, const struct nic_params *p)
 {
 	int one = 1, tiny = 1;
@@ -402,6 +415,9 @@ static void setup_sockets(struct nic *n, const struct nic_params *p)
 	for (uint32_t i = 1; i < n->npaths; i++)
 		(void)setsockopt(n->fds[i], SOL_SOCKET, SO_RCVBUF, &tiny, sizeof(tiny));
 	set_buf(rx, SO_RCVBUFFORCE, SO_RCVBUF, p->rcvbuf);
+	n->st.rcvbuf_bytes = got_buf(rx);
+	/* the kernel's count of what it dropped here comes with each datagram */
+	(void)setsockopt(rx, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 
 	/* ECT(0) on what we send, so that marking switches mark rather than
 	 * drop; best effort, like reading the TOS back */
@@ -824,9 +840,10 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 
 /* ---- rx ------------------------------------------------------------------ */
 
-static void parse_cmsgs(struct msghdr *h, struct rx_slot *s)
+static void parse_cmsgs(struct nic *n, struct msghdr *h, struct rx_slot *s)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		uint32_t drops;
 		int v;
 
 		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
@@ -840,6 +857,16 @@ static void parse_cmsgs(struct msghdr *h, struct rx_slot *s)
 			   c->cmsg_len >= CMSG_LEN(sizeof(int))) {
 			memcpy(&v, CMSG_DATA(c), sizeof(v));
 			s->tos = (uint8_t)v;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
+			   c->cmsg_len >= CMSG_LEN(sizeof(drops))) {
+			/* the socket's drops since it opened, a 32-bit count
+			 * that may wrap; a datagram queued before a later one
+			 * may carry an older count */
+			memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+			if ((int32_t)(drops - n->rx_drops_seen) > 0) {
+				n->st.rx_overflow += drops - n->rx_drops_seen;
+				n->rx_drops_seen = drops;
+			}
 		}
 	}
 }
@@ -868,7 +895,7 @@ static int receive(struct nic *n, uint32_t want)
 
 		memset(s, 0, sizeof(*s));
 		s->len = n->rx_msgs[i].msg_len;
-		parse_cmsgs(h, s);
+		parse_cmsgs(n, h, s);
 		if (s->seg >= s->len)
 			s->seg = 0;          /* one segment: an ordinary datagram */
 		if ((h->msg_flags & MSG_TRUNC) || (s->seg ? s->seg : s->len) > n->mtu) {
