@@ -971,6 +971,100 @@ static int print_set_cc(const UcclCtl__Reply *r, bool json)
 	return ferror(stdout) ? -EIO : 0;
 }
 
+static void json_path(struct json *j, const UcclCtl__PathInfo *p)
+{
+	json_obj_begin(j);
+	json_kv_u64(j, "path", p->path);
+	json_kv_u64(j, "srtt_us", p->srtt_us);
+	json_kv_u64(j, "inflight_pkts", p->inflight_pkts);
+	json_kv_u64(j, "sent_chunks", p->sent_chunks);
+	json_kv_u64(j, "losses", p->losses);
+	if (p->has_last_loss_ms_ago)
+		json_kv_u64(j, "last_loss_ms_ago", p->last_loss_ms_ago);
+	json_obj_end(j);
+}
+
+/* One peer's (sub-)channels, each path on a line. */
+static int print_paths(const UcclCtl__Reply *r, bool json)
+{
+	static const struct table_col cols[] = {
+		{ "CHAN", TABLE_RIGHT }, { "THR", TABLE_RIGHT }, { "PEER THR", TABLE_RIGHT },
+		{ "PATH", TABLE_RIGHT }, { "SRTT", TABLE_RIGHT }, { "INFLIGHT", TABLE_RIGHT },
+		{ "CHUNKS", TABLE_RIGHT }, { "LOSSES", TABLE_RIGHT }, { "LAST LOSS", TABLE_RIGHT },
+	};
+	const UcclCtl__ChannelsRep *rep = r->channels;
+	bool cut = rep->has_paths_truncated && rep->paths_truncated;
+	struct table *t;
+	int e = 0;
+
+	if (json) {
+		struct json j;
+
+		json_list_begin(&j, stdout, "channels");
+		for (size_t i = 0; i < rep->n_channels; i++) {
+			const UcclCtl__ChannelInfo *c = rep->channels[i];
+
+			json_obj_begin(&j);
+			json_kv_u64(&j, "chan", c->chan);
+			json_kv_u64(&j, "thread", c->thread);
+			json_kv_u64(&j, "remote_thread", c->remote_thread);
+			json_kv_str(&j, "peer", c->peer);
+			json_kv_u64(&j, "paths", c->paths);
+			json_key(&j, "path_stats");
+			json_arr_begin(&j);
+			for (size_t k = 0; k < c->n_path_stats; k++)
+				json_path(&j, c->path_stats[k]);
+			json_arr_end(&j);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_kv_bool(&j, "truncated", cut);
+		json_obj_end(&j);
+		return json_finish(&j);
+	}
+	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
+		const UcclCtl__ChannelInfo *c = rep->channels[i];
+
+		for (size_t k = 0; k < c->n_path_stats && e == 0; k++) {
+			const UcclCtl__PathInfo *p = c->path_stats[k];
+			char srtt[32], last[32];
+
+			if (p->srtt_us)
+				fmt_us(srtt, sizeof(srtt), p->srtt_us);
+			else
+				snprintf(srtt, sizeof(srtt), "-");
+			if (p->has_last_loss_ms_ago)
+				table_fmt_ms(last, sizeof(last), p->last_loss_ms_ago);
+			else
+				snprintf(last, sizeof(last), "-");
+			e |= table_add(t, "%" PRIu32, c->chan);
+			e |= table_add(t, "%" PRIu32, c->thread);
+			e |= table_add(t, "%" PRIu32, c->remote_thread);
+			e |= table_add(t, "%" PRIu32, p->path);
+			e |= table_add(t, "%s", srtt);
+			e |= table_add(t, "%" PRIu32, p->inflight_pkts);
+			e |= table_add(t, "%" PRIu64, p->sent_chunks);
+			e |= table_add(t, "%" PRIu64, p->losses);
+			e |= table_add(t, "%s%s", last, p->has_last_loss_ms_ago ? " ago" : "");
+		}
+	}
+	e = finish_table(t, e ? -ENOMEM : 0);
+	/* an idle channel holds no per-path state: say so rather than show nothing */
+	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
+		const UcclCtl__ChannelInfo *c = rep->channels[i];
+
+		if (c->n_path_stats == 0 && !cut)
+			printf("chan %" PRIu32 " thread %" PRIu32 ": idle (per-path state is kept only "
+			       "while traffic flows)\n", c->chan, c->thread);
+	}
+	if (e == 0 && cut)
+		printf("(more paths than one reply holds: later channels left out)\n");
+	return e ? e : (ferror(stdout) ? -EIO : 0);
+}
+
 static const struct cmd cmds[] = {
 	{ "status", UCCL_CTL__REQUEST__BODY_STATUS, UCCL_CTL__REPLY__BODY_STATUS_REP, print_status,
 	  0, "" },
@@ -987,6 +1081,8 @@ static const struct cmd cmds[] = {
 	  print_channels, 0, "" },
 	{ "set-cc", UCCL_CTL__REQUEST__BODY_SET_CC, UCCL_CTL__REPLY__BODY_SET_CC, print_set_cc, 2,
 	  "PEER CC" },
+	{ "paths", UCCL_CTL__REQUEST__BODY_CHANNELS, UCCL_CTL__REPLY__BODY_CHANNELS, print_paths, 1,
+	  "PEER" },
 };
 
 /* Say why an exchange with the daemon failed, in the user's terms. */
@@ -1097,7 +1193,10 @@ static int run(const struct opts *o, const struct cmd *c)
 		q_peers.lookup_name = (char *)arg_name;
 		req.peers = &q_peers;
 		break;
-	case UCCL_CTL__REQUEST__BODY_CHANNELS: req.channels = &q_channels; break;
+	case UCCL_CTL__REQUEST__BODY_CHANNELS:
+		q_channels.paths_peer = (char *)arg_peer;   /* paths PEER; NULL: channels */
+		req.channels = &q_channels;
+		break;
 	case UCCL_CTL__REQUEST__BODY_SET_CC:
 		q_set_cc.peer = (char *)arg_peer;
 		q_set_cc.cc = (char *)arg_name;
@@ -1152,6 +1251,7 @@ static void usage(FILE *f)
 		"  channels    data channels to peers: RTT, window, packets, drops; NIC totals\n"
 		"  set-cc PEER CC\n"
 		"              switch PEER's channel to congestion controller CC (admin)\n"
+		"  paths PEER  PEER's channel, path by path: RTT, packets in flight, chunks, losses\n"
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH   control socket (default: $UCCL_SOCKET, else %s)\n"
@@ -1222,7 +1322,7 @@ int main(int argc, char **argv)
 			c = &cmds[i];
 	if (!c) {
 		fprintf(stderr, "ucclctl: unknown command '%s' (status, clients, endpoints, mrs, "
-			"stats, peers, lookup, channels, set-cc)\n", argv[optind]);
+			"stats, peers, lookup, channels, set-cc, paths)\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (argc - optind - 1 < c->nargs) {
@@ -1234,10 +1334,10 @@ int main(int argc, char **argv)
 			c->name, c->nargs ? c->args : "no arguments", argv[optind + 1 + c->nargs]);
 		return EXIT_USAGE;
 	}
-	if (c->nargs == 2) {
+	if (c->nargs >= 1)
 		arg_peer = argv[optind + 1];
+	if (c->nargs == 2)
 		arg_name = argv[optind + 2];
-	}
 	if (!o.socket) {
 		const char *env = getenv("UCCL_SOCKET");
 

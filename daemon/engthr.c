@@ -245,6 +245,16 @@ static void exec_chan_stats(struct engthr *t, struct engcmd *c)
 		t->nic_ops->get_stats(t->nic, &c->u.chst.nic);
 	c->u.chst.nic_rx_unknown_chan = t->rx_unknown_chan;
 	c->u.chst.nic_tx_dropped = t->tx_dropped;
+	if (!c->u.chst.paths)
+		return;
+	c->u.chst.now_ns = now_ns();
+	for (uint32_t i = 0; i < c->u.chst.n; i++) {
+		int r = engine_chan_paths(t->eng, c->u.chst.chans[i],
+					  c->u.chst.paths + (size_t)i * c->u.chst.paths_per,
+					  c->u.chst.paths_per);
+
+		c->u.chst.npaths[i] = r > 0 ? (uint32_t)r : 0;
+	}
 }
 
 static void exec(struct engthr *t, struct engcmd *c)

@@ -71,13 +71,19 @@ struct engcmd {
 		struct { uint32_t ep, client_id, max_conns, max_outstanding; } shadow;
 		struct { uint32_t ep, conn, n; } lanes;
 		struct {
-			/* ENGCMD_CHAN_STATS: for chans[0..n) into out[] (res < 0: none) */
+			/* ENGCMD_CHAN_STATS: for chans[0..n) into out[] (res < 0: none);
+			 * with paths, chans[i]'s paths too, into paths[i * paths_per...]
+			 * (npaths[i] of them) as of now_ns, the engine's clock */
 			uint32_t n;
 			const uint32_t *chans;
 			struct engine_chan_stats *out;
 			int *res;
 			struct nic_stats nic;
 			uint64_t nic_rx_unknown_chan, nic_tx_dropped;
+			struct paths_stat *paths;
+			uint32_t paths_per;
+			uint32_t *npaths;
+			uint64_t now_ns;
 		} chst;
 		struct mr mr;
 		struct { uint32_t client_id, mr_id; } mr_rm;

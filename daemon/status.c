@@ -366,7 +366,18 @@ struct chan_query {
 	UcclCtl__ChannelInfo *ptrs[RCONN_MAX_ROWS];
 	UcclCtl__CcVar vars[RCONN_MAX_ROWS][ENGINE_CC_VARS];
 	UcclCtl__CcVar *var_ptrs[RCONN_MAX_ROWS][ENGINE_CC_VARS];
+	/* a paths query: one peer's rows, each with its paths (rows * per) */
+	struct paths_stat *paths;
+	uint32_t paths_per;
+	uint32_t npaths[RCONN_MAX_ROWS];
+	uint64_t paths_now_ns;
+	UcclCtl__PathInfo *pinfo;      /* filled when the reply is built */
+	UcclCtl__PathInfo **pptrs;
 };
+
+/* Path entries in one reply at most (about 30 bytes each): a peer with
+ * many engine threads on both sides has up to 256 sub-channels */
+#define PATHS_REPLY_MAX 16384u
 
 static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info *in,
 			 const struct engine_chan_stats *st, uint64_t now, UcclCtl__CcVar *vars,
@@ -444,6 +455,36 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->cc_state = var_ptrs;
 }
 
+/* Row i's paths into the reply row, from *used on in q's arrays; false
+ * (none given) once PATHS_REPLY_MAX are used. */
+static bool fill_paths(UcclCtl__ChannelInfo *ci, struct chan_query *q, size_t i, size_t *used)
+{
+	const struct paths_stat *ps = q->paths + i * q->paths_per;
+	uint32_t n = q->npaths[i];
+
+	if (*used + n > PATHS_REPLY_MAX)
+		return false;
+	for (uint32_t k = 0; k < n; k++) {
+		UcclCtl__PathInfo *pi = &q->pinfo[*used + k];
+
+		uccl_ctl__path_info__init(pi);
+		pi->path = k;
+		pi->srtt_us = ps[k].srtt_ns / 1000;
+		pi->inflight_pkts = ps[k].inflight;
+		pi->sent_chunks = ps[k].sent_chunks;
+		pi->losses = ps[k].losses;
+		if (ps[k].last_loss_ns && ps[k].last_loss_ns <= q->paths_now_ns) {
+			pi->has_last_loss_ms_ago = 1;
+			pi->last_loss_ms_ago = (q->paths_now_ns - ps[k].last_loss_ns) / 1000000;
+		}
+		q->pptrs[*used + k] = pi;
+	}
+	ci->n_path_stats = n;
+	ci->path_stats = n ? q->pptrs + *used : NULL;
+	*used += n;
+	return true;
+}
+
 /* The channels reply: q and c are NULL without a data plane (no peering
  * and one engine thread: no rows). */
 static void send_channels(struct session *s, struct chan_query *q, const struct engcmd *c)
@@ -458,12 +499,17 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 	nic.data_address = c ? d->data_text : (char *)"";
 	if (c) {
 		const struct nic_stats *ns = &q->nic;
+		size_t used = 0;
 
 		for (size_t i = 0; i < q->n; i++) {
 			/* < 0: the channel went away while the engine answered */
 			if (q->res[i] < 0)
 				continue;
 			fill_channel(&q->rows[k], &q->info[i], &q->out[i], now, q->vars[k], q->var_ptrs[k]);
+			if (q->paths && !fill_paths(&q->rows[k], q, i, &used)) {
+				cr.has_paths_truncated = 1;
+				cr.paths_truncated = 1;
+			}
 			q->ptrs[k] = &q->rows[k];
 			k++;
 		}
@@ -498,7 +544,14 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 
 static void free_chan_cmd(struct engcmd *c)
 {
-	free(c->ctx);
+	struct chan_query *q = c->ctx;
+
+	if (q) {
+		free(q->paths);
+		free(q->pinfo);
+		free(q->pptrs);
+	}
+	free(q);
 	session_cmd_finish(c);
 }
 
@@ -511,6 +564,9 @@ static void chan_cmd_aim(struct engcmd *c, struct chan_query *q)
 	c->u.chst.chans = q->ids + a;
 	c->u.chst.out = q->out + a;
 	c->u.chst.res = q->res + a;
+	c->u.chst.paths = q->paths ? q->paths + a * q->paths_per : NULL;
+	c->u.chst.paths_per = q->paths_per;
+	c->u.chst.npaths = q->npaths + a;
 }
 
 static void channels_done(struct engcmd *c)
@@ -541,6 +597,8 @@ static void channels_done(struct engcmd *c)
 	q->nic.rx_unknown_peer += ns->rx_unknown_peer;
 	q->rx_unknown_chan += c->u.chst.nic_rx_unknown_chan;
 	q->tx_dropped += c->u.chst.nic_tx_dropped;
+	/* the threads read one clock; the last answer's time is the latest */
+	q->paths_now_ns = c->u.chst.now_ns;
 	if (++q->thr < s->d->n_thr) {
 		chan_cmd_aim(c, q);
 		engthr_submit(s->d->thr[q->thr], c);
@@ -550,14 +608,47 @@ static void channels_done(struct engcmd *c)
 	free_chan_cmd(c);
 }
 
-static void reply_channels(struct session *s)
+/* A paths query keeps peer's rows only, with room for their paths; false
+ * (the reply sent) if there are none or no memory. */
+static bool paths_rows(struct session *s, struct chan_query *q, const char *peer)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < q->n; i++) {
+		if (strcmp(q->info[i].peer, peer) != 0)
+			continue;
+		q->info[k++] = q->info[i];
+		if (q->info[i].paths > q->paths_per)
+			q->paths_per = q->info[i].paths;
+	}
+	q->n = k;
+	if (!k) {
+		session_reply_err(s, -ENOENT, "no data channel to '%s' (not a peer, or not up)", peer);
+		return false;
+	}
+	q->paths = calloc(k * q->paths_per, sizeof(*q->paths));
+	q->pinfo = calloc(PATHS_REPLY_MAX, sizeof(*q->pinfo));
+	q->pptrs = calloc(PATHS_REPLY_MAX, sizeof(*q->pptrs));
+	if (!q->paths || !q->pinfo || !q->pptrs) {
+		session_reply_err(s, -ENOMEM, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+static void reply_channels(struct session *s, const UcclCtl__ChannelsReq *req)
 {
 	struct daemon *d = s->d;
+	const char *peer = req && req->paths_peer ? req->paths_peer : NULL;
 	struct chan_query *q;
 	struct engcmd *c;
 
 	if (!d->peers && !d->xconn) {
-		send_channels(s, NULL, NULL);
+		if (peer)
+			session_reply_err(s, -ENOENT, "no data channel to '%s' (not a peer, or not up)",
+					  peer);
+		else
+			send_channels(s, NULL, NULL);
 		return;
 	}
 	q = calloc(1, sizeof(*q));
@@ -567,7 +658,12 @@ static void reply_channels(struct session *s)
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return;
 	}
+	c->ctx = q;
 	q->n = rconn_chans(d, q->info, RCONN_MAX_ROWS);
+	if (peer && !paths_rows(s, q, peer)) {
+		free_chan_cmd(c);
+		return;
+	}
 	for (size_t i = 0; i < q->n; i++)
 		q->ids[i] = q->info[i].chan;
 	/* rconn_chans lists them grouped by thread */
@@ -577,7 +673,6 @@ static void reply_channels(struct session *s)
 		q->first[t] = i;
 	}
 	q->first[d->n_thr] = q->n;
-	c->ctx = q;
 	chan_cmd_aim(c, q);
 	engthr_submit(d->thr[0], c);
 }
@@ -764,7 +859,7 @@ void status_reply(struct session *s, UcclCtl__Request *req)
 		return;
 	}
 	if (req->body_case == UCCL_CTL__REQUEST__BODY_CHANNELS) {
-		reply_channels(s);
+		reply_channels(s, req->channels);
 		return;
 	}
 	if (!s->admin) {

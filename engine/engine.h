@@ -236,6 +236,9 @@ struct engine_chan_stats {
 	uint64_t cc_values[ENGINE_CC_VARS];
 };
 int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_stats *out);
+/* chan's per-path state into out[0..max) (tpchan_path_stats): the number
+ * written (0: none held now, the channel is idle), or -ENOENT. */
+int engine_chan_paths(const struct engine *e, uint32_t chan, struct paths_stat *out, uint32_t max);
 /* Switch chan's congestion controller (tpchan_set_cc: it starts from the
  * current window). 0, -ENOENT (no such channel), -EINVAL, -ENOMEM. */
 int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops);

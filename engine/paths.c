@@ -275,6 +275,11 @@ uint32_t paths_count(const struct paths *p)
 	return p ? p->n : 0;
 }
 
+bool paths_live(const struct paths *p)
+{
+	return p && p->p;
+}
+
 int paths_stat(const struct paths *p, uint16_t path, struct paths_stat *out)
 {
 	if (!p || !out || path >= p->n)

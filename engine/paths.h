@@ -60,5 +60,7 @@ void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns);
 void paths_on_loss(struct paths *p, uint16_t path, uint64_t now_ns);
 uint32_t paths_count(const struct paths *p);
 int paths_stat(const struct paths *p, uint16_t path, struct paths_stat *out);
+/* Whether the per-path table is allocated (not released, or used since). */
+bool paths_live(const struct paths *p);
 
 #endif

@@ -1265,6 +1265,15 @@ int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_
 	return 0;
 }
 
+int engine_chan_paths(const struct engine *e, uint32_t chan, struct paths_stat *out, uint32_t max)
+{
+	const struct rchan *ch = chan_get(e, chan);
+
+	if (!ch || !out)
+		return -ENOENT;
+	return (int)tpchan_path_stats(ch->tp, out, max);
+}
+
 int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops)
 {
 	struct rchan *ch = chan_get(e, chan);

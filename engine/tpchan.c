@@ -2316,6 +2316,21 @@ void tpchan_get_stats(const struct tpchan *h, struct tpchan_stats *out)
 	out->drop_token += h->token;
 }
 
+uint32_t tpchan_path_stats(const struct tpchan *h, struct paths_stat *out, uint32_t max)
+{
+	uint32_t n;
+
+	/* a frozen channel is idle: its path table went with its state */
+	if (!h->c || !paths_live(h->c->paths))
+		return 0;
+	n = paths_count(h->c->paths);
+	if (n > max)
+		n = max;
+	for (uint32_t i = 0; i < n; i++)
+		(void)paths_stat(h->c->paths, (uint16_t)i, &out[i]);
+	return n;
+}
+
 const char *tpchan_cc_name(const struct tpchan *h)
 {
 	uint64_t cc_st[CC_STATE_MAX / 8];

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "engine/cc/cc.h"
+#include "engine/paths.h"
 #include "engine/wire.h"
 
 struct tpchan;
@@ -241,6 +242,10 @@ bool tpchan_tx_ready(const struct tpchan *c, uint64_t now_ns);
 void tpchan_reset(struct tpchan *c, int err);
 
 void tpchan_get_stats(const struct tpchan *c, struct tpchan_stats *out);
+/* Each path's state (paths.h) into out[0..max): the number written, 0 when
+ * the channel holds no per-path state now (it releases it, counts
+ * included, after idle_release_ns without traffic). */
+uint32_t tpchan_path_stats(const struct tpchan *c, struct paths_stat *out, uint32_t max);
 
 /*
  * Receiver-driven credit, the receiving side (docs/wire-protocol.md,

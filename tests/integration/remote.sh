@@ -3,7 +3,8 @@
 # Two daemons on 127.0.0.1 with different ports move data between their
 # clients: every primitive across hosts (with its data checked), a 64 B
 # ping-pong whose replies share datagrams (udp_pack), a verified
-# transfer of XFER_BYTES (default 1 GiB), clear errors for an unknown peer
+# transfer of XFER_BYTES (default 1 GiB) with ucclctl paths read while it
+# runs, clear errors for an unknown peer
 # and a name nobody listens on, a daemon killed mid-transfer (the sender
 # fails within a bounded time, the other daemon keeps serving and fails a
 # connect to it with EHOSTUNREACH after the connect's timeout), restarted
@@ -108,18 +109,53 @@ expect "ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
 # for turns whose put and signal an engine poll split)
 expect "b's replies shared datagrams: $pk packets in $dg datagrams" [ $((dg * 10)) -lt $((pk * 9)) ]
 
-# 2. a verified transfer
+# 2. a verified transfer, with a's channel to b looked at path by path
+#    while it runs (paths that carried chunks, paths with an RTT sample)
+paths_seen() {
+	timeout 10 "$UCCLCTL" --socket "$SOCK_A" --json paths node-b 2>/dev/null | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("noreply"); sys.exit()
+ps = [p for c in d["channels"] for p in c["path_stats"]]
+print(len(ps), sum(1 for p in ps if p["sent_chunks"] > 0), sum(1 for p in ps if p["srtt_us"] > 0))'
+}
 "$XFER" --socket "$SOCK_B" --quiet recv big >"$TMPD/recv.out" 2>&1 &
 RP=$!
 sleep 0.2
-"$XFER" --socket "$SOCK_A" --bytes "$XFER_BYTES" send node-b/big >"$TMPD/send.out" 2>&1
+"$XFER" --socket "$SOCK_A" --bytes "$XFER_BYTES" send node-b/big >"$TMPD/send.out" 2>&1 &
+SP=$!
+seen=none
+while kill -0 $SP 2>/dev/null; do
+	seen=$(paths_seen)
+	set -- $seen 0 0 0
+	[ "$1" = 4 ] && [ "$2" -ge 2 ] && [ "$3" -ge 1 ] && break
+	sleep 0.05
+done
+"$UCCLCTL" --socket "$SOCK_A" paths node-b >"$TMPD/paths.out" 2>&1
+wait $SP
 rc=$?
 wait $RP
 rrc=$?
-cat "$TMPD/send.out"
+cat "$TMPD/send.out" "$TMPD/paths.out"
 expect "$XFER_BYTES moved a->b and verified (sender rc $rc)" [ "$rc" -eq 0 ]
 expect "receiver verified every chunk (rc $rrc)" [ "$rrc" -eq 0 ]
 expect "sender reports every chunk intact" grep -q "verified: .* chunks intact" "$TMPD/send.out"
+set -- $seen 0 0 0
+np=$1 nc=$2 nr=$3
+expect "ucclctl paths during the transfer: 4 paths, chunks on >= 2, an RTT on >= 1 ($seen)" \
+	eval '[ "$np" = 4 ] && [ "$nc" -ge 2 ] && [ "$nr" -ge 1 ]'
+for _ in $(seq 40); do
+	"$UCCLCTL" --socket "$SOCK_A" paths node-b 2>&1 | grep -q "idle (per-path state" && break
+	sleep 0.05
+done
+expect "... and once idle it says the per-path state went" \
+	eval '"$UCCLCTL" --socket "$SOCK_A" paths node-b | grep -q "idle (per-path state"'
+out=$("$UCCLCTL" --socket "$SOCK_A" paths nowhere 2>&1)
+expect "paths of a peer with no channel: exit 1, clear error ($out)" \
+	eval '! "$UCCLCTL" --socket "$SOCK_A" paths nowhere >/dev/null 2>&1 &&
+	      echo "$out" | grep -q "no data channel to .nowhere."'
 
 # 2b. the congestion controller of a live channel, at run time
 out=$("$UCCLCTL" --socket "$SOCK_A" set-cc node-b dcqcn 2>&1)
