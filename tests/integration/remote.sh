@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Two daemons on 127.0.0.1 with different ports move data between their
 # clients: every primitive across hosts (with its data checked), a 64 B
-# ping-pong whose replies share datagrams (udp_pack), a verified
-# transfer of XFER_BYTES (default 1 GiB) with ucclctl paths read while it
-# runs, clear errors for an unknown peer
-# and a name nobody listens on, a daemon killed mid-transfer (the sender
-# fails within a bounded time, the other daemon keeps serving and fails a
-# connect to it with EHOSTUNREACH after the connect's timeout), restarted
-# and connected to again, and forged UDP packets (random bytes, a truncated
-# header, a wrong token) dropped and counted while a transfer stays intact.
+# ping-pong whose replies share datagrams (udp_pack), a verified transfer
+# of XFER_BYTES (default 1 GiB) with ucclctl paths read while it runs,
+# clear errors for an unknown peer and a name nobody listens on, a daemon
+# killed mid-transfer (the sender fails within a bounded time, the other
+# daemon keeps serving and fails a connect to it with EHOSTUNREACH after
+# the connect's timeout), restarted and connected to again, the sender's
+# daemon killed too (the receiver fails within a bounded time), and forged
+# UDP packets (random bytes, a truncated header, a wrong token) dropped and
+# counted while a transfer stays intact.
 # Daemon a picks a path per packet (path_per_packet), b one per chunk.
 # The congestion controller of a live channel is switched with ucclctl
 # set-cc (also in the middle of a verified transfer), with the library call,
@@ -317,6 +318,28 @@ rc=$?
 wait $RP
 rrc=$?
 expect "transfer to the restarted b verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+
+# 7. kill a, the sender's daemon, mid-transfer: the receiver on b fails in
+#    bounded time, b keeps serving, and a comes back
+"$XFER" --socket "$SOCK_B" --quiet recv big5 >"$TMPD/recv5.out" 2>&1 &
+RP=$!
+sleep 0.2
+"$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big5 >/dev/null 2>&1 &
+SP=$!
+sleep 1
+kill -9 "$PID_A"
+t0=$(date +%s%N)
+wait $RP
+rrc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -9 $SP 2>/dev/null
+wait $SP 2>/dev/null
+cat "$TMPD/recv5.out"
+expect "receiver on b failed after a died (rc $rrc) in $ms ms (bound 15000)" \
+	eval '[ "$rrc" -ne 0 ] && [ "$ms" -lt 15000 ]'
+expect "daemon b still serving" "$UCCLCTL" --socket "$SOCK_B" status
+start a
+expect "channel b->a up again" wait_chan "$SOCK_B"
 
 for p in $PID_A $PID_B; do
 	kill -TERM "$p"
