@@ -2755,6 +2755,62 @@ static void test_strict_ops_complete_in_issue_order(void **state)
 	assert_true(cqe_pos(f, HA, 21) < cqe_pos(f, HA, 22));
 }
 
+/* A fenced op starts once every earlier op on its connection completed. */
+struct fencewatch {
+	bool early;                   /* the second put landed before the first completed */
+};
+
+static void watch_fence(struct fx *f, void *arg)
+{
+	struct fencewatch *w = arg;
+
+	if (w->early || has_cqe(f, HA, 1))
+		return;
+	/* a sample in every packet's payload (B's region holds 'b' until
+	 * written; a sampled byte of A's pattern may be 'b' too, so a landed
+	 * packet may go unseen, never one that did not land) */
+	for (size_t i = 0; i < 64 * KiB; i += 512) {
+		if (f->h[HB].mr1[3 * MiB + i] != 'b') {
+			w->early = true;
+			return;
+		}
+	}
+}
+
+/* A 2 MiB put, then a 64 KiB put to another range, over a wire that loses,
+ * duplicates and reorders: whether any of the second one's bytes reached
+ * B before the first completed at A. */
+static bool second_put_lands_early(void **state, uint8_t flags)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 113, .npaths = 8, ROUGH(10000)));
+	struct fencewatch w = { 0 };
+
+	f->watch = watch_fence;
+	f->watch_arg = &w;
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 2 * MiB, .user_data = 1));
+	submit(f, HA, PUT(.flags = flags, .loff = 2 * MiB, .roff = 3 * MiB, .len = 64 * KiB,
+			  .user_data = 2));
+	/* another connection's op is not held behind the fence */
+	submit(f, HA, PUT(.conn = CONN_A2, .loff = 0, .roff = 4 * MiB, .len = 64, .user_data = 3));
+	wait_cqes(f, HA, 3);
+	settle(f);
+	for (uint64_t u = 1; u <= 3; u++)
+		assert_int_equal(cqe(f, HA, u).res, 0);
+	assert_same(f->h[HB].mr1, f->h[HA].mr1, 2 * MiB);
+	assert_same(f->h[HB].mr1 + 3 * MiB, f->h[HA].mr1 + 2 * MiB, 64 * KiB);
+	if (flags & UCCL_SQE_F_FENCE)
+		assert_true(cqe_pos(f, HA, 1) < cqe_pos(f, HA, 2));
+	return w.early;
+}
+
+static void test_fenced_put_starts_after_earlier_ops_completed(void **state)
+{
+	/* without the fence the second put overtakes the first (so the watch
+	 * can see it), with it none of its bytes move before the first is done */
+	assert_true(second_put_lands_early(state, 0));
+	assert_false(second_put_lands_early(state, UCCL_SQE_F_FENCE));
+}
+
 /* ---- binding ---- */
 
 static void test_rconn_add_and_connect_check_their_arguments(void **state)
@@ -3230,6 +3286,7 @@ int main(void)
 		T(test_get_waits_for_snapshot_room),
 		T(test_get_canceled_in_flight),
 		T(test_strict_ops_complete_in_issue_order),
+	T(test_fenced_put_starts_after_earlier_ops_completed),
 		T(test_rconn_add_and_connect_check_their_arguments),
 		T(test_a_run_is_a_function_of_its_seed),
 	};
