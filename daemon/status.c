@@ -614,6 +614,7 @@ static bool paths_rows(struct session *s, struct chan_query *q, const char *peer
 {
 	size_t k = 0;
 
+	q->paths_per = 1;              /* calloc(0) may be NULL */
 	for (size_t i = 0; i < q->n; i++) {
 		if (strcmp(q->info[i].peer, peer) != 0)
 			continue;
