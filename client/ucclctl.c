@@ -515,6 +515,11 @@ static void json_peer(struct json *j, const UcclCtl__PeerInfo *p)
 		json_u64(j, p->mtu);
 	else
 		json_null(j);
+	json_key(j, "max_inflight_bytes");
+	if (ann && p->has_max_inflight_bytes)
+		json_u64(j, p->max_inflight_bytes);
+	else
+		json_null(j);
 	json_kv_u64(j, "reconnects", p->reconnects);
 	json_kv_bool(j, "dynamic", p->has_dynamic && p->dynamic);
 	json_kv_bool(j, "authenticated", p->has_authenticated && p->authenticated);

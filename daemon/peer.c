@@ -344,6 +344,8 @@ static int send_hello(struct pconn *c)
 		h.n_thread_ports = pm->n_threads;
 		h.thread_ports = pm->thread_ports;
 	}
+	h.has_max_inflight_bytes = 1;
+	h.max_inflight_bytes = pm->max_inflight_bytes;
 	if (pm->lanes) {
 		h.has_lanes = 1;
 		h.lanes = pm->lanes;
@@ -650,6 +652,7 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	p->listen_port = h->has_listen_port ? (uint16_t)h->listen_port : 0;
 	/* more than its threads allow counts as what they allow */
 	p->lanes = h->has_lanes ? (h->lanes < p->n_threads ? h->lanes : p->n_threads - 1) : 0;
+	p->max_inflight_bytes = h->has_max_inflight_bytes ? h->max_inflight_bytes : 0;
 	p->their_timeout_ms = h->timeout_ms;
 	p->tx_token = h->token;
 	p->rx_token = c->local_token;
@@ -1611,6 +1614,7 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 	pm->data_port = c->data_port;
 	pm->data_paths = c->data_paths;
 	pm->mtu = c->mtu;
+	pm->max_inflight_bytes = c->max_inflight_bytes;
 	pm->timeout_ms = c->peer_timeout_ms;
 	pm->max_dynamic = c->dynamic_peers;
 	if (c->host_name[0]) {
@@ -1884,6 +1888,7 @@ size_t peermgr_status(const struct peermgr *pm, struct peer_status *out, size_t 
 		s->data_port = p->data_port;
 		s->data_paths = p->data_paths;
 		s->mtu = p->mtu;
+		s->max_inflight_bytes = p->max_inflight_bytes;
 		s->reconnects = p->reconnects;
 		s->dynamic = p->dynamic;
 		s->authenticated = p->state == PEER_UP && p->authenticated;
@@ -1929,6 +1934,7 @@ int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
 	for (uint32_t i = 0; i < out->n_threads; i++)
 		out->thread_port[i] = p->n_threads ? p->thread_ports[i] : p->data_port;
 	out->lanes = p->lanes;
+	out->max_inflight_bytes = p->max_inflight_bytes;
 	out->mtu = p->mtu;
 	out->tx_token = p->tx_token;
 	out->rx_token = p->rx_token;

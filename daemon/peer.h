@@ -66,6 +66,7 @@ struct peer_status {
 	char host_name[CONF_PEER_NAME_MAX + 1];
 	char data_address[48];
 	uint32_t data_port, data_paths, mtu;
+	uint64_t max_inflight_bytes;       /* 0: not announced */
 	uint32_t reconnects;
 	bool dynamic;                      /* added at run time (dynamic_peers) */
 	bool authenticated;                /* up, and proved peer_key_file's key */
@@ -113,6 +114,7 @@ struct peer_info {
 	bool knows_threads;                /* it announced them: it reads thread fields */
 	uint32_t thread_port[16];          /* each one's base port; [0] is data_addr's */
 	uint32_t lanes;                    /* its lanes setting (0: none, or it predates them) */
+	uint64_t max_inflight_bytes;       /* its setting: sizes its receive window (0: predates it) */
 };
 
 /* 0 with *out, -ENOENT for a name not in peers, -ENOTCONN if not up. */

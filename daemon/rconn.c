@@ -163,6 +163,7 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	/* mtu is the link's: a UDP payload of mtu bytes would be an IP
 	 * datagram too big for it (fragmented, and GSO refused) */
 	uint32_t ip_udp = pi->data_addr.ss_family == AF_INET6 ? 48 : 28;
+	uint32_t rwin = tpchan_inflight_pkts(pi->max_inflight_bytes, mtu - ip_udp);
 	uint64_t seed = 0;
 
 	if (!c)
@@ -180,6 +181,11 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
 					   : cf->data_paths, cc, pi->tx_token, pi->rx_token, seed,
 			  &c->u.chan.p);
+	/* no more in flight than the peer's receive window takes (it sizes
+	 * it the same way from its own max_inflight_bytes; an older daemon's
+	 * is the default) */
+	if (rwin < c->u.chan.p.max_inflight_pkts)
+		c->u.chan.p.max_inflight_pkts = rwin;
 	/* the engine thread builds the channel later, with nobody to tell */
 	if (!tpchan_params_ok(&c->u.chan.p)) {
 		free(c);
@@ -202,9 +208,8 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.mtu = payload_mtu,
 		.chunk_bytes = cf->chunk_bytes,
 		.npaths = npaths,
-		/* the scoreboards hold max_inflight_bytes in full packets; the
-		 * peer's window is its own (a smaller one drops what is past it
-		 * and the sender's CC backs off) */
+		/* the scoreboards hold max_inflight_bytes in full packets
+		 * (subchan_up caps what we send at the peer's window) */
 		.max_inflight_pkts = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu),
 		.rx_window_pkts = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu),
 		.max_inflight_bytes = cf->max_inflight_bytes,

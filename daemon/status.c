@@ -728,6 +728,8 @@ static void send_peers(struct session *s, UcclCtl__PeerLookup *lookup)
 			pi->data_port = st[i].data_port;
 			pi->data_paths = st[i].data_paths;
 			pi->mtu = st[i].mtu;
+			pi->has_max_inflight_bytes = st[i].max_inflight_bytes != 0;
+			pi->max_inflight_bytes = st[i].max_inflight_bytes;
 		}
 		pi->reconnects = st[i].reconnects;
 		pi->last_error = st[i].last_error[0] ? st[i].last_error : NULL;

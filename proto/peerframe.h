@@ -31,6 +31,9 @@
 #define PEER_THREADS_MAX     16u           /* engine threads a hello may announce */
 #define PEER_MTU_MIN         576u
 #define PEER_MTU_MAX         9000u
+/* max_inflight_bytes: uccl.conf's range */
+#define PEER_INFLIGHT_MIN    (64ull << 10)
+#define PEER_INFLIGHT_MAX    (1ull << 30)
 #define PEER_TIMEOUT_MIN_MS  200u
 #define PEER_TIMEOUT_MAX_MS  60000u
 #define PEER_AUTH_NONCE_LEN  16u           /* hello's auth_nonce */

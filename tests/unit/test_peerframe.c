@@ -240,6 +240,19 @@ static void test_hello_checks(void **state)
 	h.listen_port = 65536;
 	assert_int_equal(check_hello(&h, why), -EINVAL);
 
+	/* max_inflight_bytes: optional, uccl.conf's range when given */
+	h = good_hello();
+	h.has_max_inflight_bytes = 1;
+	h.max_inflight_bytes = 64 << 10;
+	assert_int_equal(check_hello(&h, why), 0);
+	h.max_inflight_bytes = 1ull << 30;
+	assert_int_equal(check_hello(&h, why), 0);
+	h.max_inflight_bytes = (64 << 10) - 1;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+	assert_string_equal(why, "hello: bad max_inflight_bytes 65535 (64K..1G)");
+	h.max_inflight_bytes = (1ull << 30) + 1;
+	assert_int_equal(check_hello(&h, why), -EINVAL);
+
 	h = good_hello();
 	h.host_name = NULL;
 	assert_int_equal(check_hello(&h, why), -EINVAL);
