@@ -763,7 +763,7 @@ static int print_nic(const UcclCtl__NicStats *n)
 		printf(", GSO refused by the kernel (off on %" PRIu64 " nic%s)", n->tx_gso_refused,
 		       n->tx_gso_refused == 1 ? "" : "s");
 	if (n->has_rx_overflow && n->rx_overflow)
-		printf(", rx dropped by the kernel (receive buffer full) %" PRIu64, n->rx_overflow);
+		printf(", rx dropped by the kernel (mostly a full receive buffer) %" PRIu64, n->rx_overflow);
 	if (n->tx_errors)
 		printf(", tx errors %" PRIu64, n->tx_errors);
 	if (n->tx_dropped)
@@ -974,6 +974,16 @@ static int print_set_cc(const UcclCtl__Reply *r, bool json)
 	free(peer);
 	free(cc);
 	return ferror(stdout) ? -EIO : 0;
+}
+
+/* A daemon before ChannelsReq.paths_peer ignores it and lists every
+ * channel: the rows say whether it was heard. */
+static bool only_peer(const UcclCtl__Reply *r, const char *peer)
+{
+	for (size_t i = 0; i < r->channels->n_channels; i++)
+		if (strcmp(r->channels->channels[i]->peer, peer) != 0)
+			return false;
+	return true;
 }
 
 static void json_path(struct json *j, const UcclCtl__PathInfo *p)
@@ -1220,6 +1230,11 @@ static int run(const struct opts *o, const struct cmd *c)
 	}
 	if (rep->body_case != c->rep) {
 		report_io(o, c->name, -EPROTO);
+		goto out_reply;
+	}
+	if (c->req == UCCL_CTL__REQUEST__BODY_CHANNELS && arg_peer && !only_peer(rep, arg_peer)) {
+		fprintf(stderr, "ucclctl: paths: the daemon predates it (it answered with every "
+			"channel)\n");
 		goto out_reply;
 	}
 	r = c->print(rep, o->json);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -134,7 +135,9 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 		return r;
 	}
 	nic_udp_ops.get_stats(*out, &ns);
-	if (i == 0 && ns.rcvbuf_bytes && ns.rcvbuf_bytes < c->udp_buffer_bytes)
+	/* the kernel holds at most INT_MAX, half of it usable */
+	if (i == 0 && ns.rcvbuf_bytes && ns.rcvbuf_bytes < c->udp_buffer_bytes &&
+	    ns.rcvbuf_bytes < INT_MAX / 2)
 		log_warn("data plane: the kernel granted a %" PRIu64 "-byte receive buffer, not the "
 			 "udp_buffer_bytes = %" PRIu64 " asked for (without CAP_NET_ADMIN "
 			 "net.core.rmem_max caps it); bursts may be dropped (ucclctl channels: rx "

@@ -344,7 +344,7 @@ static int send_hello(struct pconn *c)
 		h.n_thread_ports = pm->n_threads;
 		h.thread_ports = pm->thread_ports;
 	}
-	h.has_max_inflight_bytes = 1;
+	h.has_max_inflight_bytes = pm->max_inflight_bytes != 0;
 	h.max_inflight_bytes = pm->max_inflight_bytes;
 	if (pm->lanes) {
 		h.has_lanes = 1;
@@ -652,7 +652,10 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	p->listen_port = h->has_listen_port ? (uint16_t)h->listen_port : 0;
 	/* more than its threads allow counts as what they allow */
 	p->lanes = h->has_lanes ? (h->lanes < p->n_threads ? h->lanes : p->n_threads - 1) : 0;
-	p->max_inflight_bytes = h->has_max_inflight_bytes ? h->max_inflight_bytes : 0;
+	p->max_inflight_bytes = !h->has_max_inflight_bytes ? 0
+				: h->max_inflight_bytes < PEER_INFLIGHT_MIN ? PEER_INFLIGHT_MIN
+				: h->max_inflight_bytes > PEER_INFLIGHT_MAX ? PEER_INFLIGHT_MAX
+				: h->max_inflight_bytes;
 	p->their_timeout_ms = h->timeout_ms;
 	p->tx_token = h->token;
 	p->rx_token = c->local_token;

@@ -245,9 +245,10 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 
 	ch->rthreads = 0;
 	for (uint32_t j = 0; j < (rthreads ? rthreads : 1); j++) {
+		uint32_t i;
 		int r = 0;
 
-		for (uint32_t i = 0; i < d->n_thr && r == 0; i++) {
+		for (i = 0; i < d->n_thr && r == 0; i++) {
 			r = subchan_up(d, id, i, j, pi, mtu, cc);
 			if (r == -EINVAL)
 				log_err("peer %s: the transport refuses its data channel's settings "
@@ -256,9 +257,10 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 			else if (r < 0)
 				log_err("peer %s: out of memory for its data channel", pi->name);
 		}
-		/* settings are refused for every sub-channel alike, so at the
-		 * first: nothing of this row went to the engines */
-		if (r == -EINVAL)
+		/* a row that failed at its first sub-channel has none in the
+		 * engines (settings are refused for all alike, so always there);
+		 * a part of one counts, so that chan_down removes it */
+		if (r < 0 && i == 1)
 			break;
 		ch->rthreads = j + 1;
 	}
@@ -1292,7 +1294,7 @@ int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan, uint
 	return -ENOTCONN;
 }
 
-size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max)
+size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_info *out, size_t max)
 {
 	size_t n = 0;
 
@@ -1302,6 +1304,8 @@ size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t m
 		for (uint32_t i = 0; d->rchans && i < RCONN_MAX_CHANS; i++) {
 			const struct dchan *ch = &d->rchans->ch[i];
 
+			if (peer && strcmp(ch->peer, peer) != 0)
+				continue;
 			for (uint32_t j = 0; ch->up && j < ch->rthreads && n < max; j++) {
 				out[n] = (struct rconn_chan_info){
 					.chan = nthr_chan(i, j, RCONN_MAX_CHANS), .thread = t, .rthread = j,
@@ -1311,7 +1315,8 @@ size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t m
 			}
 		}
 		/* to our other threads (daemon/xconn.c), as peer "(self)" */
-		for (uint32_t k = 0; d->xconn && k < d->n_thr && n < max; k++) {
+		for (uint32_t k = 0; d->xconn && (!peer || strcmp(peer, "(self)") == 0) &&
+				     k < d->n_thr && n < max; k++) {
 			if (k == t)
 				continue;
 			out[n] = (struct rconn_chan_info){

@@ -50,7 +50,8 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len);
 
 /* Channels for ucclctl: fill up to max entries with the ids and peer names
- * of channels that are up; returns how many. */
+ * of channels that are up (only peer's if not NULL; "(self)": those between
+ * our threads); returns how many. */
 struct rconn_chan_info {
 	uint32_t chan;                 /* the engine's id: nthr_chan(peer slot, rthread) */
 	uint32_t thread, rthread;      /* our engine thread, the peer's */
@@ -58,7 +59,7 @@ struct rconn_chan_info {
 	uint64_t up_ms;                /* daemon_now_ms() when it came up */
 	uint32_t paths, mtu;
 };
-size_t rconn_chans(const struct daemon *d, struct rconn_chan_info *out, size_t max);
+size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_info *out, size_t max);
 
 /* The channel slot of peer and its engine threads (sub-channels per thread
  * of ours) if it is up (0), else -ENOTCONN. */

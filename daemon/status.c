@@ -506,7 +506,9 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 			if (q->res[i] < 0)
 				continue;
 			fill_channel(&q->rows[k], &q->info[i], &q->out[i], now, q->vars[k], q->var_ptrs[k]);
-			if (q->paths && !fill_paths(&q->rows[k], q, i, &used)) {
+			/* past the first row that does not fit, none: the
+			 * reply says where its paths stop */
+			if (q->paths && !cr.paths_truncated && !fill_paths(&q->rows[k], q, i, &used)) {
 				cr.has_paths_truncated = 1;
 				cr.paths_truncated = 1;
 			}
@@ -608,28 +610,24 @@ static void channels_done(struct engcmd *c)
 	free_chan_cmd(c);
 }
 
-/* A paths query keeps peer's rows only, with room for their paths; false
- * (the reply sent) if there are none or no memory. */
-static bool paths_rows(struct session *s, struct chan_query *q, const char *peer)
+/* A paths query (rconn_chans listed peer's rows only): room for their
+ * paths; false (the reply sent) if there are none or no memory. */
+static bool paths_room(struct session *s, struct chan_query *q, const char *peer)
 {
-	size_t k = 0;
+	size_t entries;
 
 	q->paths_per = 1;              /* calloc(0) may be NULL */
-	for (size_t i = 0; i < q->n; i++) {
-		if (strcmp(q->info[i].peer, peer) != 0)
-			continue;
-		q->info[k++] = q->info[i];
+	for (size_t i = 0; i < q->n; i++)
 		if (q->info[i].paths > q->paths_per)
 			q->paths_per = q->info[i].paths;
-	}
-	q->n = k;
-	if (!k) {
+	if (!q->n) {
 		session_reply_err(s, -ENOENT, "no data channel to '%s' (not a peer, or not up)", peer);
 		return false;
 	}
-	q->paths = calloc(k * q->paths_per, sizeof(*q->paths));
-	q->pinfo = calloc(PATHS_REPLY_MAX, sizeof(*q->pinfo));
-	q->pptrs = calloc(PATHS_REPLY_MAX, sizeof(*q->pptrs));
+	entries = q->n * q->paths_per < PATHS_REPLY_MAX ? q->n * q->paths_per : PATHS_REPLY_MAX;
+	q->paths = calloc(q->n * q->paths_per, sizeof(*q->paths));
+	q->pinfo = calloc(entries, sizeof(*q->pinfo));
+	q->pptrs = calloc(entries, sizeof(*q->pptrs));
 	if (!q->paths || !q->pinfo || !q->pptrs) {
 		session_reply_err(s, -ENOMEM, "out of memory");
 		return false;
@@ -660,8 +658,8 @@ static void reply_channels(struct session *s, const UcclCtl__ChannelsReq *req)
 		return;
 	}
 	c->ctx = q;
-	q->n = rconn_chans(d, q->info, RCONN_MAX_ROWS);
-	if (peer && !paths_rows(s, q, peer)) {
+	q->n = rconn_chans(d, peer, q->info, RCONN_MAX_ROWS);
+	if (peer && !paths_room(s, q, peer)) {
 		free_chan_cmd(c);
 		return;
 	}

@@ -139,12 +139,6 @@ static int check_hello(const UcclPeer__Hello *h, char *why, size_t whylen)
 			 h->data_address ? "bad" : "no");
 		return -EINVAL;
 	}
-	if (h->has_max_inflight_bytes && (h->max_inflight_bytes < PEER_INFLIGHT_MIN ||
-					  h->max_inflight_bytes > PEER_INFLIGHT_MAX)) {
-		snprintf(why, whylen, "hello: bad max_inflight_bytes %llu (64K..1G)",
-			 (unsigned long long)h->max_inflight_bytes);
-		return -EINVAL;
-	}
 	if (h->has_listen_port && (h->listen_port == 0 || h->listen_port > 65535)) {
 		snprintf(why, whylen, "hello: bad listen_port %u (1..65535)", h->listen_port);
 		return -EINVAL;

@@ -31,7 +31,8 @@
 #define PEER_THREADS_MAX     16u           /* engine threads a hello may announce */
 #define PEER_MTU_MIN         576u
 #define PEER_MTU_MAX         9000u
-/* max_inflight_bytes: uccl.conf's range */
+/* a hello's max_inflight_bytes counts as the nearest of these (uccl.conf's
+ * range): a later daemon's wider range must not stop peering */
 #define PEER_INFLIGHT_MIN    (64ull << 10)
 #define PEER_INFLIGHT_MAX    (1ull << 30)
 #define PEER_TIMEOUT_MIN_MS  200u

@@ -110,9 +110,11 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
 }
 
 # ctl_py SOCK COMMAND EXPR: the Python expression EXPR over d, the daemon's
-# answer to ucclctl --json COMMAND, printed; "noreply" if it did not answer
+# answer to ucclctl --json COMMAND (words: "paths node-b"), printed;
+# "noreply" if it did not answer
 ctl_py() {
-	timeout 10 "$UCCLCTL" --socket "$1" --json "$2" 2>/dev/null | python3 -c '
+	# shellcheck disable=SC2086 # COMMAND is split into its words on purpose
+	timeout 10 "$UCCLCTL" --socket "$1" --json $2 2>/dev/null | python3 -c '
 import json, sys
 try:
     d = json.load(sys.stdin)

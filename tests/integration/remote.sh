@@ -4,13 +4,13 @@
 # clients: every primitive across hosts (with its data checked), a 64 B
 # ping-pong whose replies share datagrams (udp_pack), a verified transfer
 # of XFER_BYTES (default 1 GiB) with ucclctl paths read while it runs,
-# clear errors for an unknown peer and a name nobody listens on, a daemon
-# killed mid-transfer (the sender fails within a bounded time, the other
-# daemon keeps serving and fails a connect to it with EHOSTUNREACH after
-# the connect's timeout), restarted and connected to again, the sender's
-# daemon killed too (the receiver fails within a bounded time), and forged
+# clear errors for an unknown peer and a name nobody listens on, forged
 # UDP packets (random bytes, a truncated header, a wrong token) dropped and
-# counted while a transfer stays intact.
+# counted while a transfer stays intact, a daemon killed mid-transfer (the
+# sender fails within a bounded time, the other daemon keeps serving and
+# fails a connect to it with EHOSTUNREACH after the connect's timeout),
+# restarted and connected to again, and the sender's daemon killed too (the
+# receiver fails within a bounded time).
 # Daemon a picks a path per packet (path_per_packet), b one per chunk.
 # The congestion controller of a live channel is switched with ucclctl
 # set-cc (also in the middle of a verified transfer), with the library call,
@@ -113,14 +113,9 @@ expect "b's replies shared datagrams: $pk packets in $dg datagrams" [ $((dg * 10
 # 2. a verified transfer, with a's channel to b looked at path by path
 #    while it runs (paths that carried chunks, paths with an RTT sample)
 paths_seen() {
-	timeout 10 "$UCCLCTL" --socket "$SOCK_A" --json paths node-b 2>/dev/null | python3 -c '
-import json, sys
-try:
-    d = json.load(sys.stdin)
-except ValueError:
-    print("noreply"); sys.exit()
-ps = [p for c in d["channels"] for p in c["path_stats"]]
-print(len(ps), sum(1 for p in ps if p["sent_chunks"] > 0), sum(1 for p in ps if p["srtt_us"] > 0))'
+	ctl_py "$SOCK_A" "paths node-b" "(lambda ps: '%d %d %d' % (len(ps),
+		sum(p['sent_chunks'] > 0 for p in ps), sum(p['srtt_us'] > 0 for p in ps)))(
+		[p for c in d['channels'] for p in c['path_stats']])"
 }
 "$XFER" --socket "$SOCK_B" --quiet recv big >"$TMPD/recv.out" 2>&1 &
 RP=$!
@@ -324,9 +319,14 @@ expect "transfer to the restarted b verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 
 "$XFER" --socket "$SOCK_B" --quiet recv big5 >"$TMPD/recv5.out" 2>&1 &
 RP=$!
 sleep 0.2
+rx0=$(chan_field "$SOCK_B" data_pkts_rx)
 "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big5 >/dev/null 2>&1 &
 SP=$!
-sleep 1
+# data flowing: the receiver is past its accept and waits for chunks
+for _ in $(seq 200); do
+	[ "$(chan_field "$SOCK_B" data_pkts_rx)" -gt $((rx0 + 1000)) ] 2>/dev/null && break
+	sleep 0.05
+done
 kill -9 "$PID_A"
 t0=$(date +%s%N)
 wait $RP

@@ -6,7 +6,8 @@
 # of b) and each of a's four sub-channels is seen carrying them; one
 # transfer split over two endpoint pairs (uccl_xfer --streams 2, the
 # endpoints asked onto threads 0 and 1) uses sub-channels 0>0 and 1>1; ucclctl
-# shows 2 threads and the 2 x 2 sub-channels; same-host connections move
+# shows 2 threads and the 2 x 2 sub-channels, and ucclctl paths the two
+# busy ones path by path while it runs; same-host connections move
 # verified data between threads (over the channel between them) and within
 # a thread, and kill -9 of one side resets the other; kill -9 of b fails
 # a's pending transfer in bounded time, a restarted b is reached again on
@@ -155,14 +156,32 @@ SRP=$!
 expect "b: split listeners up" eval 'wait_ep "$SOCK_B" split.0 && wait_ep "$SOCK_B" split.1'
 expect "b: split.1 on thread 1" [ "$(ep_thread "$SOCK_B" split.1)" = 1 ]
 b00=$(tx "$SOCK_A" 0 0) b11=$(tx "$SOCK_A" 1 1)
-"$XFER" --socket "$SOCK_A" --bytes 64M --streams 2 send node-b/split >"$TMPD/ssend.out" 2>&1
+"$XFER" --socket "$SOCK_A" --bytes 256M --streams 2 send node-b/split >"$TMPD/ssend.out" 2>&1 &
+SSP=$!
+# meanwhile ucclctl paths (256M lasts long enough for a poll to find both
+# streams busy): one row per sub-channel, each thread's engine filling its
+# own rows (those that carry chunks show their 2 paths)
+busy_paths() {
+	ctl_py "$SOCK_A" "paths node-b" "'%d %d %s' % (len(d['channels']),
+		sum(len(c['path_stats']) not in (0, c['paths']) for c in d['channels']),
+		','.join(sorted('%d>%d' % (c['thread'], c['remote_thread']) for c in d['channels']
+				if any(p['sent_chunks'] for p in c['path_stats']))) or '-')"
+}
+seen=none
+while kill -0 $SSP 2>/dev/null; do
+	seen=$(busy_paths)
+	case $seen in "4 0 0>0,1>1") break ;; esac
+	sleep 0.05
+done
+wait $SSP
 rc=$?
 wait $SRP
 rrc=$?
 cat "$TMPD/ssend.out"
+expect "ucclctl paths while it runs: 4 rows, 0>0 and 1>1 busy ($seen)" [ "$seen" = "4 0 0>0,1>1" ]
 a00=$(tx "$SOCK_A" 0 0) a11=$(tx "$SOCK_A" 1 1)
-expect "64M split over 2 streams, verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
-expect "the sender reports stream 1 on engine thread 1" grep -q "^stream  1: 32 MiB .* engine thread 1$" "$TMPD/ssend.out"
+expect "256M split over 2 streams, verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+expect "the sender reports stream 1 on engine thread 1" grep -q "^stream  1: 128 MiB .* engine thread 1$" "$TMPD/ssend.out"
 expect "sub-channel 0>0 carried it ($b00 -> $a00)" [ "$a00" -gt "$b00" ]
 expect "sub-channel 1>1 carried it ($b11 -> $a11)" [ "$a11" -gt "$b11" ]
 

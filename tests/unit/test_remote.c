@@ -3286,7 +3286,7 @@ int main(void)
 		T(test_get_waits_for_snapshot_room),
 		T(test_get_canceled_in_flight),
 		T(test_strict_ops_complete_in_issue_order),
-	T(test_fenced_put_starts_after_earlier_ops_completed),
+		T(test_fenced_put_starts_after_earlier_ops_completed),
 		T(test_rconn_add_and_connect_check_their_arguments),
 		T(test_a_run_is_a_function_of_its_seed),
 	};
