@@ -93,6 +93,9 @@ start_named() {
 	STARTED_PID=$pid
 }
 
+# data_port NAME: the data port daemon NAME's log announced last
+data_port() { sed -n 's/.*data plane on udp [0-9.]*:\([0-9]*\) .*/\1/p' "$TMPD/$1.log" | tail -n 1; }
+
 # start a|b: start_named for daemon a or b, its pid in PID_A or PID_B
 start() {
 	start_named "$1"

@@ -59,8 +59,6 @@ SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
 
-# data port of b as its log announced it
-data_port() { sed -n 's/.*data plane on udp [0-9.]*:\([0-9]*\) .*/\1/p' "$TMPD/$1.log" | tail -n 1; }
 
 finish_both() {
 	if [ "$FAILS" -ne 0 ]; then
