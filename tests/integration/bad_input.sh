@@ -17,10 +17,14 @@ expect "attach deadline logged" grep -q "no attach request in time" "$TMPD/daemo
 # 32 connections of this user that never attach take every slot one uid
 # may hold unattached: the next attach is refused, and the library says
 # why; 8 attaching at once (fewer than the slots) all get in
-# hog [UID]: 32 connections to the daemon that never attach, held 2 s in
-# the background (HOG), as UID if given (run as root)
+# hog [UID]: 32 connections to the daemon that never attach, held in the
+# background (HOG), as UID if given (run as root), until unhog (at most
+# 20 s); returns once they are made (the daemon takes connections in
+# order, so a later attach comes after them)
 hog() {
-	python3 - "$UCCL_SOCKET" "${1:-}" <<'PY' &
+	rm -rf "$TMPD/hog"
+	mkdir -m 777 "$TMPD/hog"       # UID writes its ready file there
+	python3 - "$UCCL_SOCKET" "${1:-}" "$TMPD/hog/ready" "$TMPD/hog/release" <<'PY' &
 import os, socket, sys, time
 if sys.argv[2]:
     os.setgid(int(sys.argv[2]))
@@ -30,18 +34,23 @@ for _ in range(32):
     s = socket.socket(socket.AF_UNIX)
     s.connect(sys.argv[1])
     ss.append(s)
-time.sleep(2)
+open(sys.argv[3], "w").close()
+for _ in range(400):
+    if os.path.exists(sys.argv[4]):
+        break
+    time.sleep(0.05)
 PY
 	HOG=$!
+	for _ in $(seq 200); do [ -e "$TMPD/hog/ready" ] && break; sleep 0.05; done
 }
+unhog() { touch "$TMPD/hog/release"; wait $HOG; }
 hog
-sleep 0.5
 "$top_builddir/client/uccl_xfer" --bytes 1M demo >/dev/null 2>"$TMPD/hog.err"
 rc=$?
 expect "attach past 32 unattached connections fails (rc $rc)" [ "$rc" -ne 0 ]
 expect "... saying why" grep -q "closed the connection before answering: .*too many connections of this user are attaching at once" "$TMPD/hog.err"
 expect "... and the daemon logged it" grep -q "too many unattached connections from that uid" "$TMPD/daemon.log"
-wait $HOG
+unhog
 "$top_builddir/client/uccl_xfer" --bytes 64M --streams 4 demo >"$TMPD/burst.out" 2>&1
 rc=$?
 expect "8 processes attaching at once all get in (uccl_xfer --streams 4 demo, rc $rc)" [ "$rc" -eq 0 ]
@@ -71,11 +80,10 @@ if [ "$(id -u)" -eq 0 ]; then
 	start_daemon "$TMPD/small.conf"
 	chmod 755 "$TMPD/run"
 	hog 65534
-	sleep 0.5
 	"$top_builddir/client/uccl_xfer" --bytes 1M demo >/dev/null 2>"$TMPD/other.err"
 	rc=$?
 	expect "another user attaches beside one user's 32 unattached connections (rc $rc)" [ "$rc" -eq 0 ]
-	wait $HOG
+	unhog
 	stop_daemon
 else
 	ok "# skip max_clients beside another user's burst (needs root to run as another user)"

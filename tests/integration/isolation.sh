@@ -51,7 +51,11 @@ for _ in range(int(sys.argv[2])):
 time.sleep(1.5)
 PY
 	DPID=$!
-	sleep 0.7
+	for _ in $(seq 100); do
+		n=$(grep -c "too many unattached connections from that uid" "$TMPD/daemon.log")
+		[ "$n" -ge 2 ] && break
+		sleep 0.05
+	done
 	n=$(grep -c "too many unattached connections from that uid" "$TMPD/daemon.log")
 	expect "a uid that is not allowed holds 4 unattached connections, 2 refused ($n)" [ "$n" = 2 ]
 	wait $DPID
@@ -112,7 +116,11 @@ PY
 		python3 "$TMPD/obs.py" "$UCCL_SOCKET" $u 2 4 >"$TMPD/obs-$u.out" 2>&1 &
 		BG_PIDS="$BG_PIDS $!"
 	done
-	sleep 1
+	# each prints its line once its observers are attached
+	for _ in $(seq 200); do
+		[ "$(cat "$TMPD"/obs-6553?.out 2>/dev/null | grep -c .)" -ge 6 ] && break
+		sleep 0.05
+	done
 	python3 "$TMPD/obs.py" "$UCCL_SOCKET" 65529 3 0 >"$TMPD/obs-more.out" 2>&1
 	held=$(cat "$TMPD"/obs-6553?.out | grep -o ok | wc -l)
 	expect "6 uids hold 2 observers each ($held)" [ "$held" = 12 ]
