@@ -328,6 +328,62 @@ static void check_transfer(const struct world *w)
 	assert_memory_equal(w->src, w->dst, w->total);
 }
 
+static uint64_t g_peak_bytes;
+
+/* pump, noting the most payload bytes a had in flight */
+static bool pump_peak(void *arg)
+{
+	struct world *w = arg;
+	struct tpchan_stats s;
+	bool done = pump(arg);
+
+	tpchan_get_stats(w->a, &s);
+	if (s.inflight_bytes > g_peak_bytes)
+		g_peak_bytes = s.inflight_bytes;
+	return done;
+}
+
+/* A long fat pipe at MTU 1500 (100 Gbit/s, 4 ms round trip: 50 MB in
+ * flight to fill it), no congestion control: with the scoreboard at the
+ * old fixed 4096 packets no more than 4096 full packets (5.5 MiB) are ever
+ * in flight, short of max_inflight_bytes (16M); sized by
+ * tpchan_inflight_pkts the window reaches past that, and the same 64 MiB
+ * take less time. */
+static void test_the_byte_limit_not_the_packet_count_caps_a_long_pipe(void **state)
+{
+	uint64_t peak[2], took[2];
+
+	for (int sized = 0; sized <= 1; sized++) {
+		struct world w;
+		struct tpchan_params p = chan_params(false);
+		struct wirelink_params lp = link_params(0, 77);
+
+		lp.rate_gbps = 100;
+		lp.delay_ns = 2 * MS;
+		lp.dup_ppm = lp.reorder_ppm = 0;
+		lp.jitter_ns = 0;
+		p.crc = false;
+		p.cc = &cc_none_ops;           /* no CC: flow control alone bounds the window */
+		p.max_inflight_bytes = 16 << 20;
+		p.max_msgs = 1024;             /* 32 MiB of messages: not the bound */
+		p.max_inflight_pkts = p.rx_window_pkts =
+			sized ? tpchan_inflight_pkts(p.max_inflight_bytes, p.mtu) : 4096;
+		g_peak_bytes = 0;
+		world_init(&w, 2048, false);
+		world_chans(&w, &p, &p, &lp);
+		assert_int_equal(wirelink_run(w.link, pump_peak, &w, 30000 * MS), 0);
+		check_transfer(&w);
+		peak[sized] = g_peak_bytes;
+		took[sized] = wirelink_now(w.link);
+		world_fini(&w);
+	}
+	assert_true(peak[0] <= 4096ull * MSS1500);
+	assert_true(peak[1] >= 12u << 20);         /* near the byte limit ... */
+	assert_true(peak[1] <= 16u << 20);         /* ... and not past it */
+	assert_true(took[1] < took[0]);
+	(void)state;
+}
+
 struct outcome {
 	struct tpchan_stats a, b;
 	struct wirelink_stats l;
@@ -3037,6 +3093,7 @@ int main(void)
 		cmocka_unit_test(test_ce_mark_comes_back_as_ece_and_cuts_the_window),
 		cmocka_unit_test(test_bad_parameters_are_refused),
 		cmocka_unit_test(test_inflight_pkts_cover_the_byte_limit),
+		cmocka_unit_test(test_the_byte_limit_not_the_packet_count_caps_a_long_pipe),
 		cmocka_unit_test(test_cc_switch_mid_transfer_delivers_everything),
 		cmocka_unit_test(test_cc_switch_refuses_bad_ops),
 		cmocka_unit_test(test_both_directions_at_once),
