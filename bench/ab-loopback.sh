@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# ab-loopback.sh: put goodput between two daemons on 127.0.0.1, for two or
+# more daemon binaries alternating round by round (an A/B of a change
+# without root or namespaces). Each run starts a fresh pair of daemons from
+# the binary under test, peered on kernel-picked ports, with the lines of
+# CONF added to both configurations, and runs uccl_rperf SIZE puts for
+# SECONDS; prints every run and each binary's median. Every run is bounded
+# with timeout(1); the daemons go at its end.
+#
+# Usage: bench/ab-loopback.sh BUILDDIR ROUNDS DAEMON...
+#   BUILDDIR  where bench/uccl_rperf is (the client is the same for all)
+#   CONF      uccl.conf lines for both daemons (default "mtu = 1500")
+#   SECONDS_PER_RUN, SIZE  as in uccl_rperf --seconds, --sizes (3, 16M)
+set -euo pipefail
+
+[ $# -ge 3 ] || { echo "usage: $0 BUILDDIR ROUNDS DAEMON..." >&2; exit 2; }
+builddir=$1 rounds=$2
+shift 2
+conf=${CONF:-mtu = 1500}
+secs=${SECONDS_PER_RUN:-3}
+size=${SIZE:-16M}
+rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
+die() { echo "ab-loopback.sh: $*" >&2; exit 1; }
+case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
+[ -x "$rperf" ] || die "$rperf not found (build first)"
+for b in "$@"; do [ -x "$b" ] || die "$b is not an executable daemon"; done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-ab.XXXXXX")
+pids=()
+stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; pids=(); }
+trap 'stop; rm -rf "$tmp"' EXIT
+
+declare -A got
+for r in $(seq "$rounds"); do
+	for b in "$@"; do
+		d=$tmp/$r-${#pids[@]}-$RANDOM
+		mkdir -p "$d"
+		read -r pa pb < <(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+		for n in a b; do
+			if [ $n = a ]; then port=$pa; else port=$pb; fi
+			printf 'peer_listen = 127.0.0.1:%s\npeers = node-a=127.0.0.1:%s, node-b=127.0.0.1:%s\nhost_name = node-%s\n%s\n' \
+				"$port" "$pa" "$pb" "$n" "$conf" >"$d/$n.conf"
+			timeout $((secs + 60)) "$b" --config "$d/$n.conf" --runtime-dir "$d/$n" 2>"$d/$n.log" &
+			pids+=($!)
+		done
+		for _ in $(seq 200); do
+			grep -q "data channel .* up" "$d/a.log" && grep -q "data channel .* up" "$d/b.log" && break
+			sleep 0.05
+		done
+		grep -q "data channel .* up" "$d/a.log" || die "$b: the daemons did not peer (see $d)"
+		timeout $((secs + 30)) "$rperf" --socket "$d/b/ucclsvcd.sock" --timeout $((secs + 20)) server x \
+			>/dev/null 2>&1 &
+		sp=$!
+		sleep 0.2
+		out=$(timeout $((secs + 30)) "$rperf" --socket "$d/a/ucclsvcd.sock" --sizes "$size" \
+			--seconds "$secs" --lat-samples 0 client node-b/x 2>&1) || true
+		wait "$sp" 2>/dev/null || true
+		g=$(echo "$out" | grep -o "[0-9.]* Gbit/s" | head -n 1 | cut -d' ' -f1)
+		echo "round $r $b: ${g:-failed} Gbit/s"
+		got[$b]="${got[$b]:-} ${g:-0}"
+		stop
+	done
+done
+for b in "$@"; do
+	echo "median $b: $(echo ${got[$b]} | tr ' ' '\n' | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}') Gbit/s (${got[$b]# })"
+done
