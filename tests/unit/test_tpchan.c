@@ -328,16 +328,19 @@ static void check_transfer(const struct world *w)
 	assert_memory_equal(w->src, w->dst, w->total);
 }
 
-static uint64_t g_peak_bytes;
+static uint64_t g_max_load, g_peak_bytes;
 
-/* pump, noting the most payload bytes a had in flight */
-static bool pump_peak(void *arg)
+/* pump, noting the most packets the path table counted in flight and the
+ * most payload bytes a had in flight */
+static bool pump_peaks(void *arg)
 {
 	struct world *w = arg;
 	struct tpchan_stats s;
 	bool done = pump(arg);
 
 	tpchan_get_stats(w->a, &s);
+	if (s.path_load_pkts > g_max_load)
+		g_max_load = s.path_load_pkts;
 	if (s.inflight_bytes > g_peak_bytes)
 		g_peak_bytes = s.inflight_bytes;
 	return done;
@@ -371,7 +374,7 @@ static void test_the_byte_limit_not_the_packet_count_caps_a_long_pipe(void **sta
 		g_peak_bytes = 0;
 		world_init(&w, 2048, false);
 		world_chans(&w, &p, &p, &lp);
-		assert_int_equal(wirelink_run(w.link, pump_peak, &w, 30000 * MS), 0);
+		assert_int_equal(wirelink_run(w.link, pump_peaks, &w, 30000 * MS), 0);
 		check_transfer(&w);
 		peak[sized] = g_peak_bytes;
 		took[sized] = wirelink_now(w.link);
@@ -612,21 +615,6 @@ static void test_path_per_packet_sprays_a_chunk(void **state)
 	(void)state;
 }
 
-static uint64_t g_max_load;
-
-/* pump, noting the most packets the path table counted in flight */
-static bool pump_load(void *arg)
-{
-	struct world *w = arg;
-	struct tpchan_stats s;
-	bool done = pump(arg);
-
-	tpchan_get_stats(w->a, &s);
-	if (s.path_load_pkts > g_max_load)
-		g_max_load = s.path_load_pkts;
-	return done;
-}
-
 /* The path table's count of packets in flight follows every send, ACK and
  * resend: with loss, reordering and duplicates it rises during a transfer
  * and is back at 0 once everything is acknowledged, with a path per packet
@@ -644,7 +632,7 @@ static void test_path_load_returns_to_zero_after_a_lossy_transfer(void **state)
 		g_max_load = 0;
 		world_init(&w, 256, false);
 		world_chans(&w, &p, &p, &lp);
-		assert_int_equal(wirelink_run(w.link, pump_load, &w, 1000 * MS), 0);
+		assert_int_equal(wirelink_run(w.link, pump_peaks, &w, 1000 * MS), 0);
 		check_transfer(&w);
 		tpchan_get_stats(w.a, &a);
 		assert_true(a.retx_pkts > 0);
