@@ -163,7 +163,6 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	/* mtu is the link's: a UDP payload of mtu bytes would be an IP
 	 * datagram too big for it (fragmented, and GSO refused) */
 	uint32_t ip_udp = pi->data_addr.ss_family == AF_INET6 ? 48 : 28;
-	uint32_t rwin = tpchan_inflight_pkts(pi->max_inflight_bytes, mtu - ip_udp);
 	uint64_t seed = 0;
 
 	if (!c)
@@ -179,13 +178,8 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	c->u.chan.addrlen = pi->data_addrlen;
 	/* the receiving NIC knows a peer by its first data_paths ports */
 	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
-					   : cf->data_paths, cc, pi->tx_token, pi->rx_token, seed,
-			  &c->u.chan.p);
-	/* no more in flight than the peer's receive window takes (it sizes
-	 * it the same way from its own max_inflight_bytes; an older daemon's
-	 * is the default) */
-	if (rwin < c->u.chan.p.max_inflight_pkts)
-		c->u.chan.p.max_inflight_pkts = rwin;
+					   : cf->data_paths, pi->max_inflight_bytes, cc, pi->tx_token,
+			  pi->rx_token, seed, &c->u.chan.p);
 	/* the engine thread builds the channel later, with nobody to tell */
 	if (!tpchan_params_ok(&c->u.chan.p)) {
 		free(c);
@@ -197,10 +191,14 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 }
 
 void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
-		       const struct cc_ops *cc, uint64_t tx_token, uint64_t rx_token, uint64_t seed,
-		       struct tpchan_params *out)
+		       uint64_t peer_inflight, const struct cc_ops *cc, uint64_t tx_token,
+		       uint64_t rx_token, uint64_t seed, struct tpchan_params *out)
 {
 	const struct conf *cf = &d->conf;
+	/* the scoreboards hold max_inflight_bytes in full packets, and no
+	 * more go than the peer's window takes (it sizes it the same way) */
+	uint32_t win = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu);
+	uint32_t peer_win = tpchan_inflight_pkts(peer_inflight, payload_mtu);
 
 	*out = (struct tpchan_params){
 		.tx_token = tx_token,
@@ -208,10 +206,8 @@ void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t np
 		.mtu = payload_mtu,
 		.chunk_bytes = cf->chunk_bytes,
 		.npaths = npaths,
-		/* the scoreboards hold max_inflight_bytes in full packets
-		 * (subchan_up caps what we send at the peer's window) */
-		.max_inflight_pkts = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu),
-		.rx_window_pkts = tpchan_inflight_pkts(cf->max_inflight_bytes, payload_mtu),
+		.max_inflight_pkts = win < peer_win ? win : peer_win,
+		.rx_window_pkts = win,
 		.max_inflight_bytes = cf->max_inflight_bytes,
 		.max_msgs = cf->max_inflight_msgs,
 		.go_back_n = cf->go_back_n,

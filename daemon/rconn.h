@@ -39,12 +39,14 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
 void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn);
 
 /* A data channel's transport parameters from the configuration (shared
- * with daemon/xconn.c's channels between our own threads). */
+ * with daemon/xconn.c's channels between our own threads). peer_inflight:
+ * the other end's max_inflight_bytes, which sizes its receive window (0:
+ * a daemon that does not announce it, whose window is the default). */
 struct tpchan_params;
 struct cc_ops;
 void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
-		       const struct cc_ops *cc, uint64_t tx_token, uint64_t rx_token, uint64_t seed,
-		       struct tpchan_params *out);
+		       uint64_t peer_inflight, const struct cc_ops *cc, uint64_t tx_token,
+		       uint64_t rx_token, uint64_t seed, struct tpchan_params *out);
 
 /* "host h endpoint N" for ucclctl and accept replies. */
 void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len);

@@ -64,8 +64,8 @@ static int chan_add(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
 		s4->sin_port = htons((uint16_t)d->thr_port[k]);
 		c->u.chan.addrlen = sizeof(*s4);
 	}
-	rconn_chan_params(d, cf->mtu - ip_udp, cf->data_paths, chancc_for(d, ""), token, token,
-			  token ^ ((uint64_t)i << 32 | k), &c->u.chan.p);
+	rconn_chan_params(d, cf->mtu - ip_udp, cf->data_paths, cf->max_inflight_bytes,
+			  chancc_for(d, ""), token, token, token ^ ((uint64_t)i << 32 | k), &c->u.chan.p);
 	engthr_submit(d->thr[i], c);
 	return 0;
 }
