@@ -459,6 +459,15 @@ static void fmt_us(char *buf, size_t len, uint64_t us)
 		snprintf(buf, len, "%" PRIu64 ".%01" PRIu64 "ms", us / 1000, us % 1000 / 100);
 }
 
+/* A smoothed RTT, "-" while there is no sample (0). */
+static void fmt_srtt(char *buf, size_t len, uint64_t us)
+{
+	if (us)
+		fmt_us(buf, len, us);
+	else
+		snprintf(buf, len, "-");
+}
+
 static void fmt_rtt(char *buf, size_t len, const UcclCtl__PeerInfo *p)
 {
 	if (!p->has_rtt_us)
@@ -647,13 +656,19 @@ static size_t channel_drops(const UcclCtl__ChannelInfo *c, struct drop_reason ou
 	return n;
 }
 
-static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
+/* Which (sub-)channel a row is: the first members of channels' and paths'. */
+static void json_channel_id(struct json *j, const UcclCtl__ChannelInfo *c)
 {
-	json_obj_begin(j);
 	json_kv_u64(j, "chan", c->chan);
 	json_kv_u64(j, "thread", c->thread);
 	json_kv_u64(j, "remote_thread", c->remote_thread);
 	json_kv_str(j, "peer", c->peer);
+}
+
+static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
+{
+	json_obj_begin(j);
+	json_channel_id(j, c);
 	json_kv_u64(j, "up_ms", c->up_ms);
 	json_kv_u64(j, "paths", c->paths);
 	json_kv_u64(j, "mtu", c->mtu);
@@ -820,10 +835,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		for (size_t k = 0; k < nd; k++)
 			drops += dr[k].v;
 		table_fmt_ms(age, sizeof(age), c->up_ms);
-		if (c->srtt_us)
-			fmt_us(srtt, sizeof(srtt), c->srtt_us);
-		else
-			snprintf(srtt, sizeof(srtt), "-");      /* no RTT sample yet */
+		fmt_srtt(srtt, sizeof(srtt), c->srtt_us);
 		fmt_us(rto, sizeof(rto), c->rto_us);
 		table_fmt_bytes(cwnd, sizeof(cwnd), c->cwnd_bytes);
 		table_fmt_bytes(infl, sizeof(infl), c->inflight_bytes);
@@ -1020,10 +1032,7 @@ static int print_paths(const UcclCtl__Reply *r, bool json)
 			const UcclCtl__ChannelInfo *c = rep->channels[i];
 
 			json_obj_begin(&j);
-			json_kv_u64(&j, "chan", c->chan);
-			json_kv_u64(&j, "thread", c->thread);
-			json_kv_u64(&j, "remote_thread", c->remote_thread);
-			json_kv_str(&j, "peer", c->peer);
+			json_channel_id(&j, c);
 			json_kv_u64(&j, "paths", c->paths);
 			json_key(&j, "path_stats");
 			json_arr_begin(&j);
@@ -1047,10 +1056,7 @@ static int print_paths(const UcclCtl__Reply *r, bool json)
 			const UcclCtl__PathInfo *p = c->path_stats[k];
 			char srtt[32], last[32];
 
-			if (p->srtt_us)
-				fmt_us(srtt, sizeof(srtt), p->srtt_us);
-			else
-				snprintf(srtt, sizeof(srtt), "-");
+			fmt_srtt(srtt, sizeof(srtt), p->srtt_us);
 			if (p->has_last_loss_ms_ago)
 				table_fmt_ms(last, sizeof(last), p->last_loss_ms_ago);
 			else
