@@ -179,6 +179,16 @@ xfer() {
 		eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
 }
 
+# wait_flowing SOCK FROM: until the daemon at SOCK has received 1000 data
+# packets past FROM (its only channel's data_pkts_rx), at most 10 s
+wait_flowing() {
+	for _ in $(seq 200); do
+		[ "$(chan_field "$1" data_pkts_rx)" -gt $(($2 + 1000)) ] 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # wait_chan SOCK [TRIES]: until a channel is up (TRIES x 50 ms, default 100)
 wait_chan() {
 	local p

@@ -271,9 +271,10 @@ expect "daemon b still serving" "$UCCLCTL" --socket "$SOCK_B" status
 "$XFER" --socket "$SOCK_B" --quiet recv big3 >/dev/null 2>&1 &
 RP=$!
 sleep 0.2
+rx0=$(chan_field "$SOCK_B" data_pkts_rx)
 "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big3 >"$TMPD/send3.out" 2>&1 &
 SP=$!
-sleep 1
+expect "data flows a->b before b is killed" wait_flowing "$SOCK_B" "$rx0"
 kill -9 "$PID_B"
 t0=$(date +%s%N)
 wait $SP
@@ -321,10 +322,7 @@ rx0=$(chan_field "$SOCK_B" data_pkts_rx)
 "$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big5 >/dev/null 2>&1 &
 SP=$!
 # data flowing: the receiver is past its accept and waits for chunks
-for _ in $(seq 200); do
-	[ "$(chan_field "$SOCK_B" data_pkts_rx)" -gt $((rx0 + 1000)) ] 2>/dev/null && break
-	sleep 0.05
-done
+expect "data flows a->b before a is killed" wait_flowing "$SOCK_B" "$rx0"
 kill -9 "$PID_A"
 t0=$(date +%s%N)
 wait $RP
