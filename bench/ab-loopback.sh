@@ -7,7 +7,9 @@
 # the binary under test, peered on kernel-picked ports, with the lines of
 # CONF added to both configurations, and runs uccl_rperf SIZE puts for
 # SECONDS; prints every run and each binary's median. Every run is bounded
-# with timeout(1); the daemons go at its end.
+# with timeout(1); the daemons go at its end. A run that measures nothing
+# (the daemons do not peer, or uccl_rperf fails) stops the script with
+# exit 1 and keeps its logs, named in the message.
 #
 # Usage: bench/ab-loopback.sh BUILDDIR ROUNDS DAEMON...
 #   BUILDDIR  where bench/uccl_rperf is (the client is the same for all)
@@ -22,6 +24,7 @@ conf=${CONF:-mtu = 1500}
 secs=${SECONDS_PER_RUN:-3}
 size=${SIZE:-16M}
 rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
+keep=0                   # 1: a failed run's logs stay for the message that names them
 die() { echo "ab-loopback.sh: $*" >&2; exit 1; }
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
 [ -x "$rperf" ] || die "$rperf not found (build first)"
@@ -30,7 +33,7 @@ for b in "$@"; do [ -x "$b" ] || die "$b is not an executable daemon"; done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-ab.XXXXXX")
 pids=()
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; pids=(); }
-trap 'stop; rm -rf "$tmp"' EXIT
+trap 'stop; [ "$keep" = 1 ] || rm -rf "$tmp"' EXIT
 
 declare -A got
 for r in $(seq "$rounds"); do
@@ -53,7 +56,10 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))')
 			grep -q "data channel .* up" "$d/a.log" && grep -q "data channel .* up" "$d/b.log" && break
 			sleep 0.05
 		done
-		grep -q "data channel .* up" "$d/a.log" || die "$b: the daemons did not peer (see $d)"
+		if ! grep -q "data channel .* up" "$d/a.log"; then
+			keep=1
+			die "$b: the daemons did not peer (logs in $d)"
+		fi
 		timeout $((secs + 30)) "$rperf" --socket "$d/b/ucclsvcd.sock" --timeout $((secs + 20)) server x \
 			>/dev/null 2>&1 &
 		sp=$!
@@ -62,8 +68,13 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))')
 			--seconds "$secs" --lat-samples 0 client node-b/x 2>&1) || true
 		wait "$sp" 2>/dev/null || true
 		g=$(echo "$out" | grep -o "[0-9.]* Gbit/s" | head -n 1 | cut -d' ' -f1)
-		echo "round $r $b: ${g:-failed} Gbit/s"
-		got[$b]="${got[$b]:-} ${g:-0}"
+		if [ -z "$g" ]; then
+			echo "$out" >"$d/rperf.out"
+			keep=1
+			die "round $r $b: uccl_rperf measured nothing (its output and the logs in $d)"
+		fi
+		echo "round $r $b: $g Gbit/s"
+		got[$b]="${got[$b]:-} $g"
 		stop
 	done
 done
