@@ -359,7 +359,7 @@ static void test_recv_posted_first_gets_the_message(void **state)
 static void test_unexpected_send_waits_for_a_recv_without_copying(void **state)
 {
 	struct fx *f = *state;
-	struct engine_ep_stats es;
+	struct engine_ep_stats es = { 0 };
 	struct uccl_cqe c;
 
 	memcpy(f->buf_a, "early", 5);
@@ -655,7 +655,7 @@ static void test_a_stalled_connection_does_not_block_another(void **state)
 static void test_max_outstanding_leaves_descriptors_in_the_ring(void **state)
 {
 	struct fx *f = fx_new(64, 64, 4);
-	struct engine_ep_stats es;
+	struct engine_ep_stats es = { 0 };
 	struct uccl_cqe c[16];
 	uint32_t seen = 0;
 	int n;
@@ -692,7 +692,7 @@ static void test_max_outstanding_leaves_descriptors_in_the_ring(void **state)
 static void test_op_pools_grow_to_max_outstanding(void **state)
 {
 	struct fx *f = fx_new(256, 256, 100);
-	struct engine_ep_stats es;
+	struct engine_ep_stats es = { 0 };
 	struct uccl_cqe c[128];
 	bool seen[41];
 	int n;
@@ -923,7 +923,7 @@ static void test_mr_remove_cancels_a_stalled_op_in_its_turn(void **state)
 static void test_corrupt_sq_index_stops_the_endpoint(void **state)
 {
 	struct fx *f = *state;
-	struct engine_ep_stats es;
+	struct engine_ep_stats es = { 0 };
 
 	submit(f, 1, RECV(.len = 1, .tag = 1));
 	poll_all(f);
@@ -1146,7 +1146,7 @@ static void test_ep_add_rejects_bad_parameters(void **state)
 static void test_ep_stats_count_this_endpoints_work(void **state)
 {
 	struct fx *f = *state;
-	struct engine_ep_stats es;
+	struct engine_ep_stats es = { 0 };
 
 	run1(f, 0, PUT(.len = 10));
 	run1(f, 0, PUT(.len = 10, .rkey = 1));

@@ -508,7 +508,7 @@ static void test_fds_arrive_with_their_frame(void **state)
 	uint8_t *f1, *f2, *f3;
 	size_t l1, l2, l3;
 	struct ctlio_rx rx;
-	UcclCtl__Request *r;
+	UcclCtl__Request *r = NULL;
 	int base;
 
 	socket_pair(sv);
@@ -675,7 +675,7 @@ static void test_eof_is_econnreset(void **state)
 static void test_partial_frames_across_reads(void **state)
 {
 	struct ctlio_rx rx;
-	UcclCtl__Request *r;
+	UcclCtl__Request *r = NULL;
 	uint8_t *f1, *f2;
 	size_t l1, l2;
 	int sv[2], memfd = sealed_memfd("dribble");
@@ -748,7 +748,7 @@ static void test_recv_frame_with_fds(void **state)
 {
 	int sv[2], memfd = sealed_memfd("blocking"), fds[CTLIO_MAX_FDS], nfds = -1;
 	uint8_t *f, *payload = NULL;
-	UcclCtl__Request *r;
+	UcclCtl__Request *r = NULL;
 	uint32_t plen = 0;
 	size_t l;
 

@@ -599,7 +599,7 @@ static void test_small_rx_calls_get_every_segment_in_order(void **state)
 
 		assert_true(r >= 0 && r <= 7);
 		for (int i = 0; i < r; i++, next++) {
-			uint32_t seq;
+			uint32_t seq = 0;
 
 			assert_true(intact(out[i].buf, out[i].len, &seq));
 			assert_int_equal(seq, next);
@@ -937,7 +937,7 @@ static void test_packing_stops_at_its_limits(void **state)
 	assert_int_equal(ops->tx(a, pk, 12), 12);
 	for (size_t i = 0; i < sizeof(want_s) / sizeof(want_s[0]); i++) {
 		ssize_t r = recv_dgram(s, got, sizeof(got), &port);
-		uint32_t seq;
+		uint32_t seq = 0;
 
 		assert_int_equal(r, want_s[i]);
 		for (ssize_t off = 0; off < r; off += 600, next++) {
@@ -1025,7 +1025,7 @@ static void many_tiny(bool gso)
 	}
 	while (next < N) {
 		ssize_t r = recv_dgram(s, got, sizeof(got), &port);
-		uint32_t seq;
+		uint32_t seq = 0;
 
 		assert_true(r > 0 && r <= 9000 && r % L == 0);
 		for (ssize_t off = 0; off < r; off += L, next++) {
@@ -1130,7 +1130,7 @@ static void test_any_path_packets_ride_with_their_neighbours(void **state)
 			struct sockaddr_in from;
 			socklen_t fl = sizeof(from);
 			struct pollfd pf = { .fd = s, .events = POLLIN };
-			uint32_t seq;
+			uint32_t seq = 0;
 			ssize_t r;
 
 			assert_int_equal(poll(&pf, 1, 2000), 1);

@@ -25,7 +25,7 @@
 
 static uint64_t sent(const struct paths *p, uint16_t i)
 {
-	struct paths_stat s;
+	struct paths_stat s = { 0 };
 
 	assert_int_equal(paths_stat(p, i, &s), 0);
 	return s.sent_chunks;
@@ -33,7 +33,7 @@ static uint64_t sent(const struct paths *p, uint16_t i)
 
 static uint64_t srtt(const struct paths *p, uint16_t i)
 {
-	struct paths_stat s;
+	struct paths_stat s = { 0 };
 
 	assert_int_equal(paths_stat(p, i, &s), 0);
 	return s.srtt_ns;
@@ -42,7 +42,7 @@ static uint64_t srtt(const struct paths *p, uint16_t i)
 static void test_bad_arguments_are_refused(void **state)
 {
 	struct paths *p;
-	struct paths_stat s;
+	struct paths_stat s = { 0 };
 
 	assert_null(paths_new(0, 1, HOLD));
 	assert_null(paths_new(PATHS_MAX + 1, 1, HOLD));
@@ -77,7 +77,7 @@ static void test_bad_arguments_are_refused(void **state)
 static void test_load_first_prefers_the_path_with_fewer_packets(void **state)
 {
 	struct paths *p = paths_new(2, 3, HOLD);
-	struct paths_stat s;
+	struct paths_stat s = { 0 };
 
 	(void)state;
 	paths_on_rtt(p, 0, 10 * US);
@@ -369,7 +369,7 @@ static void test_srtt_is_ewma_with_one_eighth_gain(void **state)
 static void test_loss_counts_and_time(void **state)
 {
 	struct paths *p = paths_new(3, 1, HOLD);
-	struct paths_stat s;
+	struct paths_stat s = { 0 };
 
 	paths_on_loss(p, 1, 100);
 	paths_on_loss(p, 1, 250);
@@ -384,7 +384,7 @@ static void test_loss_counts_and_time(void **state)
 static void test_release_forgets_paths_keeps_randomness(void **state)
 {
 	struct paths *p = paths_new(8, 3, HOLD), *q = paths_new(8, 3, HOLD);
-	struct paths_stat s;
+	struct paths_stat s = { 0 };
 	size_t full = paths_bytes(p);
 
 	paths_on_rtt(p, 2, 5000);

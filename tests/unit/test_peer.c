@@ -738,10 +738,10 @@ static UcclPeer__PeerMsg *fake_recv(int fd)
 {
 	uint64_t end = ms_now() + 2000;
 	uint8_t hdr[FRAME_HDR_LEN], *p;
-	uint32_t len;
+	uint32_t len = 0;
 
 	while (ms_now() < end) {
-		UcclPeer__PeerMsg *m;
+		UcclPeer__PeerMsg *m = NULL;
 		ssize_t n = recv(fd, hdr, sizeof(hdr), MSG_PEEK | MSG_DONTWAIT);
 
 		if (n == 0)
@@ -1022,8 +1022,8 @@ static void fake_auth(int fd, const uint8_t *nonce, const char *name, const uint
 static UcclPeer__PeerMsg *fake_recv_mac(int fd, const uint8_t *ks, uint64_t *seq)
 {
 	uint8_t hdr[FRAME_HDR_LEN], *p, tag[PEERAUTH_MAC_LEN];
-	UcclPeer__PeerMsg *m;
-	uint32_t len;
+	UcclPeer__PeerMsg *m = NULL;
+	uint32_t len = 0;
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 
 	for (uint64_t end = ms_now() + 2000; poll(&pf, 1, 0) != 1; run_ms(5))

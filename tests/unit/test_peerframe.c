@@ -40,7 +40,7 @@ static UcclPeer__Hello good_hello(void)
 static UcclPeer__PeerMsg *round_trip(const UcclPeer__PeerMsg *m)
 {
 	UcclPeer__PeerMsg *out = NULL;
-	uint32_t len;
+	uint32_t len = 0;
 	uint8_t *buf;
 	size_t n;
 
