@@ -183,28 +183,24 @@ static int wire_push(struct wirelink *l, struct ev e)
 	return r;
 }
 
-/* The next arrival: 0, 1 (a FIFO) or 2 (the heap); -1 if none. */
-static int wire_next(const struct wirelink *l)
+/* The next arrival, NULL if none; *src: 0, 1 (a FIFO) or 2 (the heap). */
+static const struct ev *wire_next(const struct wirelink *l, int *src)
 {
 	const struct ev *best = NULL;
-	int src = -1;
 
 	for (int k = 0; k < 2; k++) {
 		const struct fifo *f = &l->fifo[k];
 
 		if (f->n && (!best || ev_less(&f->v[f->head], best))) {
 			best = &f->v[f->head];
-			src = k;
+			*src = k;
 		}
 	}
-	if (l->nheap && (!best || ev_less(&l->heap[0], best)))
-		src = 2;
-	return src;
-}
-
-static const struct ev *wire_peek(const struct wirelink *l, int src)
-{
-	return src == 2 ? &l->heap[0] : &l->fifo[src].v[l->fifo[src].head];
+	if (l->nheap && (!best || ev_less(&l->heap[0], best))) {
+		best = &l->heap[0];
+		*src = 2;
+	}
+	return best;
 }
 
 static struct ev wire_pop(struct wirelink *l, int src)
@@ -367,8 +363,9 @@ static int drain(struct wirelink *l, int side)
 
 int wirelink_step(struct wirelink *l)
 {
+	const struct ev *next;
 	uint64_t t = UINT64_MAX;
-	int r, src;
+	int r, src = -1;
 
 	l->st.steps++;
 	if (l->timer)
@@ -378,9 +375,9 @@ int wirelink_step(struct wirelink *l)
 		if (r < 0)
 			return r;
 	}
-	src = wire_next(l);
-	if (src >= 0)
-		t = wire_peek(l, src)->t;
+	next = wire_next(l, &src);
+	if (next)
+		t = next->t;
 	for (int side = 0; side < 2; side++) {
 		uint64_t d = tpchan_next_deadline(l->ch[side]);
 
@@ -391,7 +388,7 @@ int wirelink_step(struct wirelink *l)
 		return 0;
 	if (t > l->now)
 		l->now = t;
-	while ((src = wire_next(l)) >= 0 && wire_peek(l, src)->t <= l->now) {
+	for (; next && next->t <= l->now; next = wire_next(l, &src)) {
 		struct ev e = wire_pop(l, src);
 
 		r = tpchan_rx(l->ch[e.to], e.buf, e.len, l->now);
