@@ -875,6 +875,49 @@ static void test_connects_asked_of_us_are_limited(void **state)
 	run_ms(50);
 }
 
+/* A hello's max_inflight_bytes outside PEER_INFLIGHT_MIN..MAX counts as the
+ * nearest bound, so that a later daemon with a wider range still meets
+ * this one; absent (an older daemon) it is 0. */
+static void test_hello_max_inflight_bytes_is_clamped(void **state)
+{
+	static const struct {
+		bool has;
+		uint64_t sent, want;
+	} cases[] = {
+		{ false, 0, 0 },
+		{ true, 1, PEER_INFLIGHT_MIN },
+		{ true, PEER_INFLIGHT_MIN - 1, PEER_INFLIGHT_MIN },
+		{ true, 3u << 20, 3u << 20 },
+		{ true, PEER_INFLIGHT_MAX + 1, PEER_INFLIGHT_MAX },
+		{ true, UINT64_MAX, PEER_INFLIGHT_MAX },
+	};
+	struct side b = { 0 };
+
+	assert_int_equal(start(&b, "b", port_b, peers_ab, 40100, resolve_b), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		UcclPeer__PeerMsg m, *r;
+		UcclPeer__Hello h;
+		struct peer_info info = { 0 };
+		int fd = fake_dial(port_b);
+
+		fake_hello_msg(&m, &h, "a", NULL);
+		h.has_max_inflight_bytes = cases[i].has;
+		h.max_inflight_bytes = cases[i].sent;
+		fake_send(fd, &m);
+		r = fake_recv(fd);
+		assert_non_null(r);
+		assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_HELLO);
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		assert_true(run_until_count(&b.ups, (int)i + 1));
+		assert_int_equal(peer_get(b.pm, "a", &info), 0);
+		assert_int_equal(info.max_inflight_bytes, cases[i].want);
+		close(fd);
+		assert_true(run_until_count(&b.downs, (int)i + 1));
+	}
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
 /* ---- authentication (peer_key_file) ---------------------------------------------- */
 
 static char key1[64], key2[64];   /* files holding two different keys */
@@ -1485,6 +1528,7 @@ int main(void)
 		cmocka_unit_test(test_conn_close),
 		cmocka_unit_test(test_conn_close_to_a_peer_that_does_not_read),
 		cmocka_unit_test(test_connects_asked_of_us_are_limited),
+		cmocka_unit_test(test_hello_max_inflight_bytes_is_clamped),
 		cmocka_unit_test(test_connect_rep_never_asked),
 		cmocka_unit_test(test_reload_adds_and_removes),
 		cmocka_unit_test(test_auth_same_key_meets),
