@@ -9,7 +9,8 @@
 # through a wrapper in OUT/bin that starts it with the bundled loader, so the
 # other machine's libc does not matter. OUT/build mimics a build tree for
 # bench/run-remote-perf.sh. OUT defaults to ./devbundle (git-ignored there
-# with .git/info/exclude); about 56 MB.
+# with .git/info/exclude); about 56 MB. With NOLTO=DIR (a --disable-lto
+# build of the same tree) its daemon and engine benchmarks come too.
 set -eu
 build=$(cd "${1:?usage: make-bundle.sh BUILDDIR [OUT]}" && pwd)
 out=${2:-devbundle}
@@ -25,6 +26,15 @@ done
 # not installed (noinst): the control-path and per-hop benchmarks, linked
 # statically against the engine
 cp -L "$build/bench/tpchan_bench" "$build/bench/engine_turn_bench" "$out/libexec/"
+# NOLTO=DIR: a build of the same tree configured with --disable-lto; its
+# daemon and those two benchmarks come along as NAME.nolto, for an A/B of
+# link-time optimisation on the other machine's core (pack.sh runs it)
+if [ -n "${NOLTO:-}" ]; then
+	for x in daemon/ucclsvcd bench/tpchan_bench bench/engine_turn_bench; do
+		[ -f "$NOLTO/$x" ] || { echo "make-bundle.sh: $NOLTO/$x not built" >&2; exit 1; }
+		cp -L "$NOLTO/$x" "$out/libexec/$(basename "$x").nolto"
+	done
+fi
 for t in iperf3 sockperf ucx_perftest nft ethtool ip ss timeout taskset perf; do
 	b=$(command -v "$t") || { echo "make-bundle.sh: $t not installed, left out" >&2; continue; }
 	cp -L "$b" "$out/libexec/"
@@ -39,7 +49,9 @@ for f in "$out"/libexec/*; do
 		"$n" >"$out/bin/$n"
 	chmod +x "$out/bin/$n"
 done
-for x in daemon/ucclsvcd bench/uccl_rperf client/ucclctl; do
+wrapped="daemon/ucclsvcd bench/uccl_rperf client/ucclctl"
+[ -z "${NOLTO:-}" ] || wrapped="$wrapped daemon/ucclsvcd.nolto"
+for x in $wrapped; do
 	printf '#!/bin/sh\nB=$(cd "$(dirname "$0")/../.." && pwd)\nexec "$B/bin/%s" "$@"\n' "$(basename "$x")" >"$out/build/$x"
 	chmod +x "$out/build/$x"
 done

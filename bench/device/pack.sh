@@ -16,10 +16,15 @@
 # untimed warm-up and prints the faults left in the timed part), and
 # engine_turn_bench the same way (the engines' CPU per hop of the 64 B
 # ping-pong on this core: how much of the latency is their own work). The
-# CPU's model, clock and frequency governor go first (cpu.txt). Results
-# under OUT (default /tmp/out); about 5 minutes.
+# CPU's model, clock and frequency governor go first (cpu.txt). With a
+# bundle made with NOLTO (below), the daemon and both benchmarks built
+# without link-time optimisation run beside the default ones, alternating,
+# so that what LTO buys on this core is measured (the latency rounds get a
+# third entry, ucclsvcd.nolto). Results under OUT (default /tmp/out);
+# about 5 minutes, 7 with NOLTO.
 #
-#   bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
+#   sh scripts/build.sh build-nolto --disable-lto
+#   NOLTO=build-nolto bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
 R=$(cd "$(dirname "$0")/../.." && pwd)
 B=${BUNDLE:-$R/devbundle}
 OUT=${OUT:-/tmp/out}
@@ -34,8 +39,10 @@ export PATH="$B/bin:$PATH"
 	grep -o "hypervisor" /proc/cpuinfo | head -1
 } 2>&1 | tee "$OUT/cpu.txt"
 d=$B/build/daemon/ucclsvcd
-UCX=1 SAMPLES=${SAMPLES:-20000} timeout 240 bash "$R/bench/run-sig-lat.sh" "$B/build" \
-	"${ROUNDS:-5}" "$d" "$d:udp_pack = false" 2>&1 | tee "$OUT/sig-lat.txt"
+nolto=()
+[ -x "$d.nolto" ] && nolto=("$d.nolto")
+UCX=1 SAMPLES=${SAMPLES:-20000} timeout 300 bash "$R/bench/run-sig-lat.sh" "$B/build" \
+	"${ROUNDS:-5}" "$d" "$d:udp_pack = false" "${nolto[@]}" 2>&1 | tee "$OUT/sig-lat.txt"
 OUT=$OUT/lat ROUNDS=3 timeout 100 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
 cat "$OUT/lat/summary.txt"
 OUT=$OUT/rtt ROUNDS=3 CONFS="udp_pack = false
@@ -43,13 +50,19 @@ OUT=$OUT/rtt ROUNDS=3 CONFS="udp_pack = false
 cat "$OUT/rtt/summary.txt"
 # the control path on this core, with cycles and instructions: a slower
 # clock and fewer instructions per cycle tell different stories
-for i in 1 2 3; do
-	perf stat -e task-clock,cycles,instructions,page-faults timeout 60 "$B/bin/tpchan_bench" 327680 3 400 \
-		>>"$OUT/tpchan.txt" 2>&1
-done
-grep -E "median|cycles|instructions|task-clock|faults" "$OUT/tpchan.txt"
-for i in 1 2 3; do
-	perf stat -e task-clock,cycles,instructions,page-faults timeout 60 "$B/bin/engine_turn_bench" 100000 3 \
-		>>"$OUT/turn.txt" 2>&1
-done
-grep -E "median|cycles|instructions|task-clock|faults" "$OUT/turn.txt"
+# (with NOLTO, each run of the default build is followed by one without LTO)
+bench_runs() { # bench_runs NAME FILE ARGS...: three runs (each build) under perf stat
+	local name=$1 file=$2 v
+	shift 2
+	for i in 1 2 3; do
+		for v in "" .nolto; do
+			[ -z "$v" ] || [ -x "$B/bin/$name$v" ] || continue
+			echo "== $name$v" >>"$OUT/$file"
+			perf stat -e task-clock,cycles,instructions,page-faults timeout 60 "$B/bin/$name$v" "$@" \
+				>>"$OUT/$file" 2>&1
+		done
+	done
+	grep -E "^== |median|cycles|instructions|task-clock|faults" "$OUT/$file"
+}
+bench_runs tpchan_bench tpchan.txt 327680 3 400
+bench_runs engine_turn_bench turn.txt 100000 3
