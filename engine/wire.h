@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define WIRE_MAGIC        0x55u
 #define WIRE_PREFIX_LEN   4u           /* magic, version, type, flags */
@@ -121,7 +122,37 @@ struct wire_pkt {
 };
 
 /* Little-endian loads and stores, as the wire uses them (also for the
- * payloads the receiving layer defines, such as a get request). */
+ * payloads the receiving layer defines, such as a get request). On a
+ * little-endian host each is one unaligned load or store (memcpy); gcc
+ * did not always merge the byte-wise form once the writers were inlined,
+ * and a DATA header then took eight stores per field. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint32_t wire_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t wire_get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void wire_put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void wire_put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+#else
 static inline uint32_t wire_get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -143,6 +174,7 @@ static inline void wire_put64(uint8_t *p, uint64_t v)
 	wire_put32(p, (uint32_t)v);
 	wire_put32(p + 4, (uint32_t)(v >> 32));
 }
+#endif
 
 /* Decode len bytes. 0, or -EBADMSG (truncated, lengths inconsistent,
  * reserved bits set), -EPROTO (bad magic, unknown version or type).
