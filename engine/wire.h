@@ -125,7 +125,7 @@ struct wire_pkt {
  * payloads the receiving layer defines, such as a get request). On a
  * little-endian host each is one unaligned load or store (memcpy); gcc
  * did not always merge the byte-wise form once the writers were inlined,
- * and a DATA header then took eight stores per field. */
+ * and some of a DATA header's 64-bit fields took eight byte stores. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 static inline uint32_t wire_get32(const uint8_t *p)
 {
