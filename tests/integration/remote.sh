@@ -267,24 +267,39 @@ expect "malformed packets counted ($mal0 -> $mal1)" [ "$mal1" -gt "$mal0" ]
 expect "wrong-token packets counted ($tok0 -> $tok1)" [ "$tok1" -gt "$tok0" ]
 expect "daemon b still serving" "$UCCLCTL" --socket "$SOCK_B" status
 
+# kill_midway VICTIM NAME: a 64G transfer of NAME from a to b; once data
+# flows, daemon VICTIM (a or b) is killed. The client on the other side
+# (the sender when b dies, the receiver when a dies) must then fail: its
+# exit status in mid_rc, how long it took in mid_ms (its output printed);
+# the killed side's client goes too.
+kill_midway() {
+	"$XFER" --socket "$SOCK_B" --quiet recv "$2" >"$TMPD/$2.recv" 2>&1 &
+	RP=$!
+	sleep 0.2
+	rx0=$(chan_field "$SOCK_B" data_pkts_rx)
+	"$XFER" --socket "$SOCK_A" --bytes 64G --quiet send "node-b/$2" >"$TMPD/$2.send" 2>&1 &
+	SP=$!
+	expect "data flows a->b before $1 is killed" wait_flowing "$SOCK_B" "$rx0"
+	if [ "$1" = b ]; then
+		kill -9 "$PID_B"
+		waited=$SP other=$RP out=send
+	else
+		kill -9 "$PID_A"
+		waited=$RP other=$SP out=recv
+	fi
+	t0=$(date +%s%N)
+	wait "$waited"
+	mid_rc=$?
+	mid_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	kill -9 "$other" 2>/dev/null
+	wait "$other" 2>/dev/null
+	cat "$TMPD/$2.$out"
+}
+
 # 5. kill b mid-transfer: the sender fails in bounded time, a keeps going
-"$XFER" --socket "$SOCK_B" --quiet recv big3 >/dev/null 2>&1 &
-RP=$!
-sleep 0.2
-rx0=$(chan_field "$SOCK_B" data_pkts_rx)
-"$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big3 >"$TMPD/send3.out" 2>&1 &
-SP=$!
-expect "data flows a->b before b is killed" wait_flowing "$SOCK_B" "$rx0"
-kill -9 "$PID_B"
-t0=$(date +%s%N)
-wait $SP
-rc=$?
-t1=$(date +%s%N)
-ms=$(( (t1 - t0) / 1000000 ))
-kill -9 $RP 2>/dev/null
-wait $RP 2>/dev/null
+kill_midway b big3
+rc=$mid_rc ms=$mid_ms
 expect "sender failed after b died (rc $rc) in $ms ms (bound 15000)" eval '[ "$rc" -ne 0 ] && [ "$ms" -lt 15000 ]'
-cat "$TMPD/send3.out"
 expect "daemon a still serving" "$UCCLCTL" --socket "$SOCK_A" status
 for _ in $(seq 60); do [ "$(chan_field "$SOCK_A" peer)" = none ] && break; sleep 0.1; done
 expect "a dropped the channel to b" [ "$(chan_field "$SOCK_A" peer)" = none ]
@@ -314,23 +329,10 @@ rrc=$?
 expect "transfer to the restarted b verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
 
 # 7. kill a, the sender's daemon, mid-transfer: the receiver on b fails in
-#    bounded time, b keeps serving, and a comes back
-"$XFER" --socket "$SOCK_B" --quiet recv big5 >"$TMPD/recv5.out" 2>&1 &
-RP=$!
-sleep 0.2
-rx0=$(chan_field "$SOCK_B" data_pkts_rx)
-"$XFER" --socket "$SOCK_A" --bytes 64G --quiet send node-b/big5 >/dev/null 2>&1 &
-SP=$!
-# data flowing: the receiver is past its accept and waits for chunks
-expect "data flows a->b before a is killed" wait_flowing "$SOCK_B" "$rx0"
-kill -9 "$PID_A"
-t0=$(date +%s%N)
-wait $RP
-rrc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-kill -9 $SP 2>/dev/null
-wait $SP 2>/dev/null
-cat "$TMPD/recv5.out"
+#    bounded time, b keeps serving, and a comes back (data flowing: the
+#    receiver is past its accept and waits for chunks)
+kill_midway a big5
+rrc=$mid_rc ms=$mid_ms
 expect "receiver on b failed after a died (rc $rrc) in $ms ms (bound 15000)" \
 	eval '[ "$rrc" -ne 0 ] && [ "$ms" -lt 15000 ]'
 expect "daemon b still serving" "$UCCLCTL" --socket "$SOCK_B" status
