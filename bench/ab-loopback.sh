@@ -30,6 +30,7 @@ case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rou
 [ -x "$rperf" ] || die "$rperf not found (build first)"
 for b in "$@"; do [ -x "$b" ] || die "$b is not an executable daemon"; done
 
+. "$(dirname "$0")/loopd.sh"          # loopd_confs
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-ab.XXXXXX")
 pids=()
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; pids=(); }
@@ -40,15 +41,8 @@ for r in $(seq "$rounds"); do
 	for b in "$@"; do
 		d=$tmp/$r-${#pids[@]}-$RANDOM
 		mkdir -p "$d"
-		read -r pa pb < <(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+		loopd_confs "$d" "$conf"
 		for n in a b; do
-			if [ $n = a ]; then port=$pa; else port=$pb; fi
-			printf 'peer_listen = 127.0.0.1:%s\npeers = node-a=127.0.0.1:%s, node-b=127.0.0.1:%s\nhost_name = node-%s\n%s\n' \
-				"$port" "$pa" "$pb" "$n" "$conf" >"$d/$n.conf"
 			timeout $((secs + 60)) "$b" --config "$d/$n.conf" --runtime-dir "$d/$n" 2>"$d/$n.log" &
 			pids+=($!)
 		done

@@ -65,19 +65,8 @@ sock=$tmp/ucclsvcd.sock
 # exists; peered, the defaults plus the lines peering needs
 conf_a=/dev/null
 if [ "$peered" = 1 ]; then
-	set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-	for n in a b; do
-		if [ $n = a ]; then port=$1; else port=$2; fi
-		printf 'peer_listen = 127.0.0.1:%s
-peers = a=127.0.0.1:%s, b=127.0.0.1:%s
-host_name = %s
-' \
-			"$port" "$1" "$2" "$n" >"$tmp/$n.conf"
-	done
+	. "$(dirname "$0")/loopd.sh"      # loopd_confs
+	loopd_confs "$tmp" ""
 	conf_a=$tmp/a.conf
 	mkdir -p "$tmp/b"
 	"$daemon" --config "$tmp/b.conf" --runtime-dir "$tmp/b" >"$tmp/b.log" 2>&1 &
