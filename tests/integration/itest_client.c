@@ -30,6 +30,13 @@
  *                       shut it down for writing, keeping it open), try to
  *                       pass it a descriptor first (refused), print
  *                       "closed", then stay attached for SECONDS
+ *   fserve NAME GO      a 64 KiB region with known bytes, its key sent to
+ *                       the peer that connects to NAME; after the peer's
+ *                       signal, prints "ready", waits for the file GO, and
+ *                       checks that only the peer's own put changed it
+ *   fclient TARGET GO   connects, puts 64 B at offset 4096 of the server's
+ *                       region, signals, prints "put done", keeps the
+ *                       connection until the file GO exists
  *   daemondies [pipe]   an endpoint whose daemon is killed: waits end with
  *                       -ECONNRESET and ringing the doorbell raises no
  *                       SIGPIPE; with pipe, the doorbell is first made a
@@ -820,6 +827,87 @@ static int mode_peer(const char *name)
 	return failures ? 1 : 0;
 }
 
+/* ---- a region under forged packets (forged_keys.sh) ---- */
+
+#define FREG 65536u
+#define FPUT_OFF 4096u
+#define FPUT_LEN 64u
+
+/* Until the file go exists, at most T_MS. */
+static bool wait_file(const char *go)
+{
+	for (int64_t t0 = now_ms(); now_ms() - t0 < T_MS; usleep(10000))
+		if (access(go, F_OK) == 0)
+			return true;
+	return false;
+}
+
+static int mode_fserve(const char *name, const char *go)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr, *kmr;
+	struct cq_stash st = { .n = 0 };
+	uint8_t *want;
+	uint32_t conn;
+	int r;
+
+	who = " [fserve]";
+	TRY(NULL, uccl_attach(NULL, "itest-fserve", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, FREG, &mr));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
+	want = malloc(FREG);
+	if (!want)
+		die("malloc", -ENOMEM, NULL);
+	fill(uccl_mr_addr(mr), FREG, 43);
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_listen(ep, name));
+	TRY(ctx, uccl_accept(ep, T_MS, &conn));
+	*(uint64_t *)uccl_mr_addr(kmr) = uccl_mr_key(mr);
+	TRY(ctx, uccl_send(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
+	check(op_res(ep, &st, 1) == 0, "the region's key sent");
+	r = uccl_wait(ep, conn, 1, T_MS);
+	check(r == 0, "the peer's put signalled (%s)", uccl_strerror(r));
+	/* what the region must hold from now on: its bytes and the put's */
+	fill(want, FREG, 43);
+	fill(want + FPUT_OFF, FPUT_LEN, 44);
+	check(memcmp(uccl_mr_addr(mr), want, FREG) == 0, "the peer's put landed, nothing else changed");
+	printf("ready\n");
+	check(wait_file(go), "told to look again");
+	check(memcmp(uccl_mr_addr(mr), want, FREG) == 0, "the region is unchanged after the forged packets");
+	free(want);
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+static int mode_fclient(const char *target, const char *go)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *src, *kmr;
+	struct cq_stash st = { .n = 0 };
+	uint32_t conn;
+
+	who = " [fclient]";
+	TRY(NULL, uccl_attach(NULL, "itest-fclient", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &src));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
+	fill(uccl_mr_addr(src), FPUT_LEN, 44);
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_connect(ep, target, T_MS, &conn));
+	TRY(ctx, uccl_recv(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
+	check(op_res(ep, &st, 1) == 0, "the server's key received");
+	TRY(ctx, uccl_put(ep, conn, src, 0, *(uint64_t *)uccl_mr_addr(kmr), FPUT_OFF, FPUT_LEN, 0, 2));
+	TRY(ctx, uccl_signal(ep, conn, 0, 3));
+	check(op_res(ep, &st, 2) == 0, "put of %u B", FPUT_LEN);
+	check(op_res(ep, &st, 3) == 0, "signal");
+	printf("put done\n");
+	/* the connection stays: the forged packets name it */
+	check(wait_file(go), "told to go");
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
 /* ---- a doorbell closed by the client ---- */
 
 /* Close every pipe write end the process holds, the endpoint's doorbell
@@ -1211,9 +1299,14 @@ int main(int argc, char **argv)
 		return mode_hup((unsigned)atoi(argv[2]), argc >= 4 && strcmp(argv[3], "shut") == 0);
 	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
 		return mode_badinput(argv[2]);
+	if (argc >= 4 && strcmp(argv[1], "fserve") == 0)
+		return mode_fserve(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "fclient") == 0)
+		return mode_fclient(argv[2], argv[3]);
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"
-		"hold NAME|peer NAME|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]\n");
+		"hold NAME|peer NAME|fserve NAME GO|fclient TARGET GO|badinput SOCKET|daemondies [pipe]|"
+		"hup SECONDS [shut]\n");
 	return 2;
 }

@@ -34,8 +34,6 @@ SOCK_A=$TMPD/ra/ucclsvcd.sock
 SOCK_B=$TMPD/rb/ucclsvcd.sock
 PID_A= PID_B=
 
-# stat SOCK NAME: an engine counter, summed over the threads
-stat() { ctl_py "$1" stats "[s['value'] for s in d['stats'] if s['name'] == '$2'][0]"; }
 # tx SOCK I J [FIELD]: data packets sent (or FIELD) so far on sub-channel (our I, its J)
 tx() {
 	ctl_py "$1" channels "sum(c['${4:-data_pkts_tx}'] for c in d['channels'] \
@@ -96,24 +94,24 @@ expect "... in its text too" eval '"$UCCLCTL" --socket "$SOCK_A" status | grep -
 
 # 1. a -> b, one endpoint pair (each on thread 0: the first endpoint of
 # its daemon): puts of 1 MiB split in two
-p0=$(stat "$SOCK_A" lane_parts) t11=$(tx "$SOCK_A" 1 1) b0=$(tx "$SOCK_B" 1 1 data_pkts_rx)
+p0=$(eng_stat "$SOCK_A" lane_parts) t11=$(tx "$SOCK_A" 1 1) b0=$(tx "$SOCK_B" 1 1 data_pkts_rx)
 expect "a -> b: 64M verified with lanes" xfer "$SOCK_A" "$SOCK_B" node-b l1 64M
-p1=$(stat "$SOCK_A" lane_parts) u11=$(tx "$SOCK_A" 1 1)
+p1=$(eng_stat "$SOCK_A" lane_parts) u11=$(tx "$SOCK_A" 1 1)
 expect "a split its puts (lane parts $p0 -> $p1)" [ "$p1" -ge $((p0 + 64)) ]
 expect "sub-channel 1>1 carried the parts ($t11 -> $u11 data packets)" [ "$u11" -gt "$t11" ]
 b1=$(tx "$SOCK_B" 1 1 data_pkts_rx)
 expect "b's thread 1 received them ($b0 -> $b1 data packets)" [ "$b1" -gt "$b0" ]
 
 # 2. b -> a: the daemon that accepted the connection splits too
-q0=$(stat "$SOCK_B" lane_parts)
+q0=$(eng_stat "$SOCK_B" lane_parts)
 expect "b -> a: 32M verified with lanes" xfer "$SOCK_B" "$SOCK_A" node-a l2 32M
-q1=$(stat "$SOCK_B" lane_parts)
+q1=$(eng_stat "$SOCK_B" lane_parts)
 expect "b split its puts (lane parts $q0 -> $q1)" [ "$q1" -gt "$q0" ]
 
 # 2b. every primitive between them (itest_client pserve/pclient, as in
 # remote.sh): its 1 MiB puts and get are split, into and out of memfd and
 # registered memory, beside its signals, flush, sends and strict order
-g0=$(stat "$SOCK_A" lane_parts) h0=$(stat "$SOCK_B" lane_parts)
+g0=$(eng_stat "$SOCK_A" lane_parts) h0=$(eng_stat "$SOCK_B" lane_parts)
 UCCL_SOCKET=$SOCK_B "$ITEST" pserve prims >"$TMPD/pserve.out" 2>&1 &
 SP=$!
 wait_ep "$SOCK_B" prims
@@ -124,7 +122,7 @@ src=$?
 expect "every primitive across the lanes: client passed (rc $rc)" [ "$rc" -eq 0 ]
 expect "... server passed (rc $src)" [ "$src" -eq 0 ]
 [ "$rc" -eq 0 ] && [ "$src" -eq 0 ] || cat "$TMPD/pclient.out" "$TMPD/pserve.out"
-g1=$(stat "$SOCK_A" lane_parts) h1=$(stat "$SOCK_B" lane_parts)
+g1=$(eng_stat "$SOCK_A" lane_parts) h1=$(eng_stat "$SOCK_B" lane_parts)
 expect "both sides split puts or gets ($g0 -> $g1, $h0 -> $h1)" \
 	eval '[ "$g1" -gt "$g0" ] && [ "$h1" -gt "$h0" ]'
 
@@ -164,7 +162,7 @@ wait_ep "$SOCK_B" l3
 "$XFER" --socket "$SOCK_A" --bytes 4G --quiet send node-b/l3 >/dev/null 2>&1 &
 SP=$!
 for _ in $(seq 100); do
-	[ "$(stat "$SOCK_A" lane_parts)" -gt $((p1 + 16)) ] 2>/dev/null && break
+	[ "$(eng_stat "$SOCK_A" lane_parts)" -gt $((p1 + 16)) ] 2>/dev/null && break
 	sleep 0.05
 done
 kill -9 $SP
@@ -173,14 +171,14 @@ kill -9 $RP
 wait $RP 2>/dev/null
 expect "a still answers" eval '"$UCCLCTL" --socket "$SOCK_A" status >/dev/null'
 expect "b still answers" eval '"$UCCLCTL" --socket "$SOCK_B" status >/dev/null'
-r0=$(stat "$SOCK_A" lane_parts)
+r0=$(eng_stat "$SOCK_A" lane_parts)
 expect "a -> b after the kill: 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l4 32M
-r1=$(stat "$SOCK_A" lane_parts)
+r1=$(eng_stat "$SOCK_A" lane_parts)
 expect "... split again ($r0 -> $r1)" [ "$r1" -gt "$r0" ]
 # every client is gone: so are the shadow endpoints of its lanes
 no_shadows() {
 	for _ in $(seq 100); do
-		[ "$(stat "$SOCK_A" shadow_eps)" = 0 ] && [ "$(stat "$SOCK_B" shadow_eps)" = 0 ] && return 0
+		[ "$(eng_stat "$SOCK_A" shadow_eps)" = 0 ] && [ "$(eng_stat "$SOCK_B" shadow_eps)" = 0 ] && return 0
 		sleep 0.05
 	done
 	return 1
@@ -194,9 +192,9 @@ expect "b exits 0 on SIGTERM" [ "$?" -eq 0 ]
 write_conf "$TMPD/b.conf" node-b "$PB" 0
 start b
 expect "a: 2 x 2 sub-channels up again" wait_nchans "$SOCK_A" 4
-s0=$(stat "$SOCK_A" lane_parts)
+s0=$(eng_stat "$SOCK_A" lane_parts)
 expect "a -> b (lanes = 0 there): 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l5 32M
-s1=$(stat "$SOCK_A" lane_parts)
+s1=$(eng_stat "$SOCK_A" lane_parts)
 expect "... without splitting ($s0 -> $s1)" [ "$s1" = "$s0" ]
 
 kill -TERM "$PID_A" "$PID_B"

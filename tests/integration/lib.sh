@@ -126,6 +126,10 @@ except ValueError:
 print(eval(sys.argv[1]))' "$3"
 }
 
+# eng_stat SOCK NAME: the engine counter NAME (ucclctl stats: summed over
+# the engine threads)
+eng_stat() { ctl_py "$1" stats "[s['value'] for s in d['stats'] if s['name'] == '$2'][0]"; }
+
 # chan_field SOCK FIELD: FIELD of the only channel in ucclctl --json channels,
 # "none" without a channel, "noreply" if the daemon did not answer
 chan_field() {

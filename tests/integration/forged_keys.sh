@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Forged DATA packets that pass the token check, from a raw UDP sender that
+# read a real packet off the wire (root: a packet socket on lo): a put past
+# the end of the target region, one whose offset wraps, and one with a
+# guessed key. The receiving daemon refuses each and counts it by reason
+# (rx_refused_range, rx_refused_access in ucclctl stats); the region is
+# unchanged byte for byte; both daemons keep serving. (The token is not a
+# cryptographic authenticator, docs/wire-protocol.md: what stops these is
+# the key and range check.) All traffic stays on 127.0.0.1.
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "skip: reading packets off lo needs root"
+	exit 77
+fi
+set -- $(free_ports 2)
+PA=$1 PB=$2
+pair_confs "$PA" "$PB" "data_port = 0"
+# a sends one packet a datagram (the sniffer below reads the first one);
+# b takes more paths than a, so the forger can speak from a port in a's
+# range that a does not use (b knows a's packets by their source port)
+echo "udp_pack = false" >>"$TMPD/a.conf"
+sed -i 's/^data_paths = 4$/data_paths = 8/' "$TMPD/b.conf"
+start_pair
+DPA=$(data_port a)
+DPB=$(data_port b)
+expect "data ports known ($DPA, $DPB)" eval '[ -n "$DPA" ] && [ -n "$DPB" ]'
+rng0=$(eng_stat "$SOCK_B" rx_refused_range)
+acc0=$(eng_stat "$SOCK_B" rx_refused_access)
+ref0=$(chan_field "$SOCK_B" drop_refused)
+
+# the sniffer-forger: reads a->b DATA until the client's put is done, then
+# sends three forged puts for the same connection, key and token
+python3 - "$DPA" "$DPB" "$TMPD/put.done" >"$TMPD/forge.out" 2>&1 <<'EOF' &
+import os, socket, struct, sys, time
+dpa, dpb, done = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+HDR = "<BBBBBBHIIQIIQQQQQQIIQ"       # DATA, docs/wire-protocol.md
+raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+raw.bind(("lo", 0))
+raw.settimeout(0.05)
+print("sniffing", flush=True)
+put, max_psn, max_msg, t_end = None, None, 0, None
+while t_end is None or time.time() < t_end:
+    if t_end is None and os.path.exists(done):
+        t_end = time.time() + 0.3         # what is still on its way
+    try:
+        frame, addr = raw.recvfrom(70000)
+    except socket.timeout:
+        continue
+    if addr[2] != socket.PACKET_HOST or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        continue
+    ip = 14 + (frame[14] & 15) * 4
+    sport, dport = struct.unpack(">HH", frame[ip:ip + 4])
+    if dport != dpb or not dpa <= sport < dpa + 4:
+        continue
+    o = ip + 8
+    while len(frame) - o >= 96 and frame[o:o + 3] == b"\x55\x04\x01":  # GSO: DATA back to back
+        h = list(struct.unpack_from(HDR, frame, o))
+        psn, plen, msg = h[7], h[8], h[12]
+        max_psn = psn if max_psn is None or (psn - max_psn) & 0x80000000 == 0 else max_psn
+        max_msg = max(max_msg, msg)
+        if h[4] == 2 and plen == 64 and h[16] == 4096:
+            put = h
+        o += 96 + plen
+if put is None:
+    print("no put seen"); sys.exit(1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", dpa + 6))
+key = put[15]
+for k, (rkey, roff) in enumerate([(key, 65536 - 32), (key, 2**64 - 8),
+                                  (key ^ 0x5a5a5a5a5a5a5a5a, 0)]):
+    h = list(put)
+    h[6] = 6                               # path: the port's index
+    h[7] = (max_psn + 1 + k) & 0xffffffff  # next in b's window
+    h[12] = max_msg + 1 + k                # a message of its own
+    h[15], h[16] = rkey, roff
+    h[20] = put[20] + 1 + k                # the put's number on the connection
+    s.sendto(struct.pack(HDR, *h) + b"\xee" * 64, ("127.0.0.1", dpb))
+print("forged 3 puts after psn", max_psn, "for key", hex(key))
+EOF
+FP=$!
+BG_PIDS="$BG_PIDS $FP"
+for _ in $(seq 100); do grep -q sniffing "$TMPD/forge.out" && break; sleep 0.05; done
+
+UCCL_SOCKET=$SOCK_B "$ITEST" fserve fk "$TMPD/go" >"$TMPD/fserve.out" 2>&1 &
+SVP=$!
+BG_PIDS="$BG_PIDS $SVP"
+sleep 0.2
+UCCL_SOCKET=$SOCK_A "$ITEST" fclient node-b/fk "$TMPD/go" >"$TMPD/fclient.out" 2>&1 &
+CLP=$!
+BG_PIDS="$BG_PIDS $CLP"
+for _ in $(seq 200); do grep -q "put done" "$TMPD/fclient.out" && break; sleep 0.05; done
+touch "$TMPD/put.done"
+wait $FP
+frc=$?
+cat "$TMPD/forge.out"
+expect "the forger read a's put off lo and sent its packets (rc $frc)" [ "$frc" -eq 0 ]
+# counted once b's engine has taken them
+for _ in $(seq 100); do
+	[ "$(eng_stat "$SOCK_B" rx_refused_access)" != "$acc0" ] && break
+	sleep 0.05
+done
+rng1=$(eng_stat "$SOCK_B" rx_refused_range)
+acc1=$(eng_stat "$SOCK_B" rx_refused_access)
+ref1=$(chan_field "$SOCK_B" drop_refused)
+expect "two puts out of the region's range refused ($rng0 -> $rng1)" [ "$rng1" -eq $((rng0 + 2)) ]
+expect "one put with a guessed key refused ($acc0 -> $acc1)" [ "$acc1" -eq $((acc0 + 1)) ]
+expect "the channel counts three refused packets ($ref0 -> $ref1)" [ "$ref1" -eq $((ref0 + 3)) ]
+touch "$TMPD/go"
+wait $SVP
+src=$?
+wait $CLP
+crc=$?
+cat "$TMPD/fserve.out" "$TMPD/fclient.out"
+expect "the region holds its own bytes and the real put's, nothing forged (rc $src)" [ "$src" -eq 0 ]
+expect "the client's put and signal succeeded (rc $crc)" [ "$crc" -eq 0 ]
+expect "daemon b still serving" eval '"$UCCLCTL" --socket "$SOCK_B" status >/dev/null'
+expect "daemon a still serving" eval '"$UCCLCTL" --socket "$SOCK_A" status >/dev/null'
+if [ "$FAILS" -ne 0 ]; then
+	for n in a b; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
+	exit 1
+fi
+exit 0
