@@ -1178,6 +1178,12 @@ turn:
 				want = (int)fit;
 			if (want > TX_CHUNK)
 				want = TX_CHUNK;
+			/* nothing due: skip handing out the buffers (an idle
+			 * engine asks every live channel on every poll) */
+			if (!tpchan_tx_ready(ch->tp, now_ns)) {
+				ch->deficit = 0;
+				break;
+			}
 			for (int i = 0; i < want; i++)
 				tp[i].buf = out[n + i].buf;
 			r = tpchan_tx(ch->tp, now_ns, tp, want);
