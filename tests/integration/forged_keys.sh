@@ -13,6 +13,10 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "skip: reading packets off lo needs root"
 	exit 77
 fi
+if ! python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW).bind(("lo", 0))' 2>/dev/null; then
+	echo "skip: no packet socket on lo here (CAP_NET_RAW?)"
+	exit 77
+fi
 set -- $(free_ports 2)
 PA=$1 PB=$2
 pair_confs "$PA" "$PB" "data_port = 0"
