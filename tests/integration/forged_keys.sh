@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Forged DATA packets that pass the token check, from a raw UDP sender that
-# read a real packet off the wire (root: a packet socket on lo): a put past
-# the end of the target region, one whose offset wraps, and one with a
-# guessed key. The receiving daemon refuses each and counts it by reason
-# (rx_refused_range, rx_refused_access in ucclctl stats); the region is
-# unchanged byte for byte; both daemons keep serving. (The token is not a
+# read a real packet off the wire (root: a packet socket on lo): puts past
+# the end of the target region, with a wrapping offset and with a guessed
+# key, and gets past the end, of 2^64-1 bytes and with a guessed key. The
+# receiving daemon refuses each and counts it by reason (rx_refused_range,
+# rx_refused_access in ucclctl stats); the region is unchanged byte for
+# byte, no get is answered, and both daemons keep serving. (The token is not a
 # cryptographic authenticator, docs/wire-protocol.md: what stops these is
 # the key and range check.) All traffic stays on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
@@ -29,12 +30,9 @@ start_pair
 DPA=$(data_port a)
 DPB=$(data_port b)
 expect "data ports known ($DPA, $DPB)" eval '[ -n "$DPA" ] && [ -n "$DPB" ]'
-rng0=$(eng_stat "$SOCK_B" rx_refused_range)
-acc0=$(eng_stat "$SOCK_B" rx_refused_access)
-ref0=$(chan_field "$SOCK_B" drop_refused)
 
 # the sniffer-forger: reads a->b DATA until the client's put is done, then
-# sends three forged puts for the same connection, key and token
+# sends forged puts and gets for the same connection, key and token
 python3 - "$DPA" "$DPB" "$TMPD/put.done" >"$TMPD/forge.out" 2>&1 <<'EOF' &
 import os, socket, struct, sys, time
 dpa, dpb, done = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -70,17 +68,30 @@ if put is None:
     print("no put seen"); sys.exit(1)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", dpa + 6))
-key = put[15]
-for k, (rkey, roff) in enumerate([(key, 65536 - 32), (key, 2**64 - 8),
-                                  (key ^ 0x5a5a5a5a5a5a5a5a, 0)]):
+key, bad = put[15], put[15] ^ 0x5a5a5a5a5a5a5a5a
+# puts of 64 B: past the end, a wrapping offset, a guessed key; gets
+# (a 16-byte request: u64 length, u64 id) past the end, of 2^64-1 bytes,
+# with a guessed key
+forged = [(2, key, 65536 - 32, 64), (2, key, 2**64 - 8, 64), (2, bad, 0, 64),
+          (3, key, 65536 - 32, 64), (3, key, 0, 2**64 - 1), (3, bad, 0, 64)]
+nput = 0
+for k, (op, rkey, roff, n) in enumerate(forged):
     h = list(put)
+    h[4] = op
     h[6] = 6                               # path: the port's index
     h[7] = (max_psn + 1 + k) & 0xffffffff  # next in b's window
     h[12] = max_msg + 1 + k                # a message of its own
     h[15], h[16] = rkey, roff
-    h[20] = put[20] + 1 + k                # the put's number on the connection
-    s.sendto(struct.pack(HDR, *h) + b"\xee" * 64, ("127.0.0.1", dpb))
-print("forged 3 puts after psn", max_psn, "for key", hex(key))
+    if op == 2:
+        payload = b"\xee" * n
+        h[20] = put[20] + 1 + nput         # the put's number on the connection
+        nput += 1
+    else:
+        payload = struct.pack("<QQ", n, 1000 + k)
+        h[20] = 0
+    h[8] = h[13] = len(payload)            # payload_len, msg_len
+    s.sendto(struct.pack(HDR, *h) + payload, ("127.0.0.1", dpb))
+print("forged", len(forged), "puts and gets after psn", max_psn, "for key", hex(key))
 EOF
 FP=$!
 BG_PIDS="$BG_PIDS $FP"
@@ -94,6 +105,11 @@ UCCL_SOCKET=$SOCK_A "$ITEST" fclient node-b/fk "$TMPD/go" >"$TMPD/fclient.out" 2
 CLP=$!
 BG_PIDS="$BG_PIDS $CLP"
 for _ in $(seq 200); do grep -q "put done" "$TMPD/fclient.out" && break; sleep 0.05; done
+# b's counters once the real traffic is done (the key went b->a as DATA)
+rng0=$(eng_stat "$SOCK_B" rx_refused_range)
+acc0=$(eng_stat "$SOCK_B" rx_refused_access)
+ref0=$(chan_field "$SOCK_B" drop_refused)
+dtx0=$(chan_field "$SOCK_B" data_pkts_tx)
 touch "$TMPD/put.done"
 wait $FP
 frc=$?
@@ -107,9 +123,11 @@ done
 rng1=$(eng_stat "$SOCK_B" rx_refused_range)
 acc1=$(eng_stat "$SOCK_B" rx_refused_access)
 ref1=$(chan_field "$SOCK_B" drop_refused)
-expect "two puts out of the region's range refused ($rng0 -> $rng1)" [ "$rng1" -eq $((rng0 + 2)) ]
-expect "one put with a guessed key refused ($acc0 -> $acc1)" [ "$acc1" -eq $((acc0 + 1)) ]
-expect "the channel counts three refused packets ($ref0 -> $ref1)" [ "$ref1" -eq $((ref0 + 3)) ]
+dtx1=$(chan_field "$SOCK_B" data_pkts_tx)
+expect "two puts and two gets out of the region's range refused ($rng0 -> $rng1)" [ "$rng1" -eq $((rng0 + 4)) ]
+expect "a put and a get with a guessed key refused ($acc0 -> $acc1)" [ "$acc1" -eq $((acc0 + 2)) ]
+expect "the channel counts six refused packets ($ref0 -> $ref1)" [ "$ref1" -eq $((ref0 + 6)) ]
+expect "b sent no data back: no get was answered ($dtx0 -> $dtx1)" [ "$dtx1" -eq "$dtx0" ]
 touch "$TMPD/go"
 wait $SVP
 src=$?
