@@ -34,10 +34,20 @@ expect "data ports known ($DPA, $DPB)" eval '[ -n "$DPA" ] && [ -n "$DPB" ]'
 # the sniffer-forger: reads a->b DATA until the client's put is done, then
 # sends forged puts and gets for the same connection, key and token
 python3 - "$DPA" "$DPB" "$TMPD/put.done" >"$TMPD/forge.out" 2>&1 <<'EOF' &
-import os, socket, struct, sys, time
+import ctypes, os, socket, struct, sys, time
 dpa, dpb, done = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 HDR = "<BBBBBBHIIQIIQQQQQQIIQ"       # DATA, docs/wire-protocol.md
 raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+# only IPv4 UDP to b's port reaches us: other tests may run bulk
+# transfers on lo at the same time and would overflow this socket
+bpf = [(0x28, 0, 0, 12), (0x15, 0, 8, 0x800),     # ethertype IPv4
+       (0x30, 0, 0, 23), (0x15, 0, 6, 17),         # UDP
+       (0x28, 0, 0, 20), (0x45, 4, 0, 0x1fff),     # not a fragment
+       (0xb1, 0, 0, 14), (0x48, 0, 0, 16),         # destination port
+       (0x15, 0, 1, dpb), (0x06, 0, 0, 0x40000), (0x06, 0, 0, 0)]
+prog = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in bpf))
+raw.setsockopt(socket.SOL_SOCKET, 26, struct.pack("HL", len(bpf), ctypes.addressof(prog)))  # SO_ATTACH_FILTER
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
 raw.bind(("lo", 0))
 raw.settimeout(0.05)
 print("sniffing", flush=True)
