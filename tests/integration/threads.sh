@@ -156,11 +156,12 @@ SRP=$!
 expect "b: split listeners up" eval 'wait_ep "$SOCK_B" split.0 && wait_ep "$SOCK_B" split.1'
 expect "b: split.1 on thread 1" [ "$(ep_thread "$SOCK_B" split.1)" = 1 ]
 b00=$(tx "$SOCK_A" 0 0) b11=$(tx "$SOCK_A" 1 1)
-"$XFER" --socket "$SOCK_A" --bytes 256M --streams 2 send node-b/split >"$TMPD/ssend.out" 2>&1 &
+"$XFER" --socket "$SOCK_A" --bytes 1G --streams 2 send node-b/split >"$TMPD/ssend.out" 2>&1 &
 SSP=$!
-# meanwhile ucclctl paths (256M lasts long enough for a poll to find both
-# streams busy): one row per sub-channel, each thread's engine filling its
-# own rows (those that carry chunks show their 2 paths)
+# meanwhile ucclctl paths (1G lasts long enough for a poll to find both
+# streams busy: 256M took 0.2-0.3 s here, one or two polls of
+# ucclctl, and was missed): one row per sub-channel, each thread's engine
+# filling its own rows (those that carry chunks show their 2 paths)
 busy_paths() {
 	ctl_py "$SOCK_A" "paths node-b" "'%d %d %s' % (len(d['channels']),
 		sum(len(c['path_stats']) not in (0, c['paths']) for c in d['channels']),
@@ -180,8 +181,8 @@ rrc=$?
 cat "$TMPD/ssend.out"
 expect "ucclctl paths while it runs: 4 rows, 0>0 and 1>1 busy ($seen)" [ "$seen" = "4 0 0>0,1>1" ]
 a00=$(tx "$SOCK_A" 0 0) a11=$(tx "$SOCK_A" 1 1)
-expect "256M split over 2 streams, verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
-expect "the sender reports stream 1 on engine thread 1" grep -q "^stream  1: 128 MiB .* engine thread 1$" "$TMPD/ssend.out"
+expect "1G split over 2 streams, verified (rc $rc/$rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+expect "the sender reports stream 1 on engine thread 1" grep -q "^stream  1: 512 MiB .* engine thread 1$" "$TMPD/ssend.out"
 expect "sub-channel 0>0 carried it ($b00 -> $a00)" [ "$a00" -gt "$b00" ]
 expect "sub-channel 1>1 carried it ($b11 -> $a11)" [ "$a11" -gt "$b11" ]
 
