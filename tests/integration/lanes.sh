@@ -57,9 +57,7 @@ wait_ep() {
 }
 finish_both() {
 	for n in a b; do
-		if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/$n.log"; then
-			fail "sanitizer report in $n's log"
-		fi
+		sanitized "$TMPD/$n.log" || fail "sanitizer report in $n's log"
 	done
 	if [ "$FAILS" -ne 0 ]; then
 		echo "--- a.log ---"; cat "$TMPD/a.log"; echo "--- b.log ---"; cat "$TMPD/b.log"

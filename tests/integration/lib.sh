@@ -51,6 +51,9 @@ start_daemon() {
 	export UCCL_SOCKET=$TMPD/run/ucclsvcd.sock
 }
 
+# sanitized LOG: no sanitizer report in LOG (the caller fails the test)
+sanitized() { ! grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$1"; }
+
 # stop_daemon: SIGTERM must drain and exit 0; sanitizer reports fail the test
 stop_daemon() {
 	local rc=0
@@ -58,9 +61,7 @@ stop_daemon() {
 	wait "$DAEMON_PID" || rc=$?
 	DAEMON_PID=
 	expect "daemon exits 0 on SIGTERM (rc $rc)" [ "$rc" -eq 0 ]
-	if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/daemon.log"; then
-		fail "sanitizer report in the daemon log"; cat "$TMPD/daemon.log"
-	fi
+	sanitized "$TMPD/daemon.log" || { fail "sanitizer report in the daemon log"; cat "$TMPD/daemon.log"; }
 }
 
 finish() {
@@ -95,6 +96,29 @@ start_named() {
 
 # data_port NAME: the data port daemon NAME's log announced last
 data_port() { sed -n 's/.*data plane on udp [0-9.]*:\([0-9]*\) .*/\1/p' "$TMPD/$1.log" | tail -n 1; }
+
+# stop_named NAME PID: SIGTERM daemon NAME (pid PID); it must exit 0 and
+# its log ($TMPD/NAME.log) hold no sanitizer report
+stop_named() {
+	local rc=0
+	kill -TERM "$2"
+	wait "$2" || rc=$?
+	expect "daemon $1 exits 0 on SIGTERM (rc $rc)" [ "$rc" -eq 0 ]
+	sanitized "$TMPD/$1.log" || fail "sanitizer report in daemon $1's log"
+}
+
+# finish_pair: stops daemons a and b (PID_A, PID_B) with stop_named and
+# exits as finish does, printing both logs on a failure
+finish_pair() {
+	[ -z "${PID_A:-}" ] || stop_named a "$PID_A"
+	[ -z "${PID_B:-}" ] || stop_named b "$PID_B"
+	PID_A= PID_B=
+	if [ "$FAILS" -ne 0 ]; then
+		for n in a b; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
+		exit 1
+	fi
+	exit 0
+}
 
 # start a|b: start_named for daemon a or b, its pid in PID_A or PID_B
 start() {
@@ -155,12 +179,13 @@ pair_confs() {
 }
 
 # start_pair: starts daemons a and b (after pair_confs), their sockets in
-# SOCK_A and SOCK_B, and expects the channel up both ways
+# SOCK_A and SOCK_B, pids in PID_A and PID_B, and expects the channel up
+# both ways
 start_pair() {
 	SOCK_A=$TMPD/ra/ucclsvcd.sock
 	SOCK_B=$TMPD/rb/ucclsvcd.sock
-	start_named a
-	start_named b
+	start a
+	start b
 	expect "channel a->b up" wait_chan "$SOCK_A"
 	expect "channel b->a up" wait_chan "$SOCK_B"
 }

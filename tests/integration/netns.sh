@@ -352,7 +352,5 @@ fi
 stop a "$PID_A"
 stop b "$PID_B"
 PID_A= PID_B=
-if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/a.log" "$TMPD/b.log"; then
-	fail "sanitizer report in a daemon log"
-fi
+sanitized "$TMPD/a.log" && sanitized "$TMPD/b.log" || fail "sanitizer report in a daemon log"
 finish_both

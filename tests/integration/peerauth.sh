@@ -116,7 +116,5 @@ err=$(peer_field "$SOCK_A" last_error)
 expect "a keyed, b not: a's last_error says b has no key ($err)" eval 'echo "$err" | grep -q "node-b has no key"'
 expect "and the peer is not up" [ "$(peer_field "$SOCK_A" state)" != up ]
 
-if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/a.log" "$TMPD/b.log"; then
-	fail "sanitizer report in a daemon log"
-fi
+sanitized "$TMPD/a.log" && sanitized "$TMPD/b.log" || fail "sanitizer report in a daemon log"
 finish_all

@@ -286,19 +286,9 @@ printf 'peer_listen = 127.0.0.1:%s\nhost_name = busy\n' "$PA" >"$TMPD/busy.conf"
 	expect "a busy peer_listen stops the start with a reason" grep -q "peer_listen 127.0.0.1:$PA: Address already in use" "$TMPD/busy.err"
 
 # ---- stop ----------------------------------------------------------------------------------------
-for x in a b; do
-	if [ $x = a ]; then pid=$PID_A; else pid=$PID_B; fi
-	rc=0
-	kill -TERM "$pid"
-	wait "$pid" || rc=$?
-	expect "daemon $x exits 0 on SIGTERM (rc $rc)" [ "$rc" -eq 0 ]
-	if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/$x.log"; then
-		fail "sanitizer report in daemon $x's log"
-	fi
-done
-if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/c.log"; then
-	fail "sanitizer report in daemon c's log"
-fi
+stop_named a "$PID_A"
+stop_named b "$PID_B"
+sanitized "$TMPD/c.log" || fail "sanitizer report in daemon c's log"
 if [ "$FAILS" -ne 0 ]; then
 	echo "--- a.log ---"; cat "$TMPD/a.log"
 	echo "--- b.log ---"; cat "$TMPD/b.log"

@@ -83,14 +83,6 @@ d = json.load(sys.stdin)
 print(d.get("status", d)["endpoints"])'
 }
 
-finish_both() {
-	if [ "$FAILS" -ne 0 ]; then
-		echo "--- a.log ---"; cat "$TMPD/a.log"; echo "--- b.log ---"; cat "$TMPD/b.log"
-		exit 1
-	fi
-	exit 0
-}
-
 start a
 start b
 expect "a: 2 x 2 sub-channels up" wait_nchans "$SOCK_A" 4
@@ -329,13 +321,5 @@ kill -TERM "$PID_C"
 wait "$PID_C"
 expect "daemon c exits 0 on SIGTERM" [ "$?" -eq 0 ]
 
-for p in $PID_A $PID_B; do
-	kill -TERM "$p"
-	wait "$p"
-	expect "daemon $p exits 0 on SIGTERM" [ "$?" -eq 0 ]
-done
-PID_A= PID_B=
-if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$TMPD/a.log" "$TMPD/b.log" "$TMPD/c.log"; then
-	fail "sanitizer report in a daemon log"
-fi
-finish_both
+sanitized "$TMPD/c.log" || fail "sanitizer report in daemon c's log"
+finish_pair
