@@ -32,8 +32,10 @@ expect() { # expect DESCRIPTION COMMAND...
 }
 
 # start_daemon [CONFIG]: runs ucclsvcd, waits for its socket, sets UCCL_SOCKET
+# (a socket left by a killed daemon is removed first, as in start_named)
 start_daemon() {
 	local conf=${1:-}
+	rm -f "$TMPD/run/ucclsvcd.sock"
 	if [ -n "$conf" ]; then
 		"$UCCLSVCD" --config "$conf" --runtime-dir "$TMPD/run" 2>"$TMPD/daemon.log" &
 	else
@@ -76,10 +78,13 @@ finish() {
 # start_named NAME [PREFIX...]: (re)starts the daemon configured by
 # $TMPD/NAME.conf, runtime dir $TMPD/rNAME, appending to $TMPD/NAME.log,
 # run through PREFIX (e.g. ip netns exec NS); waits for its socket; the pid
-# is in STARTED_PID.
+# is in STARTED_PID. The previous instance must be gone: the socket a
+# killed one left is removed first, else the wait below could take it for
+# the new one's (and then see it vanish as the daemon replaces it).
 start_named() {
 	local name=$1 dir=$TMPD/r$1 pid
 	shift
+	rm -f "$dir/ucclsvcd.sock"
 	"$@" "$UCCLSVCD" --config "$TMPD/$name.conf" --runtime-dir "$dir" 2>>"$TMPD/$name.log" &
 	pid=$!
 	BG_PIDS="$BG_PIDS $pid"
