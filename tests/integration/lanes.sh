@@ -55,16 +55,6 @@ wait_ep() {
 	for _ in $(seq 100); do [ -n "$(ep_thread "$1" "$2")" ] && return 0; sleep 0.05; done
 	return 1
 }
-finish_both() {
-	for n in a b; do
-		sanitized "$TMPD/$n.log" || fail "sanitizer report in $n's log"
-	done
-	if [ "$FAILS" -ne 0 ]; then
-		echo "--- a.log ---"; cat "$TMPD/a.log"; echo "--- b.log ---"; cat "$TMPD/b.log"
-		exit 1
-	fi
-	exit 0
-}
 # xfer FROM_SOCK TO_SOCK TARGET NAME BYTES: a verified transfer; 0 if both ends say so
 xfer() {
 	local rp rc rrc
@@ -184,9 +174,7 @@ no_shadows() {
 expect "no shadow endpoint is left on either daemon" no_shadows
 
 # 4. b restarted with lanes = 0: connections get no lanes, data still moves
-kill -TERM "$PID_B"
-wait "$PID_B"
-expect "b exits 0 on SIGTERM" [ "$?" -eq 0 ]
+stop_named b "$PID_B"
 write_conf "$TMPD/b.conf" node-b "$PB" 0
 start b
 expect "a: 2 x 2 sub-channels up again" wait_nchans "$SOCK_A" 4
@@ -195,10 +183,4 @@ expect "a -> b (lanes = 0 there): 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b 
 s1=$(eng_stat "$SOCK_A" lane_parts)
 expect "... without splitting ($s0 -> $s1)" [ "$s1" = "$s0" ]
 
-kill -TERM "$PID_A" "$PID_B"
-wait "$PID_A"
-ra=$?
-wait "$PID_B"
-rb=$?
-expect "both daemons exit 0 on SIGTERM ($ra/$rb)" eval '[ "$ra" -eq 0 ] && [ "$rb" -eq 0 ]'
-finish_both
+finish_pair

@@ -274,8 +274,7 @@ expect "... logged once per address per minute" \
 	is "$(grep -c '127.0.0.1 is not the address of a configured peer' "$TMPD/c.log")" 1
 "$PROBE" flood 127.0.0.1 "$PZ" 12 >"$TMPD/cflood.out"
 expect "... and unknown addresses hold no hello slots" grep -q "^closed 12$" "$TMPD/cflood.out"
-rc=0; kill -TERM "$PID_C"; wait "$PID_C" || rc=$?
-expect "daemon c exits 0 on SIGTERM (rc $rc)" [ "$rc" -eq 0 ]
+stop_named c "$PID_C"
 
 # ---- configuration errors ----------------------------------------------------------------------
 printf 'peers = x=127.0.0.1:1\n' >"$TMPD/bad.conf"
@@ -286,11 +285,4 @@ printf 'peer_listen = 127.0.0.1:%s\nhost_name = busy\n' "$PA" >"$TMPD/busy.conf"
 	expect "a busy peer_listen stops the start with a reason" grep -q "peer_listen 127.0.0.1:$PA: Address already in use" "$TMPD/busy.err"
 
 # ---- stop ----------------------------------------------------------------------------------------
-stop_named a "$PID_A"
-stop_named b "$PID_B"
-sanitized "$TMPD/c.log" || fail "sanitizer report in daemon c's log"
-if [ "$FAILS" -ne 0 ]; then
-	echo "--- a.log ---"; cat "$TMPD/a.log"
-	echo "--- b.log ---"; cat "$TMPD/b.log"
-fi
-finish
+finish_pair

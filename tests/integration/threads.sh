@@ -317,9 +317,5 @@ expect "c: thread 1 -> thread 0 without peering: 32M verified (rc $rc/$rcx; $(ta
 	eval '[ "$rc" -eq 0 ] && [ "$rcx" -eq 0 ]'
 n=$(xtx "$SOCK_C" 1 0)
 expect "c: the channel from thread 1 to thread 0 carried it ($n data packets)" [ "${n:-0}" -gt 0 ]
-kill -TERM "$PID_C"
-wait "$PID_C"
-expect "daemon c exits 0 on SIGTERM" [ "$?" -eq 0 ]
-
-sanitized "$TMPD/c.log" || fail "sanitizer report in daemon c's log"
+stop_named c "$PID_C"
 finish_pair
