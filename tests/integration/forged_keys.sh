@@ -155,23 +155,15 @@ expect "daemon a still serving" eval '"$UCCLCTL" --socket "$SOCK_A" status >/dev
 # next transfer may fail; a's channel then gives up and both sides rebuild
 # it with new tokens. A verified transfer a -> b must work again, in a few
 # tries (each bounded).
-XFER=$top_builddir/client/uccl_xfer
 t0=$(date +%s)
 ok_try=0
 for k in 1 2 3 4 5; do
-	timeout 30 "$XFER" --socket "$SOCK_B" --quiet recv "after$k" >"$TMPD/after.r" 2>&1 &
-	RP=$!
-	BG_PIDS="$BG_PIDS $RP"
-	sleep 0.3
-	timeout 30 "$XFER" --socket "$SOCK_A" --quiet --bytes 16M send "node-b/after$k" >"$TMPD/after.s" 2>&1
-	r=$?
-	wait $RP
-	rr=$?
-	if [ $r -eq 0 ] && [ $rr -eq 0 ]; then
+	if xfer_ok "$SOCK_A" "$SOCK_B" node-b 16M "after$k"; then
 		ok_try=$k
 		break
 	fi
-	echo "transfer after the forging, try $k: sender rc $r, receiver rc $rr: $(tail -n 1 "$TMPD/after.s")"
+	echo "transfer after the forging, try $k: sender rc $XFER_RC, receiver rc $XFER_RRC:" \
+		"$(tail -n 1 "$TMPD/send-after$k.out")"
 done
 expect "a verified 16M transfer a->b works again (try $ok_try, after $(( $(date +%s) - t0 )) s)" \
 	[ "$ok_try" -gt 0 ]

@@ -195,22 +195,30 @@ start_pair() {
 	expect "channel b->a up" wait_chan "$SOCK_B"
 }
 
-# xfer FROM_SOCK TO_SOCK TO_NAME BYTES TAG: uccl_xfer moves BYTES from the
+# xfer_ok FROM_SOCK TO_SOCK TO_NAME BYTES TAG: uccl_xfer moves BYTES from the
 # daemon at FROM_SOCK to a receiver TAG at TO_NAME (the daemon at TO_SOCK),
-# which checks every byte; both must exit 0. The sender's summary is in
-# $TMPD/send-TAG.out.
-xfer() {
-	local x=$top_builddir/client/uccl_xfer rp rc rrc
-	"$x" --socket "$2" --quiet recv "$5" >"$TMPD/recv-$5.out" 2>&1 &
+# which checks every byte; 0 if both exit 0 (their exit statuses in
+# XFER_RC and XFER_RRC), each side bounded to 120 s. The sender's summary
+# is in $TMPD/send-TAG.out.
+xfer_ok() {
+	local x=$top_builddir/client/uccl_xfer rp
+	timeout 120 "$x" --socket "$2" --quiet recv "$5" >"$TMPD/recv-$5.out" 2>&1 &
 	rp=$!
 	sleep 0.2
-	"$x" --socket "$1" --bytes "$4" send "$3/$5" >"$TMPD/send-$5.out" 2>&1
-	rc=$?
+	timeout 120 "$x" --socket "$1" --bytes "$4" send "$3/$5" >"$TMPD/send-$5.out" 2>&1
+	XFER_RC=$?
 	wait $rp
-	rrc=$?
+	XFER_RRC=$?
+	[ "$XFER_RC" -eq 0 ] && [ "$XFER_RRC" -eq 0 ]
+}
+
+# xfer FROM_SOCK TO_SOCK TO_NAME BYTES TAG: xfer_ok, its summary printed and
+# expected to pass
+xfer() {
+	xfer_ok "$@"
 	cat "$TMPD/send-$5.out"
-	expect "$4 moved to $3 and verified (sender rc $rc, receiver rc $rrc)" \
-		eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+	expect "$4 moved to $3 and verified (sender rc $XFER_RC, receiver rc $XFER_RRC)" \
+		[ "$XFER_RC" -eq 0 -a "$XFER_RRC" -eq 0 ]
 }
 
 # wait_flowing SOCK FROM: until the daemon at SOCK has received 1000 data
