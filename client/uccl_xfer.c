@@ -116,26 +116,38 @@ static bool check_chunk(const uint64_t *p, uint64_t chunk, uint64_t len)
 	return bad == 0;
 }
 
-/* Wait for the completion with user_data ud; fail on an error completion. */
+/* Completions are reaped wherever this program waits (for a slot, for a
+ * chunk, for its own ops). Those reaped with a user_data below 64 are
+ * noted here, so that wait_ud() does not wait for one that came early:
+ * the receiver's verdict can arrive while the sender still polls for its
+ * puts' completions. */
+static uint64_t reaped;
+
+static void note_reaped(const struct uccl_cqe *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (c[i].user_data < 64)
+			reaped |= 1ull << c[i].user_data;
+}
+
+/* Wait for the completion with user_data ud (below 64), unless it was
+ * reaped already; fail on an error completion. */
 static void wait_ud(struct uccl_ep *ep, uint64_t ud, struct uccl_ctx *ctx)
 {
-	for (;;) {
+	while (!(reaped >> ud & 1)) {
 		struct uccl_cqe c[32];
 		int n = uccl_cq_wait(ep, c, 32, TIMEOUT_MS);
-		bool found = false;
 
 		if (n == 0)
 			n = -ETIMEDOUT;        /* nothing for TIMEOUT_MS: give up */
 		if (n < 0)
 			die("waiting for a completion", n, ctx);
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++)
 			if (c[i].res < 0)
 				die("operation failed", c[i].res, ctx);
-			found |= c[i].user_data == ud;
-		}
-		if (found)
-			return;
+		note_reaped(c, n);
 	}
+	reaped &= ~(1ull << ud);
 }
 
 /* uccl_wait in short slices, failing at once on an error completion (an
@@ -154,6 +166,7 @@ static int wait_sem(struct uccl_ep *ep, uint32_t conn, uint64_t value, struct uc
 		for (int k = 0; k < n; k++)
 			if (c[k].res < 0)
 				die("operation failed", c[k].res, ctx);
+		note_reaped(c, n);
 	}
 	return -ETIMEDOUT;
 }
@@ -311,6 +324,7 @@ static int do_send(const struct opts *o, struct result *res)
 			failed += c[k].res < 0;
 			done_ops++;
 		}
+		note_reaped(c, n);
 		double t = now_s();
 		if (!o->quiet && !o->streams && t - tlast >= 1.0) {
 			fprintf(stderr, "  progress: %6" PRIu64 " MiB  %6.2f GB/s\n", sent >> 20,
@@ -336,10 +350,13 @@ static int do_send(const struct opts *o, struct result *res)
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		TRY(ctx, uccl_put(ep, conn, src, 0, rd.rkey, 0, 64, 0, 20));
-		while (uccl_poll(ep, &c, 1) == 0)
-			;
+		/* a late completion of the transfer's ops is not this put's */
+		do {
+			while (uccl_poll(ep, &c, 1) == 0)
+				;
+			failed += c.res < 0;
+		} while (c.user_data != 20);
 		clock_gettime(CLOCK_MONOTONIC, &b);
-		failed += c.res < 0;
 		lat[i] = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec);
 	}
 	if (lat)
