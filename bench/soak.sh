@@ -9,7 +9,8 @@
 # started again, so a sees a peer die and come back; every KILL rounds
 # (SOAK_KILL, default 7; 0: never) the round's sender is killed with
 # SIGKILL half a second into a 1G transfer instead, so that both daemons
-# clean up after a client that died mid-transfer. After each round
+# clean up after a client that died mid-transfer (and fail the receiver's
+# wait). After each round
 # (clients gone) it samples each daemon's resident memory, open file
 # descriptors and threads (/proc) and its own accounting (`ucclctl status
 # --json`: clients, endpoints, registered bytes; `ucclctl channels --json`:
@@ -156,10 +157,11 @@ clients() {
 
 # xfer_killed FROM_SOCK TO_SOCK TO_HOST STREAMS: a 1G transfer whose sender
 # (with --streams, all its processes: setsid makes them a group) is killed
-# with SIGKILL half a second in; "killed" once neither daemon has a client
-# left (within 10 s), else "LEFT"
+# with SIGKILL half a second in; "killed" once the receiver has exited
+# (its connection reset) and neither daemon has a client left, each within
+# 10 s; else "STUCK" or "LEFT"
 xfer_killed() {
-	local r s
+	local r s t
 	timeout 120 "$B/client/uccl_xfer" --socket "$2" --quiet --streams "$4" recv soak \
 		>/dev/null 2>&1 &
 	r=$!
@@ -170,7 +172,9 @@ xfer_killed() {
 	sleep 0.5
 	kill -9 -- -"$s" 2>/dev/null || kill -9 "$s" 2>/dev/null
 	wait "$s" 2>/dev/null
+	t=$(date +%s)
 	wait "$r" 2>/dev/null      # fails: its peer went away
+	[ $(( $(date +%s) - t )) -le 10 ] || { echo STUCK; return; }
 	for _ in $(seq 100); do
 		[ "$(clients "$1")" = 0 ] && [ "$(clients "$2")" = 0 ] && { echo killed; return; }
 		sleep 0.1
@@ -205,9 +209,10 @@ while [ $(( $(date +%s) - t0 )) -lt "$SECONDS_TOTAL" ]; do
 	fi
 	if [ "$res" = killed ]; then
 		killed=$((killed + 1))
-	elif [ "$res" = LEFT ]; then
+	elif [ "$res" = LEFT ] || [ "$res" = STUCK ]; then
 		failed=$((failed + 1))
-		echo "round $round: a client of the killed sender's transfer was still attached after 10 s"
+		echo "round $round: $res after the sender was killed (STUCK: the receiver took over" \
+			"10 s to exit; LEFT: a client was still attached 10 s later)"
 	elif [ "${res%% *}" = ok ]; then
 		ok=$((ok + 1))
 		moved=$((moved + $(numfmt --from=iec "$size")))
