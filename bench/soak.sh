@@ -19,6 +19,7 @@
 #
 # Usage: bench/soak.sh [BUILDDIR] [SECONDS] [RESTART]   (defaults: . 600 10)
 #        SOAK_SIZES="4K 1M" SOAK_STREAMS="1 2" bench/soak.sh ...   (the cycle)
+#        SOAK_CONF="lanes = 3" bench/soak.sh ...   (lines added to both uccl.conf)
 #        LOSS=N bench/soak.sh ...   (root, nft: drop N per mille of the
 #                                    packets sent to either daemon's data ports)
 #
@@ -69,7 +70,7 @@ while len(found) < 2 and base + n < 60000:
 print(*found)' $((THREADS * PATHS)))
 [ $# -eq 2 ] || { echo "soak.sh: no free UDP port ranges" >&2; exit 1; }
 DA=$1 DB=$2
-loopd_confs "$T" "engine_threads = $THREADS\ndata_paths = $PATHS"
+loopd_confs "$T" "engine_threads = $THREADS\ndata_paths = $PATHS\n${SOAK_CONF:-}"
 echo "data_port = $DA" >>"$T/a.conf"
 echo "data_port = $DB" >>"$T/b.conf"
 if [ "$LOSS" != 0 ]; then
@@ -186,7 +187,7 @@ start a
 start b
 peers_up "$SA" || { echo "soak.sh: the daemons did not meet" >&2; cat "$T/a.log" "$T/b.log" >&2; exit 1; }
 echo "soak: two daemons on 127.0.0.1 (engine_threads = $THREADS, data_paths = $PATHS), ${SECONDS_TOTAL}s," \
-	"b killed (-9) and restarted every $RESTART rounds, a sender killed (-9) every $KILL, loss $LOSS per mille"
+	"b killed (-9) and restarted every $RESTART rounds, a sender killed (-9) every $KILL, loss $LOSS per mille${SOAK_CONF:+, $(printf %b "$SOAK_CONF" | paste -sd ';')}"
 echo "round  time  transfer               result     | a: rss KiB  fds thr cl ep  chan_state | b: rss KiB  fds"
 t0=$(date +%s)
 round=0 ok=0 failed=0 restart_failed=0 restarts=0 moved=0 killed=0
@@ -223,6 +224,11 @@ while [ $(( $(date +%s) - t0 )) -lt "$SECONDS_TOTAL" ]; do
 		echo "round $round: $dir $size failed:"; tail -n 3 "$T/send.err" "$T/recv.err"
 	fi
 	after_restart=false
+	# the clients are gone; let the daemons see it before counting descriptors
+	for _ in $(seq 50); do
+		[ "$(clients "$SA")" = 0 ] && [ "$(clients "$SB")" = 0 ] && break
+		sleep 0.1
+	done
 	read -r rss fds thr cl ep reg cst <<<"$(sample a "$PA" "$SA")"
 	read -r brss bfds _ <<<"$(sample b "$PB" "$SB")"
 	printf '%5d %5ds  %s %4s x%d  %-10s | %10s %4s %3s %2s %2s %10s | %10s %4s\n' \
