@@ -2,20 +2,18 @@
 # SPDX-License-Identifier: MIT
 #
 # soak.sh: does a daemon that runs for a long time keep its resources?
-# Two peered daemons on 127.0.0.1 (ports the kernel picks) serve round
-# after round of verified uccl_xfer transfers, each from fresh client
-# processes, alternating a -> b and b -> a and cycling through sizes and
-# stream counts; every RESTART rounds daemon b is killed with SIGKILL and
-# started again, so a sees a peer die and come back; every KILL rounds
-# (SOAK_KILL, default 7; 0: never) the round's sender is killed with
-# SIGKILL half a second into a 1G transfer instead, so that both daemons
-# clean up after a client that died mid-transfer (and fail the receiver's
-# wait). After each round
-# (clients gone) it samples each daemon's resident memory, open file
-# descriptors and threads (/proc) and its own accounting (`ucclctl status
-# --json`: clients, endpoints, registered bytes; `ucclctl channels --json`:
-# channel state bytes) and prints one line. At the end: a summary, and a
-# verdict on what must come back to where it was.
+# Two peered daemons on 127.0.0.1 serve round after round of verified
+# uccl_xfer transfers, each from fresh client processes, alternating
+# a -> b and b -> a and cycling through sizes and stream counts. Every
+# RESTART rounds daemon b is killed with SIGKILL and started again, so a
+# sees a peer die and come back. Every KILL rounds (SOAK_KILL, default 7;
+# 0: never) the round's sender is killed with SIGKILL half a second into a
+# 1G transfer instead, so both daemons clean up after a client that died
+# mid-transfer and fail its receiver's wait. After each round, once the
+# clients are gone, it samples each daemon's resident memory, descriptors
+# and threads (/proc) and a's own accounting (`ucclctl status --json`:
+# clients, endpoints; `ucclctl channels --json`: channel state bytes) and
+# prints one line; at the end a summary and a verdict.
 #
 # Usage: bench/soak.sh [BUILDDIR] [SECONDS] [RESTART]   (defaults: . 600 10)
 #        SOAK_SIZES="4K 1M" SOAK_STREAMS="1 2" bench/soak.sh ...   (the cycle)
@@ -23,15 +21,16 @@
 #        LOSS=N bench/soak.sh ...   (root, nft: drop N per mille of the
 #                                    packets sent to either daemon's data ports)
 #
-# No root without LOSS; everything stays on 127.0.0.1, every transfer is
+# No root without LOSS. Everything stays on 127.0.0.1; every transfer is
 # bounded by timeout(1) and the run by SECONDS (plus the round under way);
 # the loss rule is an nftables table of its own (uccl_soak), on the data
-# ports only, removed on exit. Exit status
-# 0 when every transfer outside a restart's round passed, the daemons let
-# go of every killed sender within 10 s, no client was
-# left attached, a's descriptors and threads came back to their first
-# sample, both daemons stopped cleanly on SIGTERM and their logs hold no
-# sanitizer report; 1 otherwise.
+# ports only, removed on exit.
+#
+# Exit status 0 when every transfer outside a restart's round passed, the
+# receiver of every killed sender exited and no client was left within
+# 10 s each, a's descriptors and threads came back to their first-cycle
+# sample, nothing was left attached at the end, both daemons stopped
+# cleanly on SIGTERM and their logs hold no sanitizer report; 1 otherwise.
 set -u
 B=${1:-.}
 SECONDS_TOTAL=${2:-600}
