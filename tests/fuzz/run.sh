@@ -42,18 +42,10 @@ max_len_of() {
 }
 
 # Option names for the config fuzzer, so that mutations reach past the
-# "unknown option" check quickly.
+# "unknown option" check quickly: read from the option table in
+# daemon/conf.c, so that a new option is in the dictionary too.
 write_conf_dict() {
-	for k in allow_all allow_uids allow_gids admin_gid connect_same_user max_clients \
-		max_clients_per_uid \
-		max_endpoints_per_client max_mrs_per_client max_registered_bytes \
-		max_conns_per_endpoint max_outstanding ring_depth max_ring_depth \
-		max_ctl_msg ctl_timeout_ms max_listen_backlog engine_idle_spin_us \
-		engine_poll_batch engine_cpu log_level peer_listen peers host_name \
-		data_address data_port data_paths mtu peer_timeout_ms chunk_bytes go_back_n \
-		data_crc max_inflight_bytes max_inflight_msgs max_unexpected_bytes cc \
-		max_endpoint_inflight_bytes dupthresh \
-		cc_delay_slack_us rto_min_us udp_buffer_bytes udp_gso udp_gro udp_pack path_per_packet path_run_bytes; do
+	for k in $(sed -n 's/^[[:space:]]*{ "\([a-z_0-9]*\)", OT_.*/\1/p' "$srcdir/../../daemon/conf.c"); do
 		printf '"%s = "\n' "$k"
 	done
 	for v in true false none auto root debug 4K 1M 1G 1T -1 65536 ',' \
