@@ -18,6 +18,7 @@
 # Usage: bench/soak.sh [BUILDDIR] [SECONDS] [RESTART]   (defaults: . 600 10)
 #        SOAK_SIZES="4K 1M" SOAK_STREAMS="1 2" bench/soak.sh ...   (the cycle)
 #        SOAK_CONF="lanes = 3" bench/soak.sh ...   (lines added to both uccl.conf)
+#        SOAK_THREADS=1 SOAK_PATHS=64 bench/soak.sh ...   (engine_threads, data_paths; 4, 8)
 #        LOSS=N bench/soak.sh ...   (root, nft: drop N per mille of the
 #                                    packets sent to either daemon's data ports)
 #
@@ -42,7 +43,7 @@ read -ra STREAMS <<<"${SOAK_STREAMS:-1 1 2 1 4}"
 [ ${#SIZES[@]} -eq ${#STREAMS[@]} ] || { echo "soak.sh: SOAK_SIZES and SOAK_STREAMS differ in length" >&2; exit 2; }
 
 LOSS=${LOSS:-0}
-THREADS=4 PATHS=8
+THREADS=${SOAK_THREADS:-4} PATHS=${SOAK_PATHS:-8}
 
 . "$(dirname "$0")/loopd.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-soak.XXXXXX") || exit 1
