@@ -54,25 +54,33 @@ loopd_stop() {
 	LOOPD_PIDS=
 }
 
-# loopd_xfer BUILDDIR BYTES ARGS...: one verified uccl_xfer transfer of
-# BYTES from node-a to node-b, uccl_xfer ARGS on both sides; prints its
-# GB/s (the sender's summary), or FAILED
-loopd_xfer() {
-	local b=$1 bytes=$2 r
-	shift 2
-	timeout 120 "$b/client/uccl_xfer" --socket "$SB" --quiet "$@" recv s >/dev/null 2>&1 &
+# loopd_xfer_between FROM_SOCK TO_SOCK TO_HOST BUILDDIR BYTES ARGS...: one
+# verified uccl_xfer transfer of BYTES from FROM_SOCK's daemon to host
+# TO_HOST (whose daemon is TO_SOCK's), uccl_xfer ARGS on both sides;
+# prints its GB/s (the sender's summary), or FAILED, also when the
+# receiver failed. Their standard errors go to $T/send.err and
+# $T/recv.err.
+loopd_xfer_between() {
+	local from=$1 to=$2 host=$3 b=$4 bytes=$5 r out
+	shift 5
+	timeout 120 "$b/client/uccl_xfer" --socket "$to" --quiet "$@" recv s >/dev/null \
+		2>"$T/recv.err" &
 	r=$!
 	sleep 0.3
-	timeout 120 "$b/client/uccl_xfer" --socket "$SA" --quiet --json --bytes "$bytes" "$@" \
-		send node-b/s 2>/dev/null | python3 -c '
+	out=$(timeout 120 "$b/client/uccl_xfer" --socket "$from" --quiet --json --bytes "$bytes" "$@" \
+		send "$host/s" 2>"$T/send.err" | python3 -c '
 import json, sys
 try:
     d = json.load(sys.stdin)
     print("%.3f" % d["gbytes_per_s"] if d["ok"] else "FAILED")
 except ValueError:
-    print("FAILED")'
-	wait $r || echo "receiver failed" >&2
+    print("FAILED")')
+	wait $r || out=FAILED
+	echo "$out"
 }
+
+# loopd_xfer BUILDDIR BYTES ARGS...: the same from node-a to node-b
+loopd_xfer() { loopd_xfer_between "$SA" "$SB" node-b "$@"; }
 
 # med: the median of the numbers on standard input, one a line
 med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -46,7 +46,8 @@ LOSS=${LOSS:-0}
 THREADS=${SOAK_THREADS:-4} PATHS=${SOAK_PATHS:-8}
 
 . "$(dirname "$0")/loopd.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-soak.XXXXXX") || exit 1
+T=$(mktemp -d "${TMPDIR:-/tmp}/uccl-soak.XXXXXX") ||
+	{ echo "soak.sh: cannot make a temporary directory" >&2; exit 1; }
 PA= PB=
 trap 'kill -9 $PA $PB 2>/dev/null; [ "$LOSS" = 0 ] || nft delete table inet uccl_soak 2>/dev/null; rm -rf "$T"' EXIT
 # data ports: two runs of THREADS x PATHS free UDP ports on 127.0.0.1, so
@@ -108,14 +109,14 @@ sys.exit(0 if d["peers"] and all(p["state"] == "up" for p in d["peers"]) else 1)
 	return 1
 }
 
-# sample NAME PID SOCK: "rss_kib fds threads clients endpoints reg_bytes chan_state_bytes"
+# sample PID SOCK: "rss_kib fds threads clients endpoints reg_bytes chan_state_bytes"
 sample() {
 	local rss fds thr acct
-	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$2/status" 2>/dev/null)
-	fds=$(ls "/proc/$2/fd" 2>/dev/null | wc -l)
-	thr=$(awk '/^Threads:/ { print $2 }' "/proc/$2/status" 2>/dev/null)
-	acct=$( { "$B/client/ucclctl" --socket "$3" --json status; \
-		  "$B/client/ucclctl" --socket "$3" --json channels; } 2>/dev/null | python3 -c '
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	fds=$(ls "/proc/$1/fd" 2>/dev/null | wc -l)
+	thr=$(awk '/^Threads:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	acct=$( { "$B/client/ucclctl" --socket "$2" --json status; \
+		  "$B/client/ucclctl" --socket "$2" --json channels; } 2>/dev/null | python3 -c '
 import json, sys
 text, dec, docs, i = sys.stdin.read(), json.JSONDecoder(), [], 0
 while i < len(text):
@@ -133,21 +134,10 @@ print(s["clients"], s["endpoints"], s["registered_bytes"],
 
 # xfer FROM_SOCK TO_SOCK TO_HOST BYTES STREAMS: one verified transfer; "ok GB/s" or "FAILED"
 xfer() {
-	local r out
-	timeout 120 "$B/client/uccl_xfer" --socket "$2" --quiet --streams "$5" recv soak \
-		>/dev/null 2>"$T/recv.err" &
-	r=$!
-	sleep 0.3
-	out=$(timeout 120 "$B/client/uccl_xfer" --socket "$1" --quiet --json --streams "$5" \
-		--bytes "$4" send "$3/soak" 2>"$T/send.err" | python3 -c '
-import json, sys
-try:
-    d = json.load(sys.stdin)
-    print("ok %.2f" % d["gbytes_per_s"] if d["ok"] else "FAILED")
-except ValueError:
-    print("FAILED")')
-	wait $r || out="FAILED"
-	echo "$out"
+	local g
+
+	g=$(loopd_xfer_between "$1" "$2" "$3" "$B" "$4" --streams "$5")
+	if [ "$g" = FAILED ]; then echo FAILED; else echo "ok $g"; fi
 }
 
 # clients SOCK: how many clients SOCK's daemon has attached
@@ -229,8 +219,8 @@ while [ $(( $(date +%s) - t0 )) -lt "$SECONDS_TOTAL" ]; do
 		[ "$(clients "$SA")" = 0 ] && [ "$(clients "$SB")" = 0 ] && break
 		sleep 0.1
 	done
-	read -r rss fds thr cl ep reg cst <<<"$(sample a "$PA" "$SA")"
-	read -r brss bfds _ <<<"$(sample b "$PB" "$SB")"
+	read -r rss fds thr cl ep reg cst <<<"$(sample "$PA" "$SA")"
+	read -r brss bfds _ <<<"$(sample "$PB" "$SB")"
 	printf '%5d %5ds  %s %4s x%d  %-10s | %10s %4s %3s %2s %2s %10s | %10s %4s\n' \
 		"$round" $(( $(date +%s) - t0 )) "$dir" "$size" "$streams" "$res" \
 		"$rss" "$fds" "$thr" "$cl" "$ep" "$cst" "$brss" "$bfds"
