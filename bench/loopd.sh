@@ -2,7 +2,7 @@
 #
 # loopd.sh: sourced by the loopback benchmark scripts (run-threads.sh,
 # run-streams.sh, run-lanes.sh, run-client-syscalls.sh, ab-loopback.sh,
-# idle-cpu.sh; sh). loopd_start BUILDDIR NAME CONF_LINES: two daemons
+# idle-cpu.sh, soak.sh; sh). loopd_start BUILDDIR NAME CONF_LINES: two daemons
 # node-a and node-b on 127.0.0.1 (ports the kernel picks), peered, each
 # with CONF_LINES (printf %b: \n separates lines) added; sets T (a
 # temporary directory, removed on exit with the daemons stopped), SA and SB
