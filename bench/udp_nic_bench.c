@@ -4,7 +4,9 @@
  * thread. Two nics on 127.0.0.1; one sends 1472-byte packets in batches, the
  * other drains after every batch, until 1 GiB arrived or the time is up;
  * once with GSO/GRO, once with plain sendmmsg/recvmmsg. Reports received
- * payload Gbit/s and system calls per packet. Not a test.
+ * payload Gbit/s and system calls per packet. Then the cost of a receive
+ * that finds the socket empty, as every pass of an idle or waiting engine
+ * makes one: the median over 5 runs of 200,000 calls, in ns. Not a test.
  *
  *   udp_nic_bench [SECONDS (2)] [BATCH (256)]
  */
@@ -101,6 +103,43 @@ out:
 	return r;
 }
 
+/* ns per rx call on an empty socket (a 64-packet batch asked for, as an
+ * engine asks), median of 5 runs */
+static int empty_rx(void)
+{
+	const struct nic_ops *ops = &nic_udp_ops;
+	struct nic_params p = {
+		.bind_addr = "127.0.0.1", .npaths = 1, .mtu = 9000,
+		.rcvbuf = 4u << 20, .sndbuf = 4u << 20, .gso = true, .gro = true, .rx_batch = 64,
+	};
+	struct nic_pkt pkts[64];
+	struct nic *n = NULL;
+	double ns[5], t;
+	int r = ops->open(&p, &n);
+
+	if (r < 0)
+		return r;
+	for (int k = 0; k < 5; k++) {
+		uint64_t t0 = now_ns();
+
+		for (int i = 0; i < 200000; i++) {
+			r = ops->rx(n, pkts, 64);
+			if (r != 0) {
+				ops->close(n);
+				return r < 0 ? r : -EIO;      /* nothing was sent to it */
+			}
+		}
+		ns[k] = (double)(now_ns() - t0) / 200000;
+	}
+	ops->close(n);
+	for (int i = 1; i < 5; i++)                   /* insertion sort: 5 values */
+		for (int j = i; j > 0 && ns[j] < ns[j - 1]; j--)
+			t = ns[j], ns[j] = ns[j - 1], ns[j - 1] = t;
+	printf("empty receive: median %.0f ns a call (min %.0f, max %.0f, 5 runs of 200000)\n",
+	       ns[2], ns[0], ns[4]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
@@ -114,6 +153,8 @@ int main(int argc, char **argv)
 	r = run(true, seconds, batch);
 	if (r == 0)
 		r = run(false, seconds, batch);
+	if (r == 0)
+		r = empty_rx();
 	if (r < 0) {
 		fprintf(stderr, "udp_nic_bench: %s\n", strerror(-r));
 		return 1;

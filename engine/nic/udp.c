@@ -128,6 +128,7 @@ struct nic {
 	union rx_cmsg *rx_cmsg;
 	struct rx_slot *rx_slot;
 	uint32_t rx_nmsgs, rx_cur, rx_off;   /* datagrams not yet fully handed out */
+	uint32_t rx_dirty;               /* rx_msgs the kernel may have written since their reset */
 
 	struct nic_stats st;
 	uint32_t rx_drops_seen;          /* the last SO_RXQ_OVFL count */
@@ -461,6 +462,7 @@ static int alloc_rx(struct nic *n)
 		n->rx_msgs[i].msg_hdr.msg_name = &n->rx_addr[i];
 		n->rx_msgs[i].msg_hdr.msg_control = n->rx_cmsg[i].buf;
 	}
+	n->rx_dirty = b;                 /* receive() sets the lengths */
 	return 0;
 }
 
@@ -875,7 +877,10 @@ static int receive(struct nic *n, uint32_t want)
 {
 	int r;
 
-	for (uint32_t i = 0; i < want; i++) {
+	/* only the headers the last call filled need their lengths back: an
+	 * engine that polls an empty socket would otherwise redo all of them
+	 * on every pass */
+	for (uint32_t i = 0; i < n->rx_dirty; i++) {
 		struct msghdr *h = &n->rx_msgs[i].msg_hdr;
 
 		h->msg_namelen = sizeof(n->rx_addr[i]);
@@ -886,6 +891,11 @@ static int receive(struct nic *n, uint32_t want)
 		r = recvmmsg(n->fds[0], n->rx_msgs, want, MSG_DONTWAIT, NULL);
 		n->st.rx_calls++;
 	} while (r < 0 && errno == EINTR);
+	/* the kernel writes the headers of what it received; the one after,
+	 * where it stopped, counts too in case it wrote that one as well */
+	n->rx_dirty = r > 0 ? (uint32_t)r + 1 : 1;
+	if (n->rx_dirty > want)
+		n->rx_dirty = want;
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 
