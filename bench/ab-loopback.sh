@@ -13,6 +13,8 @@
 #
 # Usage: bench/ab-loopback.sh BUILDDIR ROUNDS DAEMON...
 #   BUILDDIR  where bench/uccl_rperf is (the client is the same for all)
+#   DAEMON    a ucclsvcd binary; BINARY:LINE adds a uccl.conf line for both
+#             daemons of that entry (an A/B of an option with one binary)
 #   CONF      uccl.conf lines for both daemons (default "mtu = 1500")
 #   SECONDS_PER_RUN, SIZE  as in uccl_rperf --seconds, --sizes (3, 16M)
 set -euo pipefail
@@ -28,7 +30,7 @@ keep=0                   # 1: a failed run's logs stay for the message that name
 die() { echo "ab-loopback.sh: $*" >&2; exit 1; }
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
 [ -x "$rperf" ] || die "$rperf not found (build first)"
-for b in "$@"; do [ -x "$b" ] || die "$b is not an executable daemon"; done
+for b in "$@"; do [ -x "${b%%:*}" ] || die "${b%%:*} is not an executable daemon"; done
 
 . "$(dirname "$0")/loopd.sh"          # loopd_confs
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/uccl-ab.XXXXXX")
@@ -41,9 +43,12 @@ for r in $(seq "$rounds"); do
 	for b in "$@"; do
 		d=$tmp/$r-${#pids[@]}-$RANDOM
 		mkdir -p "$d"
-		loopd_confs "$d" "$conf"
+		extra=''
+		case $b in *:*) extra=${b#*:} ;; esac
+		loopd_confs "$d" "$conf${extra:+
+$extra}"
 		for n in a b; do
-			timeout $((secs + 60)) "$b" --config "$d/$n.conf" --runtime-dir "$d/$n" 2>"$d/$n.log" &
+			timeout $((secs + 60)) "${b%%:*}" --config "$d/$n.conf" --runtime-dir "$d/$n" 2>"$d/$n.log" &
 			pids+=($!)
 		done
 		for _ in $(seq 200); do

@@ -23,6 +23,7 @@
 #             BINARY:LINE adds a uccl.conf line for both daemons of that
 #             entry (build/daemon/ucclsvcd:'ack_hold_us = 3')
 #   SAMPLES   ping-pong samples (default 10000)
+#   SPIN=1    the clients spin instead of sleeping in uccl_wait (--spin)
 #   UCX=1     after each round also UCX tcp tag_lat (64 B, 10,000
 #             iterations, its one-way 50th percentile) on the same pair,
 #             and at the end each binary's median against UCX's
@@ -76,7 +77,7 @@ one_run() {
 	"$ctl" --socket "$tmp/rb/ucclsvcd.sock" --json stats >"$tmp/$tag.b0.json"
 	t0=$(date +%s%N)
 	timeout 60 ip netns exec "$NS1" "$rperf" --socket "$tmp/ra/ucclsvcd.sock" --json \
-		--sizes none --lat-samples "$samples" client node-b/rperf >"$tmp/$tag.json" \
+		--sizes none --lat-samples "$samples" ${SPIN:+--spin} client node-b/rperf >"$tmp/$tag.json" \
 		2>"$tmp/cli.err" || { tail -n 5 "$tmp/cli.err" >&2; die "$tag: uccl_rperf failed"; }
 	echo $(($(date +%s%N) - t0)) >"$tmp/$tag.ns"
 	"$ctl" --socket "$tmp/ra/ucclsvcd.sock" --json stats >"$tmp/$tag.a1.json"

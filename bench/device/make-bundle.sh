@@ -10,7 +10,8 @@
 # other machine's libc does not matter. OUT/build mimics a build tree for
 # bench/run-remote-perf.sh. OUT defaults to ./devbundle (git-ignored there
 # with .git/info/exclude); about 56 MB. With NOLTO=DIR (a --disable-lto
-# build of the same tree) its daemon and engine benchmarks come too.
+# build of the same tree) its daemon and engine benchmarks come too; with
+# OLD=DIR (a build of an earlier commit) its tpchan_bench.
 set -eu
 build=$(cd "${1:?usage: make-bundle.sh BUILDDIR [OUT]}" && pwd)
 out=${2:-devbundle}
@@ -34,6 +35,12 @@ if [ -n "${NOLTO:-}" ]; then
 		[ -f "$NOLTO/$x" ] || { echo "make-bundle.sh: $NOLTO/$x not built" >&2; exit 1; }
 		cp -L "$NOLTO/$x" "$out/libexec/$(basename "$x").nolto"
 	done
+fi
+# OLD=DIR: a build of an earlier commit; its tpchan_bench comes along as
+# tpchan_bench.old, so that targets.sh tells the machine and the code apart
+if [ -n "${OLD:-}" ]; then
+	[ -f "$OLD/bench/tpchan_bench" ] || { echo "make-bundle.sh: $OLD/bench/tpchan_bench not built" >&2; exit 1; }
+	cp -L "$OLD/bench/tpchan_bench" "$out/libexec/tpchan_bench.old"
 fi
 for t in iperf3 sockperf ucx_perftest nft ethtool ip ss timeout taskset perf; do
 	b=$(command -v "$t") || { echo "make-bundle.sh: $t not installed, left out" >&2; continue; }

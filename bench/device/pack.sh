@@ -21,7 +21,8 @@
 # without link-time optimisation run beside the default ones, alternating,
 # so that what LTO buys on this core is measured (the latency rounds get a
 # third entry, ucclsvcd.nolto). Results under OUT (default /tmp/out);
-# about 5 minutes, 7 with NOLTO.
+# about 5 minutes, 7 with NOLTO; PUT_RTT=0 leaves out put-rtt.sh (2 minutes).
+# Last, a perf profile of one tpchan_bench run (tpchan-profile.txt).
 #
 #   sh scripts/build.sh build-nolto --disable-lto
 #   NOLTO=build-nolto bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
@@ -45,9 +46,11 @@ UCX=1 SAMPLES=${SAMPLES:-20000} timeout 300 bash "$R/bench/run-sig-lat.sh" "$B/b
 	"${ROUNDS:-5}" "$d" "$d:udp_pack = false" "${nolto[@]}" 2>&1 | tee "$OUT/sig-lat.txt"
 OUT=$OUT/lat ROUNDS=3 timeout 100 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
 cat "$OUT/lat/summary.txt"
-OUT=$OUT/rtt ROUNDS=3 CONFS="udp_pack = false
+if [ "${PUT_RTT:-1}" = 1 ]; then
+	OUT=$OUT/rtt ROUNDS=3 CONFS="udp_pack = false
 # defaults" timeout 120 bash "$R/bench/device/put-rtt.sh" >/dev/null 2>&1
-cat "$OUT/rtt/summary.txt"
+	cat "$OUT/rtt/summary.txt"
+fi
 # the control path on this core, with cycles and instructions: a slower
 # clock and fewer instructions per cycle tell different stories
 # (with NOLTO, each run of the default build is followed by one without LTO)
@@ -66,3 +69,9 @@ bench_runs() { # bench_runs NAME FILE ARGS...: three runs (each build) under per
 }
 bench_runs tpchan_bench tpchan.txt 327680 3 400
 bench_runs engine_turn_bench turn.txt 100000 3
+# where that core spends the control path's cycles (against this VM's
+# callgrind counts): the 30 hottest symbols of one run
+perf record -q -o "$OUT/tpchan.perf" timeout 60 "$B/libexec/tpchan_bench" 327680 3 400 >/dev/null 2>&1
+perf report -q -i "$OUT/tpchan.perf" --stdio --sort symbol 2>/dev/null | grep -v '^$' | head -30 |
+	tee "$OUT/tpchan-profile.txt"
+rm -f "$OUT/tpchan.perf"

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# targets.sh: run on a machine with the bundle from make-bundle.sh (as
+# root). Issue #3's two targets that only the 16-core machines decide, with
+# enough rounds for a median, in about two minutes:
+#   - 64 B one-way latency no slower than UCX tcp: lat.sh, ROUNDS rounds
+#     (default 7) of uccl_rperf's put+signal ping-pong (clients sleeping
+#     and spinning) beside UCX tcp tag_lat and sockperf UDP, alternating;
+#   - 1.5 M chunks/s on one core: tpchan_bench 327680 3 400, INVOCATIONS
+#     times (default 7), interleaved with the bundle's older builds of it
+#     where there are any (tpchan_bench.old from OLD=DIR, .nolto from
+#     NOLTO=DIR; make-bundle.sh), so that the machine and the code are told
+#     apart.
+# The CPU and clock source go first (a clock read that is a system call
+# would cost every engine pass). Summary with medians and per-round ratios
+# in OUT/targets.txt (OUT default /tmp/out).
+#
+#   OLD=old-build bench/device/make-bundle.sh build && bench/device/targets.sh
+R=$(cd "$(dirname "$0")/../.." && pwd)
+B=${BUNDLE:-$R/devbundle}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PATH="$B/bin:$PATH"
+{
+	grep -m1 "model name" /proc/cpuinfo
+	grep "cpu MHz" /proc/cpuinfo | sort | uniq -c | sort -rn | head -2
+	echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+	echo "kernel: $(uname -r)"
+} >"$OUT/targets.txt" 2>&1
+OUT=$OUT/lat ROUNDS=${ROUNDS:-7} timeout 300 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
+for i in $(seq "${INVOCATIONS:-7}"); do
+	for v in "" .old .nolto; do
+		[ -x "$B/bin/tpchan_bench$v" ] || continue
+		printf 'tpchan_bench%s ' "$v"
+		timeout 60 "$B/bin/tpchan_bench$v" 327680 3 400 2>&1 | grep median
+	done
+done >"$OUT/tpchan-runs.txt"
+python3 - "$OUT" >>"$OUT/targets.txt" <<'EOF'
+import re, statistics as st, sys
+out = sys.argv[1]
+med = lambda v: "%.2f" % st.median(v) if v else "none"
+rounds = {}
+for line in open(out + "/lat/summary.txt"):
+    m = re.match(r"round (\d+) (.*?): (.*)", line)
+    if not m:
+        continue
+    r, what, rest = int(m.group(1)), m.group(2), m.group(3)
+    if what.startswith("uccl"):
+        v = re.search(r"one-way p50 ([\d.]+)", rest)
+    elif what.startswith("ucx"):
+        v = re.search(r"Final:\s+\d+\s+([\d.]+)", rest)   # typical (median) one-way
+    else:
+        v = re.search(r"percentile 50.000 = ([\d.]+)", rest)
+    if v:
+        rounds.setdefault(what, {})[r] = float(v.group(1))
+ucx = rounds.get("ucx tcp tag_lat", {})
+print("64 B one-way latency, us (p50 per round; UCX tcp tag_lat typical)")
+for what, per in sorted(rounds.items()):
+    vals = [per[r] for r in sorted(per)]
+    line = "  %-18s %s  median %s" % (what, " ".join("%.2f" % v for v in vals), med(vals))
+    if what.startswith("uccl"):
+        ratio = [per[r] / ucx[r] for r in sorted(per) if r in ucx]
+        line += "  / UCX tcp per round: %s  median %s" % (" ".join("%.2f" % x for x in ratio), med(ratio))
+    print(line)
+chunks = {}
+for line in open(out + "/tpchan-runs.txt"):
+    m = re.match(r"(\S+) .*median ([\d.]+) M chunks/s", line)
+    if m:
+        chunks.setdefault(m.group(1), []).append(float(m.group(2)))
+print("control path, tpchan_bench 327680 3 400, M chunks/s (invocations, each a median of 3 runs)")
+for name, v in chunks.items():
+    print("  %-20s %s  median %s" % (name, " ".join("%.2f" % x for x in v), med(v)))
+EOF
+cat "$OUT/targets.txt"
