@@ -12,12 +12,9 @@
 # OUT (default /tmp/out).
 #
 #   bench/device/make-bundle.sh build && bench/device/ack-hold.sh   # BUNDLE=devbundle
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
+# shellcheck source=bench/device/bundle.sh
+. "$(dirname "$0")/bundle.sh"
 HOLD=${HOLD:-5}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
 d=$B/build/daemon/ucclsvcd
 variants=()
 for h in ${HOLDS:-0 2 5 10}; do variants+=("$d:ack_hold_us = $h"); done

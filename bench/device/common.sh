@@ -16,11 +16,8 @@
 #   goodput_set TAG LABEL SECONDS CONF  fresh daemons with CONF, 16 MiB and
 #                                   256 MiB puts for SECONDS each, then the
 #                                   NIC's line (GSO sends): to summary.txt
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
+# shellcheck source=bench/device/bundle.sh
+. "$(dirname "$0")/bundle.sh"
 # shellcheck source=bench/netpair.sh
 . "$R/bench/netpair.sh"
 netpair_start dv 10.77.0.1 10.77.0.2 || exit 1

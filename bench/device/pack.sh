@@ -26,19 +26,9 @@
 #
 #   sh scripts/build.sh build-nolto --disable-lto
 #   NOLTO=build-nolto bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
-{
-	grep -m1 "model name" /proc/cpuinfo
-	grep "cpu MHz" /proc/cpuinfo | sort | uniq -c | sort -rn | head -3
-	for f in scaling_governor scaling_cur_freq scaling_max_freq; do
-		printf '%s: %s\n' "$f" "$(cat /sys/devices/system/cpu/cpu0/cpufreq/$f 2>/dev/null || echo none)"
-	done
-	grep -o "hypervisor" /proc/cpuinfo | head -1
-} 2>&1 | tee "$OUT/cpu.txt"
+# shellcheck source=bench/device/bundle.sh
+. "$(dirname "$0")/bundle.sh"
+cpu_info 2>&1 | tee "$OUT/cpu.txt"
 d=$B/build/daemon/ucclsvcd
 nolto=()
 [ -x "$d.nolto" ] && nolto=("$d.nolto")

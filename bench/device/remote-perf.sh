@@ -10,10 +10,8 @@
 # Results under OUT (default /tmp/out).
 #
 #   bench/device/make-bundle.sh build && bench/device/remote-perf.sh   # BUNDLE=devbundle
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
+# shellcheck source=bench/device/bundle.sh
+. "$(dirname "$0")/bundle.sh"
 {
 	date -u; uname -a; nproc; id; cat /etc/os-release 2>/dev/null | head -3
 	lscpu 2>/dev/null | grep -E "Model name|Socket|Thread|NUMA node\(s\)|MHz" | head
@@ -24,7 +22,6 @@ mkdir -p "$OUT"
 	lsmod 2>/dev/null | grep -E "veth|nf_tables|tcp_" | head
 } >"$OUT/facts.txt" 2>&1
 cat "$OUT/facts.txt"
-export PATH="$B/bin:$PATH"
 mkdir -p "$OUT/raw"
 cd "$R" && NO_INSTALL=1 KEEP="$OUT/raw" IPERF_SECONDS=${IPERF_SECONDS:-5} \
 	timeout ${LIMIT:-520} bash bench/run-remote-perf.sh "$B/build" "${RUNS:-3}" >"$OUT/perf.md" 2>"$OUT/perf.err"

@@ -17,19 +17,11 @@
 # in OUT/targets.txt (OUT default /tmp/out).
 #
 #   OLD=old-build bench/device/make-bundle.sh build && bench/device/targets.sh
-R=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BUNDLE:-$R/devbundle}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export PATH="$B/bin:$PATH"
-{
-	grep -m1 "model name" /proc/cpuinfo
-	grep "cpu MHz" /proc/cpuinfo | sort | uniq -c | sort -rn | head -2
-	echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
-	echo "kernel: $(uname -r)"
-} >"$OUT/targets.txt" 2>&1
+# shellcheck source=bench/device/bundle.sh
+. "$(dirname "$0")/bundle.sh"
+cpu_info >"$OUT/targets.txt" 2>&1
 OUT=$OUT/lat ROUNDS=${ROUNDS:-7} timeout 300 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
-for i in $(seq "${INVOCATIONS:-7}"); do
+for _ in $(seq "${INVOCATIONS:-7}"); do
 	for v in "" .old .nolto; do
 		[ -x "$B/bin/tpchan_bench$v" ] || continue
 		printf 'tpchan_bench%s ' "$v"
