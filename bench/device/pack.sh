@@ -22,7 +22,7 @@
 # so that what LTO buys on this core is measured (the latency rounds get a
 # third entry, ucclsvcd.nolto). Results under OUT (default /tmp/out);
 # about 5 minutes, 7 with NOLTO; PUT_RTT=0 leaves out put-rtt.sh (2 minutes).
-# Last, a perf profile of one tpchan_bench run (tpchan-profile.txt).
+# Last, a perf profile of one tpchan_bench invocation (tpchan-profile.txt).
 #
 #   sh scripts/build.sh build-nolto --disable-lto
 #   NOLTO=build-nolto bench/device/make-bundle.sh build && bench/device/pack.sh   # BUNDLE=devbundle
@@ -60,7 +60,7 @@ bench_runs() { # bench_runs NAME FILE ARGS...: three runs (each build) under per
 bench_runs tpchan_bench tpchan.txt 327680 3 400
 bench_runs engine_turn_bench turn.txt 100000 3
 # where that core spends the control path's cycles (against this VM's
-# callgrind counts): the 30 hottest symbols of one run
+# callgrind counts): the 30 hottest symbols of one invocation
 perf record -q -o "$OUT/tpchan.perf" timeout 60 "$B/libexec/tpchan_bench" 327680 3 400 >/dev/null 2>&1
 perf report -q -i "$OUT/tpchan.perf" --stdio --sort symbol 2>/dev/null | grep -v '^$' | head -30 |
 	tee "$OUT/tpchan-profile.txt"
