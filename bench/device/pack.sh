@@ -61,7 +61,7 @@ bench_runs tpchan_bench tpchan.txt 327680 3 400
 bench_runs engine_turn_bench turn.txt 100000 3
 # where that core spends the control path's cycles (against this VM's
 # callgrind counts): the 30 hottest symbols of one invocation
-perf record -q -o "$OUT/tpchan.perf" timeout 60 "$B/libexec/tpchan_bench" 327680 3 400 >/dev/null 2>&1
+perf record -q -o "$OUT/tpchan.perf" timeout 60 "$B/bin/tpchan_bench" 327680 3 400 >/dev/null 2>&1
 perf report -q -i "$OUT/tpchan.perf" --stdio --sort symbol 2>/dev/null | grep -v '^$' | head -30 |
 	tee "$OUT/tpchan-profile.txt"
 rm -f "$OUT/tpchan.perf"
