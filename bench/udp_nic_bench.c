@@ -17,19 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench/benchutil.h"
 #include "engine/nic/nic.h"
 
 #define LEN 1472u
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int run(bool offload, double seconds, int batch)
 {
@@ -66,9 +58,9 @@ static int run(bool offload, double seconds, int batch)
 		pk[i] = (struct nic_pkt){ .buf = mem + (size_t)i * LEN, .len = LEN, .peer = peer };
 	}
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	end = t0 + (uint64_t)(seconds * 1e9);
-	while (got < (1ull << 30) && now_ns() < end) {
+	while (got < (1ull << 30) && bench_now_ns() < end) {
 		int k = ops->tx(a, pk, batch);
 
 		if (k < 0) {
@@ -84,7 +76,7 @@ static int run(bool offload, double seconds, int batch)
 			goto out;
 		}
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	ops->get_stats(a, &ts);
 	ops->get_stats(b, &rs);
 	printf("%-9s %6.2f Gbit/s  received %5.1f%% of %" PRIu64 " sent  "
@@ -114,13 +106,13 @@ static int empty_rx(void)
 	};
 	struct nic_pkt pkts[64];
 	struct nic *n = NULL;
-	double ns[5], t;
+	double ns[5];
 	int r = ops->open(&p, &n);
 
 	if (r < 0)
 		return r;
 	for (int k = 0; k < 5; k++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 
 		for (int i = 0; i < 200000; i++) {
 			r = ops->rx(n, pkts, 64);
@@ -129,12 +121,10 @@ static int empty_rx(void)
 				return r < 0 ? r : -EIO;      /* nothing was sent to it */
 			}
 		}
-		ns[k] = (double)(now_ns() - t0) / 200000;
+		ns[k] = (double)(bench_now_ns() - t0) / 200000;
 	}
 	ops->close(n);
-	for (int i = 1; i < 5; i++)                   /* insertion sort: 5 values */
-		for (int j = i; j > 0 && ns[j] < ns[j - 1]; j--)
-			t = ns[j], ns[j] = ns[j - 1], ns[j - 1] = t;
+	qsort(ns, 5, sizeof(ns[0]), bench_cmp_double);
 	printf("empty receive: median %.0f ns a call (min %.0f, max %.0f, 5 runs of 200000)\n",
 	       ns[2], ns[0], ns[4]);
 	return 0;
