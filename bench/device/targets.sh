@@ -14,26 +14,32 @@
 #     apart.
 # The CPU and clock source go first (a clock read that is a system call
 # would cost every engine pass). Summary with medians and per-round ratios
-# in OUT/targets.txt (OUT default /tmp/out).
+# in OUT/targets.txt (OUT default /tmp/out); a measurement that is missing
+# (a round that timed out, an invocation that failed) is named there and
+# makes the exit status 1.
 #
 #   OLD=old-build bench/device/make-bundle.sh build && bench/device/targets.sh
 # shellcheck source=bench/device/bundle.sh
 . "$(dirname "$0")/bundle.sh"
 cpu_info >"$OUT/targets.txt" 2>&1
-OUT=$OUT/lat ROUNDS=${ROUNDS:-7} timeout 300 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
-for _ in $(seq "${INVOCATIONS:-7}"); do
+ROUNDS=${ROUNDS:-7} INVOCATIONS=${INVOCATIONS:-7}
+OUT=$OUT/lat ROUNDS=$ROUNDS timeout 300 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
+for _ in $(seq "$INVOCATIONS"); do
 	for v in "" .old .nolto; do
 		[ -x "$B/bin/tpchan_bench$v" ] || continue
-		printf 'tpchan_bench%s ' "$v"
-		timeout 60 "$B/bin/tpchan_bench$v" 327680 3 400 2>&1 | grep median
+		# one line per invocation, named, also when it printed no median
+		echo "tpchan_bench$v $(timeout 60 "$B/bin/tpchan_bench$v" 327680 3 400 2>&1 |
+			grep median || echo FAILED)"
 	done
 done >"$OUT/tpchan-runs.txt"
-python3 - "$OUT" >>"$OUT/targets.txt" <<'EOF'
-import re, statistics as st, sys
-out = sys.argv[1]
+python3 - "$OUT" "$ROUNDS" "$INVOCATIONS" >>"$OUT/targets.txt" <<'EOF'
+import os, re, statistics as st, sys
+out, nrounds, ninv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 med = lambda v: "%.2f" % st.median(v) if v else "none"
+missing = []
 rounds = {}
-for line in open(out + "/lat/summary.txt"):
+summary = out + "/lat/summary.txt"
+for line in open(summary) if os.path.exists(summary) else []:
     m = re.match(r"round (\d+) (.*?): (.*)", line)
     if not m:
         continue
@@ -46,6 +52,10 @@ for line in open(out + "/lat/summary.txt"):
         v = re.search(r"percentile 50.000 = ([\d.]+)", rest)
     if v:
         rounds.setdefault(what, {})[r] = float(v.group(1))
+for what in ("uccl sleep", "uccl spin", "ucx tcp tag_lat", "sockperf udp"):
+    got = len(rounds.get(what, {}))
+    if got < nrounds:
+        missing.append("%s: %d of %d rounds" % (what, got, nrounds))
 ucx = rounds.get("ucx tcp tag_lat", {})
 print("64 B one-way latency, us (p50 per round; UCX tcp tag_lat typical)")
 for what, per in sorted(rounds.items()):
@@ -63,5 +73,13 @@ for line in open(out + "/tpchan-runs.txt"):
 print("control path, tpchan_bench 327680 3 400, M chunks/s (invocations, each a median of 3 runs)")
 for name, v in chunks.items():
     print("  %-20s %s  median %s" % (name, " ".join("%.2f" % x for x in v), med(v)))
+got = len(chunks.get("tpchan_bench", []))
+if got < ninv:
+    missing.append("tpchan_bench: %d of %d invocations" % (got, ninv))
+for m in missing:
+    print("MISSING: " + m)
+sys.exit(1 if missing else 0)
 EOF
+rc=$?
 cat "$OUT/targets.txt"
+exit $rc
