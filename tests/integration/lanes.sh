@@ -47,26 +47,6 @@ wait_nchans() { # wait_nchans SOCK N
 	done
 	return 1
 }
-ep_thread() { # ep_thread SOCK NAME
-	ctl_py "$1" endpoints "[e['thread'] for e in d['endpoints'] if e['name'] == '$2'] or ''" |
-		tr -d '[]'
-}
-wait_ep() {
-	for _ in $(seq 100); do [ -n "$(ep_thread "$1" "$2")" ] && return 0; sleep 0.05; done
-	return 1
-}
-# xfer FROM_SOCK TO_SOCK TARGET NAME BYTES: a verified transfer; 0 if both ends say so
-xfer() {
-	local rp rc rrc
-	timeout 120 "$XFER" --socket "$2" --bytes "$5" --quiet recv "$4" >"$TMPD/recv-$4.out" 2>&1 &
-	rp=$!
-	wait_ep "$2" "$4" || { kill $rp; return 1; }
-	timeout 120 "$XFER" --socket "$1" --bytes "$5" --quiet send "$3/$4" >"$TMPD/send-$4.out" 2>&1
-	rc=$?
-	wait $rp
-	rrc=$?
-	[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
-}
 
 printf 'engine_threads = 2\nlanes = 2\n' >"$TMPD/bad.conf"
 expect "lanes = 2 with engine_threads = 2 is refused" \
@@ -83,7 +63,7 @@ expect "... in its text too" eval '"$UCCLCTL" --socket "$SOCK_A" status | grep -
 # 1. a -> b, one endpoint pair (each on thread 0: the first endpoint of
 # its daemon): puts of 1 MiB split in two
 p0=$(eng_stat "$SOCK_A" lane_parts) t11=$(tx "$SOCK_A" 1 1) b0=$(tx "$SOCK_B" 1 1 data_pkts_rx)
-expect "a -> b: 64M verified with lanes" xfer "$SOCK_A" "$SOCK_B" node-b l1 64M
+expect "a -> b: 64M verified with lanes" xfer_ok "$SOCK_A" "$SOCK_B" node-b 64M l1
 p1=$(eng_stat "$SOCK_A" lane_parts) u11=$(tx "$SOCK_A" 1 1)
 expect "a split its puts (lane parts $p0 -> $p1)" [ "$p1" -ge $((p0 + 64)) ]
 expect "sub-channel 1>1 carried the parts ($t11 -> $u11 data packets)" [ "$u11" -gt "$t11" ]
@@ -92,7 +72,7 @@ expect "b's thread 1 received them ($b0 -> $b1 data packets)" [ "$b1" -gt "$b0" 
 
 # 2. b -> a: the daemon that accepted the connection splits too
 q0=$(eng_stat "$SOCK_B" lane_parts)
-expect "b -> a: 32M verified with lanes" xfer "$SOCK_B" "$SOCK_A" node-a l2 32M
+expect "b -> a: 32M verified with lanes" xfer_ok "$SOCK_B" "$SOCK_A" node-a 32M l2
 q1=$(eng_stat "$SOCK_B" lane_parts)
 expect "b split its puts (lane parts $q0 -> $q1)" [ "$q1" -gt "$q0" ]
 
@@ -128,7 +108,7 @@ if [ "$(id -u)" -eq 0 ] && command -v nft >/dev/null; then
 	   nft add chain inet "$NT" out '{ type filter hook output priority 0; }' &&
 	   nft add rule inet "$NT" out ip daddr 127.0.0.1 udp dport "{ $BP0, $BP1 }" \
 		numgen random mod 100 \< 1 drop; then
-		expect "a -> b at 1% loss: 64M verified with lanes" xfer "$SOCK_A" "$SOCK_B" node-b lloss 64M
+		expect "a -> b at 1% loss: 64M verified with lanes" xfer_ok "$SOCK_A" "$SOCK_B" node-b 64M lloss
 		nft delete table inet "$NT"
 		r1=$(tx "$SOCK_A" 1 1 retx_pkts) o1=$(tx "$SOCK_A" 0 0 retx_pkts)
 		expect "... the lane resent what it lost ($r0 -> $r1), as did the owner ($o0 -> $o1)" \
@@ -160,7 +140,7 @@ wait $RP 2>/dev/null
 expect "a still answers" eval '"$UCCLCTL" --socket "$SOCK_A" status >/dev/null'
 expect "b still answers" eval '"$UCCLCTL" --socket "$SOCK_B" status >/dev/null'
 r0=$(eng_stat "$SOCK_A" lane_parts)
-expect "a -> b after the kill: 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l4 32M
+expect "a -> b after the kill: 32M verified" xfer_ok "$SOCK_A" "$SOCK_B" node-b 32M l4
 r1=$(eng_stat "$SOCK_A" lane_parts)
 expect "... split again ($r0 -> $r1)" [ "$r1" -gt "$r0" ]
 # every client is gone: so are the shadow endpoints of its lanes
@@ -179,7 +159,7 @@ write_conf "$TMPD/b.conf" node-b "$PB" 0
 start b
 expect "a: 2 x 2 sub-channels up again" wait_nchans "$SOCK_A" 4
 s0=$(eng_stat "$SOCK_A" lane_parts)
-expect "a -> b (lanes = 0 there): 32M verified" xfer "$SOCK_A" "$SOCK_B" node-b l5 32M
+expect "a -> b (lanes = 0 there): 32M verified" xfer_ok "$SOCK_A" "$SOCK_B" node-b 32M l5
 s1=$(eng_stat "$SOCK_A" lane_parts)
 expect "... without splitting ($s0 -> $s1)" [ "$s1" = "$s0" ]
 

@@ -195,16 +195,39 @@ start_pair() {
 	expect "channel b->a up" wait_chan "$SOCK_B"
 }
 
+# ep_thread SOCK NAME: the engine thread of SOCK's endpoint NAME; empty if
+# there is none, "noreply" if the daemon did not answer
+ep_thread() {
+	ctl_py "$1" endpoints "[e['thread'] for e in d['endpoints'] if e['name'] == '$2'] or ''" |
+		tr -d '[]'
+}
+
+# wait_ep SOCK NAME: until SOCK's daemon has an endpoint NAME (5 s at most)
+wait_ep() {
+	for _ in $(seq 100); do
+		case $(ep_thread "$1" "$2") in [0-9]*) return 0 ;; esac
+		sleep 0.05
+	done
+	return 1
+}
+
 # xfer_ok FROM_SOCK TO_SOCK TO_NAME BYTES TAG: uccl_xfer moves BYTES from the
 # daemon at FROM_SOCK to a receiver TAG at TO_NAME (the daemon at TO_SOCK),
 # which checks every byte; 0 if both exit 0 (their exit statuses in
-# XFER_RC and XFER_RRC), each side bounded to 120 s. The sender's summary
-# is in $TMPD/send-TAG.out.
+# XFER_RC and XFER_RRC), each side bounded to 120 s. The sender starts
+# once the receiver's endpoint is there. The sender's summary is in
+# $TMPD/send-TAG.out.
 xfer_ok() {
 	local x=$top_builddir/client/uccl_xfer rp
 	timeout 120 "$x" --socket "$2" --quiet recv "$5" >"$TMPD/recv-$5.out" 2>&1 &
 	rp=$!
-	sleep 0.2
+	if ! wait_ep "$2" "$5"; then
+		kill "$rp" 2>/dev/null
+		wait "$rp"
+		XFER_RC=-1 XFER_RRC=$?
+		echo "xfer_ok: receiver $5 never showed up at $2" >>"$TMPD/send-$5.out"
+		return 1
+	fi
 	timeout 120 "$x" --socket "$1" --bytes "$4" send "$3/$5" >"$TMPD/send-$5.out" 2>&1
 	XFER_RC=$?
 	wait $rp

@@ -53,17 +53,6 @@ wait_nchans() { # wait_nchans SOCK N
 	for _ in $(seq 100); do [ "$(nchans "$1")" = "$2" ] && return 0; sleep 0.05; done
 	return 1
 }
-# ep_thread SOCK NAME: the engine thread of the endpoint listening as NAME
-ep_thread() {
-	"$UCCLCTL" --socket "$1" --json endpoints 2>/dev/null | python3 -c '
-import json, sys
-for e in json.load(sys.stdin)["endpoints"]:
-    if e["name"] == sys.argv[1]: print(e["thread"])' "$2"
-}
-wait_ep() { # wait_ep SOCK NAME
-	for _ in $(seq 100); do [ -n "$(ep_thread "$1" "$2")" ] && return 0; sleep 0.05; done
-	return 1
-}
 # tx SOCK I J: data packets sent so far on sub-channel (our I, its J)
 tx() { chans "$1" | tr ' ' '\n' | sed -n "s/^$2>$3://p"; }
 # xtx SOCK I K: data packets sent on the channel from our thread I to our K
