@@ -34,6 +34,8 @@ struct nic_params {
 	bool pack;                     /* honour nic_pkt.pack_max (else one packet a datagram) */
 	uint32_t rx_batch;             /* datagrams per recvmmsg (1 .. 1024) */
 	bool ecn;                      /* send ECT(0) (rx always reports the TOS byte) */
+	bool rx_hint;                  /* skip receives a socket filter's count says would
+					* find nothing (engine/nic/rxhint.h); best effort */
 };
 
 struct nic_pkt {
@@ -75,6 +77,12 @@ struct nic_stats {
 	 * datagram that gets through */
 	uint64_t rx_overflow;
 	uint64_t rcvbuf_bytes;         /* the receive buffer the kernel granted (of rcvbuf) */
+	/* rx_hint: 1 when the receive hint is on (sums count such nics);
+	 * rx_skipped: rx calls it answered with no system call;
+	 * rx_hint_written_off: datagrams its count and the receives
+	 * disagreed on for good (counted, then dropped by a full buffer) */
+	uint64_t rx_hint, rx_skipped, rx_hint_written_off;
+	int rx_hint_error;             /* asked for but off: the positive errno; else 0 */
 };
 
 struct nic;

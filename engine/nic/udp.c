@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "engine/nic/nic.h"
+#include "engine/nic/rxhint.h"
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -129,6 +130,8 @@ struct nic {
 	struct rx_slot *rx_slot;
 	uint32_t rx_nmsgs, rx_cur, rx_off;   /* datagrams not yet fully handed out */
 	uint32_t rx_dirty;               /* rx_msgs the kernel may have written since their reset */
+	struct rxhint *hint;             /* NULL: every receive is a recvmmsg */
+	struct rxhint_acct hint_acct;
 
 	struct nic_stats st;
 	uint32_t rx_drops_seen;          /* the last SO_RXQ_OVFL count */
@@ -439,6 +442,13 @@ static void setup_sockets(struct nic *n, const struct nic_params *p)
 
 	if (n->gro && setsockopt(rx, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0)
 		n->gro = false;
+	/* best effort too: without it receives are system calls, as before */
+	if (p->rx_hint) {
+		int r = rxhint_attach(rx, &n->hint);
+
+		n->st.rx_hint = r == 0;
+		n->st.rx_hint_error = r < 0 ? -r : 0;
+	}
 }
 
 static int alloc_rx(struct nic *n)
@@ -483,6 +493,7 @@ static void udp_close(struct nic *n)
 	close_fds(n->fds, n->npaths);
 	free(n->fds);
 	free_rx(n);
+	rxhint_free(n->hint);
 	free(n->peers);
 	free(n);
 }
@@ -539,6 +550,7 @@ static int udp_open(const struct nic_params *p, struct nic **out)
 
 out_rx:
 	free_rx(n);
+	rxhint_free(n->hint);
 	close_fds(n->fds, n->npaths);
 out_fds:
 	free(n->fds);
@@ -877,6 +889,8 @@ static int receive(struct nic *n, uint32_t want)
 {
 	int r;
 
+	if (n->hint && !rxhint_due(&n->hint_acct, rxhint_count(n->hint)))
+		return 0;              /* nothing was queued: no system call */
 	/* only the headers the last call filled need their lengths back: an
 	 * engine that polls an empty socket would otherwise redo all of them
 	 * on every pass */
@@ -896,6 +910,8 @@ static int receive(struct nic *n, uint32_t want)
 	n->rx_dirty = r > 0 ? (uint32_t)r + 1 : 1;
 	if (n->rx_dirty > want)
 		n->rx_dirty = want;
+	if (n->hint)
+		rxhint_took(&n->hint_acct, r > 0 ? (uint32_t)r : 0, r < (int)want);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 
@@ -996,6 +1012,8 @@ static void udp_get_stats(struct nic *n, struct nic_stats *out)
 		return;
 	}
 	*out = n->st;
+	out->rx_skipped = n->hint_acct.skipped;
+	out->rx_hint_written_off = n->hint_acct.written_off;
 }
 
 const struct nic_ops nic_udp_ops = {
