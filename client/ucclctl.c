@@ -742,6 +742,9 @@ static void json_nic(struct json *j, const UcclCtl__NicStats *n)
 	json_kv_u64(j, "tx_dgrams", nic_dgrams(n));
 	json_kv_u64(j, "tx_gso_refused", n->has_tx_gso_refused ? n->tx_gso_refused : 0);
 	json_kv_u64(j, "rx_overflow", n->has_rx_overflow ? n->rx_overflow : 0);
+	json_kv_u64(j, "rx_hint", n->has_rx_hint ? n->rx_hint : 0);
+	json_kv_u64(j, "rx_skipped", n->has_rx_skipped ? n->rx_skipped : 0);
+	json_kv_u64(j, "rx_hint_written_off", n->has_rx_hint_written_off ? n->rx_hint_written_off : 0);
 	json_kv_u64(j, "tx_eagain", n->tx_eagain);
 	json_kv_u64(j, "tx_errors", n->tx_errors);
 	json_kv_u64(j, "rx_pkts", n->rx_pkts);
@@ -773,12 +776,18 @@ static int print_nic(const UcclCtl__NicStats *n)
 	       PRIu64 " datagrams (%s, %" PRIu64 " GRO), EAGAIN %" PRIu64 ", unknown peer %" PRIu64,
 	       addr, n->tx_pkts, nic_dgrams(n), txb, n->tx_gso_calls,
 	       n->rx_pkts, rxb, n->rx_gro_segs, n->tx_eagain, n->rx_unknown_peer);
+	if (n->has_rx_hint && n->rx_hint)
+		printf(", receives %" PRIu64 " (%" PRIu64 " skipped by the hint)",
+		       n->rx_calls + (n->has_rx_skipped ? n->rx_skipped : 0),
+		       n->has_rx_skipped ? n->rx_skipped : 0);
 	/* the rest only when something went wrong */
 	if (n->has_tx_gso_refused && n->tx_gso_refused)
 		printf(", GSO refused by the kernel (off on %" PRIu64 " nic%s)", n->tx_gso_refused,
 		       n->tx_gso_refused == 1 ? "" : "s");
 	if (n->has_rx_overflow && n->rx_overflow)
 		printf(", rx dropped by the kernel (mostly a full receive buffer) %" PRIu64, n->rx_overflow);
+	if (n->has_rx_hint_written_off && n->rx_hint_written_off)
+		printf(", rx hint written off %" PRIu64, n->rx_hint_written_off);
 	if (n->tx_errors)
 		printf(", tx errors %" PRIu64, n->tx_errors);
 	if (n->tx_dropped)

@@ -185,6 +185,8 @@ static const struct opt opts[] = {
 	{ "udp_gro", OT_BOOL, 0, O(udp_gro), 0, 1, 0, 1, "batch receives with UDP GRO" },
 	{ "udp_pack", OT_BOOL, 0, O(udp_pack), 0, 1, 0, 1,
 	  "let short packets to one peer (an ACK and a reply) share a UDP datagram" },
+	{ "udp_rx_hint", OT_BOOL, 0, O(udp_rx_hint), 0, 1, 0, 1,
+	  "count queued datagrams with a socket filter and skip receives that would find none" },
 	{ "udp_tx_gather", OT_BOOL, 0, O(udp_tx_gather), 0, 1, 0, 1,
 	  "send payloads from the registered region (header and payload gathered) instead of a copy" },
 };

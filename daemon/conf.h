@@ -117,6 +117,7 @@ struct conf {
 	uint32_t n_peer_cc;
 	bool udp_gso, udp_gro;
 	bool udp_pack;                    /* nic_params.pack */
+	bool udp_rx_hint;                 /* nic_params.rx_hint */
 	bool udp_tx_gather;               /* tpchan_params.tx_gather (not with data_crc) */
 };
 

@@ -120,6 +120,7 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 		.gso = c->udp_gso,
 		.gro = c->udp_gro,
 		.pack = c->udp_pack,
+		.rx_hint = c->udp_rx_hint,
 		.rx_batch = 64,
 		.ecn = true,
 	};
@@ -142,6 +143,10 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 			 "udp_buffer_bytes = %" PRIu64 " asked for (without CAP_NET_ADMIN "
 			 "net.core.rmem_max caps it); bursts may be dropped (ucclctl channels: rx "
 			 "dropped by the kernel)", ns.rcvbuf_bytes, c->udp_buffer_bytes);
+	if (i == 0 && ns.rx_hint_error)
+		log_warn("data plane: no receive hint (udp_rx_hint): the kernel refused the "
+			 "counting socket filter: %s (it needs CAP_BPF and Linux 5.5); every "
+			 "receive is a system call", strerror(ns.rx_hint_error));
 	*port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	if (i == 0)
@@ -149,9 +154,9 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 			 ss.ss_family == AF_INET6 ? "[" : "", addr, ss.ss_family == AF_INET6 ? "]" : "",
 			 *port);
 	if (i == 0)
-		log_info("data plane on udp %s (%u paths, mtu %u%s%s%s%s)", d->data_text,
+		log_info("data plane on udp %s (%u paths, mtu %u%s%s%s%s%s)", d->data_text,
 			 c->data_paths, c->mtu, c->udp_gso ? ", gso" : "", c->udp_gro ? ", gro" : "",
-			 c->udp_pack ? ", packing" : "",
+			 c->udp_pack ? ", packing" : "", ns.rx_hint ? ", rx hint" : "",
 			 c->peer_listen.family ? "" : "; no peering: between this daemon's threads only");
 	else
 		log_info("data plane of engine thread %u on udp port %u (%u paths)", i, *port,

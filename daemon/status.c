@@ -525,6 +525,12 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 		nic.tx_gso_refused = ns->tx_gso_refused;
 		nic.has_rx_overflow = 1;
 		nic.rx_overflow = ns->rx_overflow;
+		nic.has_rx_hint = 1;
+		nic.rx_hint = ns->rx_hint;
+		nic.has_rx_skipped = 1;
+		nic.rx_skipped = ns->rx_skipped;
+		nic.has_rx_hint_written_off = 1;
+		nic.rx_hint_written_off = ns->rx_hint_written_off;
 		nic.tx_eagain = ns->tx_eagain;
 		nic.tx_errors = ns->tx_errors;
 		nic.rx_pkts = ns->rx_pkts;
@@ -589,6 +595,9 @@ static void channels_done(struct engcmd *c)
 	q->nic.tx_dgrams += ns->tx_dgrams;
 	q->nic.tx_gso_refused += ns->tx_gso_refused;
 	q->nic.rx_overflow += ns->rx_overflow;
+	q->nic.rx_hint += ns->rx_hint;
+	q->nic.rx_skipped += ns->rx_skipped;
+	q->nic.rx_hint_written_off += ns->rx_hint_written_off;
 	q->nic.tx_eagain += ns->tx_eagain;
 	q->nic.tx_errors += ns->tx_errors;
 	q->nic.rx_pkts += ns->rx_pkts;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # make-bundle.sh BUILDDIR [OUT]: a self-contained copy of the daemon, the
-# benchmark clients, tpchan_bench, engine_turn_bench and the reference tools (iperf3, sockperf, ucx_perftest,
+# benchmark clients, tpchan_bench, engine_turn_bench, udp_nic_bench and the
+# reference tools (iperf3, sockperf, ucx_perftest,
 # nft, ethtool, ip, ss, perf) with every shared library they load, the
 # dynamic loader included, for a machine that cannot install packages (the
 # GPU machines lent to sessions: Ubuntu, no network). Each program runs
@@ -24,9 +25,10 @@ p=$inst/usr/local
 for b in "$p/sbin/ucclsvcd" "$p/bin/uccl_rperf" "$p/bin/ucclctl" "$p/bin/uccl_xfer"; do
 	cp -L "$b" "$out/libexec/"
 done
-# not installed (noinst): the control-path and per-hop benchmarks, linked
-# statically against the engine
-cp -L "$build/bench/tpchan_bench" "$build/bench/engine_turn_bench" "$out/libexec/"
+# not installed (noinst): the control-path, per-hop and UDP backend
+# benchmarks, linked statically against the engine
+cp -L "$build/bench/tpchan_bench" "$build/bench/engine_turn_bench" "$build/bench/udp_nic_bench" \
+	"$out/libexec/"
 # NOLTO=DIR: a build of the same tree configured with --disable-lto; its
 # daemon and those two benchmarks come along as NAME.nolto, for an A/B of
 # link-time optimisation on the other machine's core (pack.sh runs it)
