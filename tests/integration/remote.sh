@@ -98,6 +98,18 @@ expect "ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
 # for turns whose put and signal an engine poll split)
 expect "b's replies shared datagrams: $pk packets in $dg datagrams" [ $((dg * 10)) -lt $((pk * 9)) ]
 
+# 1c. the receive hint (udp_rx_hint, on by default; root may load its
+# socket filter): b's engine skipped the receives that would have found
+# its socket empty, and ucclctl says so
+if [ "$(id -u)" = 0 ]; then
+	set -- $(ctl_py "$SOCK_B" channels \
+		"'%d %d %d' % (d['nic']['rx_hint'], d['nic']['rx_skipped'], d['nic']['rx_calls'])") 0 0 0
+	expect "b's receive hint is on and skipped receives (on $1, skipped $2, made $3)" \
+		[ "$1" -ge 1 -a "$2" -gt 0 -a "$3" -gt 0 ]
+	"$UCCLCTL" --socket "$SOCK_B" channels >"$TMPD/chan-b.out" 2>&1
+	expect "ucclctl channels shows the skipped receives" grep -q "skipped by the hint" "$TMPD/chan-b.out"
+fi
+
 # 2. a verified transfer, with a's channel to b looked at path by path
 #    while it runs (paths that carried chunks, paths with an RTT sample)
 paths_seen() {
