@@ -9,8 +9,9 @@
  * packet that may take any path (an ACK) goes on the socket of its
  * neighbour in the batch, so it needs no sendmmsg of its own;
  * receives use recvmmsg and split UDP_GRO super-datagrams back into the
- * sender's datagrams (the engine cuts those into packets). Never blocks,
- * never logs.
+ * sender's datagrams (the engine cuts those into packets), and with the
+ * receive hint (rxhint.h) skip the recvmmsg that would find the socket
+ * empty. Never blocks, never logs.
  *
  * Peer identification: a datagram from address A, port p belongs to the peer
  * added with address A and base port b where b <= p < b + npaths (npaths of
