@@ -13,7 +13,8 @@
 #     NOLTO=DIR; make-bundle.sh), so that the machine and the code are told
 #     apart.
 # The CPU and clock source go first (a clock read that is a system call
-# would cost every engine pass). Summary with medians and per-round ratios
+# would cost every engine pass), then the daemons' data plane line (with
+# "rx hint" when the receive hint is on). Summary with medians and per-round ratios
 # in OUT/targets.txt (OUT default /tmp/out); a measurement that is missing
 # (a round that timed out, an invocation that failed) is named there and
 # makes the exit status 1.
@@ -24,6 +25,10 @@
 cpu_info >"$OUT/targets.txt" 2>&1
 ROUNDS=${ROUNDS:-7} INVOCATIONS=${INVOCATIONS:-7}
 OUT=$OUT/lat ROUNDS=$ROUNDS timeout 300 bash "$R/bench/device/lat.sh" >/dev/null 2>&1
+# the daemons' data plane as they logged it: whether the receive hint was
+# on (udp_rx_hint; a kernel that refuses its filter is logged too)
+grep -hoE "data plane on udp .*|no receive hint.*" "$OUT/lat/alat.log" "$OUT/lat/blat.log" 2>/dev/null |
+	sed 's/^/daemon: /' >>"$OUT/targets.txt"
 for _ in $(seq "$INVOCATIONS"); do
 	for v in "" .old .nolto; do
 		[ -x "$B/bin/tpchan_bench$v" ] || continue
