@@ -49,16 +49,7 @@ start_named c
 expect "no peers configured: a lists none" [ -z "$(peers_of "$SOCK_A")" ]
 
 # 1. a verified transfer to b, named by address
-"$XFER" --socket "$SOCK_B" --quiet recv dyn >"$TMPD/recv.out" 2>&1 &
-RP=$!
-sleep 0.2
-"$XFER" --socket "$SOCK_A" --bytes 64M send "127.0.0.1:$PB/dyn" >"$TMPD/send.out" 2>&1
-rc=$?
-wait $RP
-rrc=$?
-cat "$TMPD/send.out"
-expect "64M moved to 127.0.0.1:$PB/dyn and verified (sender rc $rc, receiver rc $rrc)" \
-	eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+xfer "$SOCK_A" "$SOCK_B" "127.0.0.1:$PB" 64M dyn
 pa=$(peers_of "$SOCK_A") pb=$(peers_of "$SOCK_B")
 expect "a names b by its address ($pa)" eval 'echo "$pa" | grep -q "127.0.0.1:$PB:"'
 dyn=$(ctl_py "$SOCK_A" peers '" ".join(str(p["dynamic"]) for p in d["peers"])')
@@ -69,14 +60,7 @@ expect "b logged the peer added at run time" grep -q "peer node-a (.*): added at
 
 # 1b. b's client names a by address: b uses the peer it has (a dialed it),
 # no second peer connection
-"$XFER" --socket "$SOCK_A" --quiet recv back >"$TMPD/recvb.out" 2>&1 &
-RP=$!
-sleep 0.2
-"$XFER" --socket "$SOCK_B" --bytes 16M --quiet send "127.0.0.1:$PA/back" >"$TMPD/sendb.out" 2>&1
-rc=$?
-wait $RP
-rrc=$?
-expect "16M moved back to 127.0.0.1:$PA/back (rc $rc, $rrc)" eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]'
+xfer "$SOCK_B" "$SOCK_A" "127.0.0.1:$PA" 16M back
 pa=$(peers_of "$SOCK_A") pb=$(peers_of "$SOCK_B")
 expect "still one peer each way ($pa | $pb)" \
 	eval '[ "$(echo "$pa" | wc -w)" -eq 1 ] && [ "$(echo "$pb" | wc -w)" -eq 1 ]'
@@ -110,7 +94,8 @@ SOCK_E=$TMPD/re/ucclsvcd.sock SOCK_F=$TMPD/rf/ucclsvcd.sock
 R1=$!
 "$XFER" --socket "$SOCK_F" --quiet recv tof >/dev/null 2>&1 &
 R2=$!
-sleep 0.3
+wait_ep "$SOCK_E" toe || fail "receiver toe never showed up at e"
+wait_ep "$SOCK_F" tof || fail "receiver tof never showed up at f"
 "$XFER" --socket "$SOCK_E" --bytes 16M --quiet send "127.0.0.1:$PF/tof" >"$TMPD/s1.out" 2>&1 &
 S1=$!
 "$XFER" --socket "$SOCK_F" --bytes 16M --quiet send "127.0.0.1:$PE/toe" >"$TMPD/s2.out" 2>&1 &
