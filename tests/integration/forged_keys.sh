@@ -111,7 +111,7 @@ for _ in $(seq 100); do grep -q sniffing "$TMPD/forge.out" && break; sleep 0.05;
 UCCL_SOCKET=$SOCK_B "$ITEST" fserve fk "$TMPD/go" >"$TMPD/fserve.out" 2>&1 &
 SVP=$!
 BG_PIDS="$BG_PIDS $SVP"
-sleep 0.2
+wait_ep "$SOCK_B" fk || fail "server fk never showed up at b"
 UCCL_SOCKET=$SOCK_A "$ITEST" fclient node-b/fk "$TMPD/go" >"$TMPD/fclient.out" 2>&1 &
 CLP=$!
 BG_PIDS="$BG_PIDS $CLP"

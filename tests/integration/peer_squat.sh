@@ -32,7 +32,7 @@ expect "a's data port is logged ($DA)" [ -n "$DA" ]
 xfer() { # xfer NAME: 64 MiB from a to b, verified
 	"$XFER" --socket "$SOCK_B" --quiet recv "$1" >/dev/null 2>&1 &
 	BG_PIDS="$BG_PIDS $!"
-	sleep 0.3
+	wait_ep "$SOCK_B" "$1" || fail "receiver $1 never showed up at b"
 	timeout 20 "$XFER" --socket "$SOCK_A" --bytes 64M --quiet send "node-b/$1" >"$TMPD/$1.out" 2>&1
 }
 xfer x1

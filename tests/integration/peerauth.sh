@@ -75,7 +75,7 @@ expect "the table says key" grep -Eq '^node-b +127\.0\.0\.1:[0-9]+ +up +[^ ]+ +o
 expect "a logged the peer up, authenticated" grep -q "peer node-b (.*): up, we dialed, authenticated" "$TMPD/a.log"
 "$XFER" --socket "$SOCK_B" --quiet recv authed >"$TMPD/recv.out" 2>&1 &
 RP=$!
-sleep 0.2
+wait_ep "$SOCK_B" authed || fail "receiver authed never showed up at b"
 "$XFER" --socket "$SOCK_A" --bytes 16M --quiet send node-b/authed >"$TMPD/send.out" 2>&1
 rc=$?
 wait $RP

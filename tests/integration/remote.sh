@@ -70,7 +70,7 @@ expect "each side runs its configured CC (swift/window)" \
 # 1. every primitive across hosts
 UCCL_SOCKET=$SOCK_B "$ITEST" pserve prims >"$TMPD/pserve.out" 2>&1 &
 SP=$!
-sleep 0.2
+wait_ep "$SOCK_B" prims || fail "server prims never showed up at b"
 UCCL_SOCKET=$SOCK_A "$ITEST" pclient node-b/prims >"$TMPD/pclient.out" 2>&1
 rc=$?
 wait $SP
@@ -86,7 +86,7 @@ nic_b() { ctl_py "$SOCK_B" channels "'%d %d' % (d['nic']['tx_pkts'], d['nic']['t
 n0=$(nic_b)
 "$RPERF" --socket "$SOCK_B" --timeout 30 server pp >"$TMPD/pp.out" 2>&1 &
 SP=$!
-sleep 0.2
+wait_ep "$SOCK_B" pp || fail "server pp never showed up at b"
 "$RPERF" --socket "$SOCK_A" --sizes none --lat-samples 500 client node-b/pp >>"$TMPD/pp.out" 2>&1
 rc=$?
 wait $SP
@@ -119,7 +119,7 @@ paths_seen() {
 }
 "$XFER" --socket "$SOCK_B" --quiet recv big >"$TMPD/recv.out" 2>&1 &
 RP=$!
-sleep 0.2
+wait_ep "$SOCK_B" big || fail "receiver big never showed up at b"
 "$XFER" --socket "$SOCK_A" --bytes "$XFER_BYTES" send node-b/big >"$TMPD/send.out" 2>&1 &
 SP=$!
 seen=none
@@ -160,7 +160,7 @@ expect "channels shows the new CC on a, b keeps its own" \
 	eval '[ "$(chan_field "$SOCK_A" cc)" = dcqcn ] && [ "$(chan_field "$SOCK_B" cc)" = window ]'
 "$XFER" --socket "$SOCK_B" --quiet recv bigcc >/dev/null 2>&1 &
 RP=$!
-sleep 0.2
+wait_ep "$SOCK_B" bigcc || fail "receiver bigcc never showed up at b"
 "$XFER" --socket "$SOCK_A" --bytes 256M --quiet send node-b/bigcc >"$TMPD/sendcc.out" 2>&1 &
 SP=$!
 sleep 0.3
@@ -233,7 +233,7 @@ mal0=$(chan_field "$SOCK_B" drop_malformed)
 tok0=$(chan_field "$SOCK_B" drop_token)
 "$XFER" --socket "$SOCK_B" --quiet recv big2 >"$TMPD/recv2.out" 2>&1 &
 RP=$!
-sleep 0.2
+wait_ep "$SOCK_B" big2 || fail "receiver big2 never showed up at b"
 "$XFER" --socket "$SOCK_A" --bytes 256M --quiet send node-b/big2 >"$TMPD/send2.out" 2>&1 &
 SP=$!
 python3 - "$DPA" "$DPB" <<'EOF'
@@ -277,7 +277,7 @@ expect "daemon b still serving" "$UCCLCTL" --socket "$SOCK_B" status
 kill_midway() {
 	"$XFER" --socket "$SOCK_B" --quiet recv "$2" >"$TMPD/$2.recv" 2>&1 &
 	RP=$!
-	sleep 0.2
+	wait_ep "$SOCK_B" "$2" || fail "receiver $2 never showed up at b"
 	rx0=$(chan_field "$SOCK_B" data_pkts_rx)
 	"$XFER" --socket "$SOCK_A" --bytes 64G --quiet send "node-b/$2" >"$TMPD/$2.send" 2>&1 &
 	SP=$!
@@ -323,7 +323,7 @@ expect "channel a->b up again" wait_chan "$SOCK_A"
 expect "... running the CC set while it was down" [ "$(chan_field "$SOCK_A" cc)" = window ]
 "$XFER" --socket "$SOCK_B" --quiet recv big4 >/dev/null 2>&1 &
 RP=$!
-sleep 0.2
+wait_ep "$SOCK_B" big4 || fail "receiver big4 never showed up at b"
 "$XFER" --socket "$SOCK_A" --bytes 64M --quiet send node-b/big4 >"$TMPD/send4.out" 2>&1
 rc=$?
 wait $RP

@@ -17,7 +17,7 @@ printf 'engine_threads = 2\nrto_min_us = 1000\n' >"$TMPD/c.conf"
 start_daemon "$TMPD/c.conf"
 P0=$(sed -n 's/.*data plane on udp 127.0.0.1:\([0-9]*\) .*/\1/p' "$TMPD/daemon.log" | head -n 1)
 P1=$(sed -n 's/.*data plane of engine thread 1 on udp port \([0-9]*\).*/\1/p' "$TMPD/daemon.log" | head -n 1)
-expect "the threads' data ports are logged ($P0, $P1)" [ -n "$P0" ] && [ -n "$P1" ]
+expect "the threads' data ports are logged ($P0, $P1)" [ -n "$P0" -a -n "$P1" ]
 
 xfer() { # xfer NAME: 16 MiB from an endpoint on thread 1 to one on thread 0
 	local r s
@@ -26,7 +26,7 @@ xfer() { # xfer NAME: 16 MiB from an endpoint on thread 1 to one on thread 0
 	"$XFER" --quiet --bytes 16M recv "$1" >"$TMPD/$1.recv" 2>&1 &
 	r=$!
 	BG_PIDS="$BG_PIDS $r"
-	sleep 0.3
+	wait_ep "$UCCL_SOCKET" "$1" || fail "receiver $1 never showed up"
 	timeout 30 "$XFER" --quiet --bytes 16M send "$1" >"$TMPD/$1.send" 2>&1
 	s=$?
 	kill "$r" 2>/dev/null
