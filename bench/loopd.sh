@@ -54,19 +54,42 @@ loopd_stop() {
 	LOOPD_PIDS=
 }
 
+# loopd_wait_ep BUILDDIR SOCK NAME [COUNT]: until SOCK's daemon has COUNT
+# (default 1) receivers listening under NAME, or NAME.0, NAME.1 ... as
+# uccl_xfer --streams names them; at most 5 s, 1 if they never came
+loopd_wait_ep() {
+	local _
+	for _ in $(seq 100); do
+		timeout 10 "$1/client/ucclctl" --socket "$2" --json endpoints 2>/dev/null |
+			python3 -c 'import json, re, sys
+n = sum(bool(re.fullmatch(re.escape(sys.argv[1]) + r"(\.\d+)?", e["name"]))
+        for e in json.load(sys.stdin)["endpoints"])
+sys.exit(0 if n >= int(sys.argv[2]) else 1)' "$3" "${4:-1}" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # loopd_xfer_between FROM_SOCK TO_SOCK TO_HOST BUILDDIR BYTES ARGS...: one
 # verified uccl_xfer transfer of BYTES from FROM_SOCK's daemon to host
 # TO_HOST (whose daemon is TO_SOCK's), uccl_xfer ARGS on both sides;
 # prints its GB/s (the sender's summary), or FAILED, also when the
-# receiver failed. Their standard errors go to $T/send.err and
-# $T/recv.err.
+# receiver failed or never listened (the sender starts once it does).
+# Their standard errors go to $T/send.err and $T/recv.err.
 loopd_xfer_between() {
-	local from=$1 to=$2 host=$3 b=$4 bytes=$5 r out
+	local from=$1 to=$2 host=$3 b=$4 bytes=$5 r out streams=1 a prev=
 	shift 5
+	for a in "$@"; do [ "$prev" = --streams ] && streams=$a; prev=$a; done
 	timeout 120 "$b/client/uccl_xfer" --socket "$to" --quiet "$@" recv s >/dev/null \
 		2>"$T/recv.err" &
 	r=$!
-	sleep 0.3
+	if ! loopd_wait_ep "$b" "$to" s "$streams"; then
+		kill "$r" 2>/dev/null
+		wait "$r" 2>/dev/null
+		echo "loopd_xfer: receiver s never showed up" >"$T/send.err"
+		echo FAILED
+		return
+	fi
 	out=$(timeout 120 "$b/client/uccl_xfer" --socket "$from" --quiet --json --bytes "$bytes" "$@" \
 		send "$host/s" 2>"$T/send.err" | python3 -c '
 import json, sys

@@ -150,13 +150,13 @@ clients() {
 # (with --streams, all its processes: setsid makes them a group) is killed
 # with SIGKILL half a second in; "killed" once the receiver has exited
 # (its connection reset) and neither daemon has a client left, each within
-# 10 s; else "STUCK" or "LEFT"
+# 10 s; else "STUCK" or "LEFT" ("NORECV": the receiver never listened)
 xfer_killed() {
 	local r s t
 	timeout 120 "$B/client/uccl_xfer" --socket "$2" --quiet --streams "$4" recv soak \
 		>/dev/null 2>&1 &
 	r=$!
-	sleep 0.3
+	loopd_wait_ep "$B" "$2" soak "$4" || { kill "$r" 2>/dev/null; wait "$r" 2>/dev/null; echo NORECV; return; }
 	setsid "$B/client/uccl_xfer" --socket "$1" --quiet --streams "$4" --bytes 1G \
 		send "$3/soak" >/dev/null 2>&1 &
 	s=$!
@@ -200,10 +200,11 @@ while [ $(( $(date +%s) - t0 )) -lt "$SECONDS_TOTAL" ]; do
 	fi
 	if [ "$res" = killed ]; then
 		killed=$((killed + 1))
-	elif [ "$res" = LEFT ] || [ "$res" = STUCK ]; then
+	elif [ "$res" = LEFT ] || [ "$res" = STUCK ] || [ "$res" = NORECV ]; then
 		failed=$((failed + 1))
-		echo "round $round: $res after the sender was killed (STUCK: the receiver took over" \
-			"10 s to exit; LEFT: a client was still attached 10 s later)"
+		echo "round $round: $res in a round whose sender is killed (STUCK: the receiver took" \
+			"over 10 s to exit; LEFT: a client was still attached 10 s later; NORECV: the" \
+			"receiver never listened)"
 	elif [ "${res%% *}" = ok ]; then
 		ok=$((ok + 1))
 		moved=$((moved + $(numfmt --from=iec "$size")))
