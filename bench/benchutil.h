@@ -20,6 +20,10 @@ int bench_cmp_double(const void *a, const void *b);
 /* Nearest-rank percentile (q in 0..1) of n sorted samples in ns, in
  * microseconds: the smallest sample with at least q of all at or below it. */
 double bench_pct_us(const uint64_t *sorted, size_t n, double q);
+/* The core's speed now: ITERS rounds of a fixed integer loop, in rounds per
+ * CPU second. Printed beside a figure that should depend on the code only,
+ * it tells a slow machine from slow code. */
+double bench_core_ref(uint64_t iters);
 /* s as a JSON string on stdout, quotes included. */
 void bench_json_str(const char *s);
 

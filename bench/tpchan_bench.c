@@ -30,6 +30,9 @@
 #include "engine/tpchan.h"
 #include "tests/unit/wirelink.h"
 
+/* rounds of bench_core_ref on each side of a timed run: a few ms */
+#define REF_ROUNDS 10000000ull
+
 static uint64_t nmsgs, next, done;
 static struct tpchan *tx;
 
@@ -83,7 +86,7 @@ int main(int argc, char **argv)
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	uint32_t rate = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
 	uint32_t ack_every = argc > 4 ? (uint32_t)atoi(argv[4]) : 8;
-	double rates[64];
+	double rates[64], refs[64], norm[64];
 
 	if (msgs == 0 || runs < 1 || runs > 64) {
 		fprintf(stderr, "usage: tpchan_bench [MESSAGES] [RUNS 1..64] [RATE_GBPS] [ACK_EVERY]\n");
@@ -120,28 +123,38 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		nmsgs = warm + msgs;
+		refs[i] = bench_core_ref(REF_ROUNDS);
 		f0 = minflt();
 		t0 = bench_cpu_s();
 		r = wirelink_run(l, pump, NULL, UINT64_MAX - 1);
 		t1 = bench_cpu_s();
 		f0 = minflt() - f0;
+		/* the core's speed on both sides of the run */
+		refs[i] = (refs[i] + bench_core_ref(REF_ROUNDS)) / 2;
 		if (r < 0 || done != nmsgs) {
 			fprintf(stderr, "tpchan_bench: run %d did not finish (%d, %" PRIu64 "/%" PRIu64 ")\n", i, r,
 				done - warm, msgs);
 			return 1;
 		}
 		rates[i] = (double)msgs / (t1 - t0);
+		norm[i] = refs[i] > 0 ? rates[i] / refs[i] * 1000 : 0;
 		fprintf(stderr, "run %d: %.2f M chunks/s (%.3f s CPU, %ld page faults, after %" PRIu64
-			" untimed)\n", i + 1, rates[i] / 1e6, t1 - t0, f0, warm);
+			" untimed; core reference %.0f M rounds/s)\n", i + 1, rates[i] / 1e6, t1 - t0, f0,
+			warm, refs[i] / 1e6);
 		wirelink_free(l);
 		tpchan_free(tx);
 		tpchan_free(rx);
 	}
 	qsort(rates, (size_t)runs, sizeof(rates[0]), bench_cmp_double);
+	qsort(refs, (size_t)runs, sizeof(refs[0]), bench_cmp_double);
+	qsort(norm, (size_t)runs, sizeof(norm[0]), bench_cmp_double);
 	printf("tpchan control path: median %.2f M chunks/s of 32 KiB (min %.2f, max %.2f, %d runs; "
 	       "MTU 9000, %s, ack every %u packets) = %.0f Gbit/s-equivalent\n",
 	       rates[runs / 2] / 1e6, rates[0] / 1e6, rates[runs - 1] / 1e6, runs,
 	       rate ? "serialised at the given rate" : "no serialisation delay", ack_every,
 	       rates[runs / 2] * 32768 * 8 / 1e9);
+	printf("core reference: median %.0f M rounds/s (min %.0f, max %.0f); %.2f chunks per 1000 "
+	       "rounds (median of runs; a figure of the code, not of how much core it got)\n",
+	       refs[runs / 2] / 1e6, refs[0] / 1e6, refs[runs - 1] / 1e6, norm[runs / 2]);
 	return 0;
 }

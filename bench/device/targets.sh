@@ -3,7 +3,7 @@
 #
 # targets.sh: run on a machine with the bundle from make-bundle.sh (as
 # root). Issue #3's two targets that only the 16-core machines decide, with
-# enough rounds for a median, in about two minutes:
+# enough rounds for a median, in about three minutes:
 #   - 64 B one-way latency no slower than UCX tcp: lat.sh, ROUNDS rounds
 #     (default 7) of uccl_rperf's put+signal ping-pong (clients sleeping
 #     and spinning) beside UCX tcp tag_lat and sockperf UDP, alternating;
@@ -11,7 +11,10 @@
 #     times (default 7), interleaved with the bundle's older builds of it
 #     where there are any (tpchan_bench.old from OLD=DIR, .nolto from
 #     NOLTO=DIR; make-bundle.sh), so that the machine and the code are told
-#     apart.
+#     apart. Each invocation also prints a core reference (a fixed integer
+#     loop's speed around its runs): chunks per 1000 rounds is the code's
+#     figure, the reference the machine's. Then one invocation pinned to
+#     each CPU (PERCPU=0 leaves it out).
 # The CPU and clock source go first (a clock read that is a system call
 # would cost every engine pass), then the daemons' data plane line (with
 # "rx hint" when the receive hint is on). Summary with medians and per-round ratios
@@ -32,11 +35,23 @@ grep -hoE "data plane on udp .*|no receive hint.*" "$OUT/lat/alat.log" "$OUT/lat
 for _ in $(seq "$INVOCATIONS"); do
 	for v in "" .old .nolto; do
 		[ -x "$B/bin/tpchan_bench$v" ] || continue
-		# one line per invocation, named, also when it printed no median
-		echo "tpchan_bench$v $(timeout 60 "$B/bin/tpchan_bench$v" 327680 3 400 2>&1 |
-			grep median || echo FAILED)"
+		# two lines per invocation, named, also when it printed no
+		# median: the chunks, and the core reference measured around
+		# its runs (a binary from before the reference has none)
+		o=$(timeout 60 "$B/bin/tpchan_bench$v" 327680 3 400 2>&1)
+		echo "tpchan_bench$v $(echo "$o" | grep "control path: median" || echo FAILED)"
+		echo "tpchan_bench$v $(echo "$o" | grep "core reference: median" || echo "core reference: none")"
 	done
 done >"$OUT/tpchan-runs.txt"
+# one invocation pinned to each CPU (PERCPU=0: none): a core that is
+# slower every time (a busy sibling, a host thread) shows as such
+if [ "${PERCPU:-1}" != 0 ] && command -v taskset >/dev/null; then
+	for c in $(seq 0 $(($(nproc) - 1))); do
+		o=$(timeout 60 taskset -c "$c" "$B/bin/tpchan_bench" 327680 3 400 2>&1)
+		echo "cpu$c $(echo "$o" | grep "control path: median" || echo FAILED)"
+		echo "cpu$c $(echo "$o" | grep "core reference: median" || echo "core reference: none")"
+	done >"$OUT/tpchan-percpu.txt"
+fi
 python3 - "$OUT" "$ROUNDS" "$INVOCATIONS" >>"$OUT/targets.txt" <<'EOF'
 import os, re, statistics as st, sys
 out, nrounds, ninv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -70,14 +85,45 @@ for what, per in sorted(rounds.items()):
         ratio = [per[r] / ucx[r] for r in sorted(per) if r in ucx]
         line += "  / UCX tcp per round: %s  median %s" % (" ".join("%.2f" % x for x in ratio), med(ratio))
     print(line)
-chunks = {}
+chunks, refs, norm = {}, {}, {}
 for line in open(out + "/tpchan-runs.txt"):
     m = re.match(r"(\S+) .*median ([\d.]+) M chunks/s", line)
     if m:
         chunks.setdefault(m.group(1), []).append(float(m.group(2)))
+    m = re.match(r"(\S+) core reference: median (\d+) M rounds/s.*; ([\d.]+) chunks per 1000", line)
+    if m:
+        refs.setdefault(m.group(1), []).append(float(m.group(2)))
+        norm.setdefault(m.group(1), []).append(float(m.group(3)))
 print("control path, tpchan_bench 327680 3 400, M chunks/s (invocations, each a median of 3 runs)")
 for name, v in chunks.items():
     print("  %-20s %s  median %s" % (name, " ".join("%.2f" % x for x in v), med(v)))
+# the core reference around the same runs: if it swings with the chunks,
+# the machine gave the core's time away; chunks per 1000 rounds is the
+# code's figure, and 1.5 M chunks/s needs a core that runs the reference
+# at 1.5e9 / that many M rounds/s
+for name, v in refs.items():
+    n = norm[name]
+    print("  %-20s core reference %s M rounds/s  median %.0f; chunks per 1000 rounds %s  median %s"
+          % (name, " ".join("%.0f" % x for x in v), st.median(v), " ".join("%.2f" % x for x in n), med(n)))
+    if st.median(n) > 0:
+        print("  %-20s 1.5 M chunks/s needs a core that runs the reference at %.0f M rounds/s or more"
+              % (name, 1.5e9 / st.median(n) / 1e6))
+pc = out + "/tpchan-percpu.txt"
+if os.path.exists(pc):
+    print("tpchan_bench pinned to each CPU, one invocation each: M chunks/s (core reference, M rounds/s)")
+    cpus = {}
+    for line in open(pc):
+        m = re.match(r"(cpu\d+) .*median ([\d.]+) M chunks/s", line)
+        if m:
+            cpus.setdefault(m.group(1), [None, None])[0] = float(m.group(2))
+        m = re.match(r"(cpu\d+) core reference: median (\d+) M rounds/s", line)
+        if m:
+            cpus.setdefault(m.group(1), [None, None])[1] = float(m.group(2))
+    print("  " + ", ".join("%s %s (%s)" % (c, "%.2f" % v[0] if v[0] else "-", "%.0f" % v[1] if v[1] else "-")
+                           for c, v in cpus.items()))
+    v = [x[0] for x in cpus.values() if x[0]]
+    if v:
+        print("  median %s, min %.2f, max %.2f over %d CPUs" % (med(v), min(v), max(v), len(v)))
 got = len(chunks.get("tpchan_bench", []))
 if got < ninv:
     missing.append("tpchan_bench: %d of %d invocations" % (got, ninv))
