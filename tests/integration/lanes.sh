@@ -39,14 +39,6 @@ tx() {
 	ctl_py "$1" channels "sum(c['${4:-data_pkts_tx}'] for c in d['channels'] \
 if c['peer'] != '(self)' and c['thread'] == $2 and c['remote_thread'] == $3)"
 }
-wait_nchans() { # wait_nchans SOCK N
-	for _ in $(seq 100); do
-		[ "$(ctl_py "$1" channels "len([c for c in d['channels'] if c['peer'] != '(self)'])")" = "$2" ] &&
-			return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 printf 'engine_threads = 2\nlanes = 2\n' >"$TMPD/bad.conf"
 expect "lanes = 2 with engine_threads = 2 is refused" \

@@ -155,6 +155,17 @@ except ValueError:
 print(eval(sys.argv[1]))' "$3"
 }
 
+# wait_nchans SOCK N: until exactly N channels to peers (sub-channels,
+# one per pair of engine threads) are up (100 x 50 ms)
+wait_nchans() {
+	for _ in $(seq 100); do
+		[ "$(ctl_py "$1" channels "len([c for c in d['channels'] if c['peer'] != '(self)'])")" = "$2" ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # eng_stat SOCK NAME: the engine counter NAME (ucclctl stats: summed over
 # the engine threads)
 eng_stat() { ctl_py "$1" stats "[s['value'] for s in d['stats'] if s['name'] == '$2'][0]"; }

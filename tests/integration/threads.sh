@@ -47,12 +47,6 @@ d = json.load(sys.stdin)
 print(" ".join(sorted("%d>%d:%d" % (c["thread"], c["remote_thread"], c["data_pkts_tx"])
                       for c in d["channels"] if c["peer"] != "(self)")))'
 }
-# nchans SOCK: how many sub-channels are up
-nchans() { chans "$1" | wc -w; }
-wait_nchans() { # wait_nchans SOCK N
-	for _ in $(seq 100); do [ "$(nchans "$1")" = "$2" ] && return 0; sleep 0.05; done
-	return 1
-}
 # tx SOCK I J: data packets sent so far on sub-channel (our I, its J)
 tx() { chans "$1" | tr ' ' '\n' | sed -n "s/^$2>$3://p"; }
 # xtx SOCK I K: data packets sent on the channel from our thread I to our K
