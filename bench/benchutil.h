@@ -24,6 +24,8 @@ double bench_pct_us(const uint64_t *sorted, size_t n, double q);
  * CPU second. Printed beside a figure that should depend on the code only,
  * it tells a slow machine from slow code. */
 double bench_core_ref(uint64_t iters);
+/* rounds of bench_core_ref on each side of a timed run: about 10 ms */
+#define BENCH_REF_ROUNDS 10000000ull
 /* s as a JSON string on stdout, quotes included. */
 void bench_json_str(const char *s);
 

@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 	uint64_t rtt[PUT_WAITS], first_rtt = 0;
 	double lat_p50[64];
 	int held = 0;
-	double ns[64];
+	double ns[64], refs[64], rounds[64];
 
 	delay_ns = argc > 3 ? strtoull(argv[3], NULL, 0) : 3000;
 	if (rts == 0 || runs < 1 || runs > 64 || delay_ns == 0) {
@@ -334,16 +334,21 @@ int main(int argc, char **argv)
 			hop(1, i);
 		}
 		ndgrams = npkts = 0;
+		refs[r] = bench_core_ref(BENCH_REF_ROUNDS);
 		t0 = bench_cpu_s();
 		for (uint64_t i = warm; i < warm + rts; i++) {
 			hop(0, i);
 			hop(1, i);
 		}
 		t1 = bench_cpu_s();
+		/* the core's speed on both sides of the run */
+		refs[r] = (refs[r] + bench_core_ref(BENCH_REF_ROUNDS)) / 2;
 		ns[r] = (t1 - t0) * 1e9 / (double)(2 * rts);
+		rounds[r] = ns[r] * refs[r] / 1e9;
 		fprintf(stderr, "run %d: %.0f ns of CPU per hop (%" PRIu64 " round trips, %.3f s; "
-			"%.2f packets in %.2f datagrams a hop)\n", r + 1, ns[r], rts, t1 - t0,
-			(double)npkts / (double)(2 * rts), (double)ndgrams / (double)(2 * rts));
+			"%.2f packets in %.2f datagrams a hop; core reference %.0f M rounds/s)\n", r + 1,
+			ns[r], rts, t1 - t0, (double)npkts / (double)(2 * rts),
+			(double)ndgrams / (double)(2 * rts), refs[r] / 1e6);
 		/* then hops timed on the receiving side: from the datagram
 		 * handed to engine_rx to its put in the region (a spinning
 		 * client sees the signal right after). Not in the CPU figure. */
@@ -372,6 +377,11 @@ int main(int argc, char **argv)
 	printf("engine turn: median %.0f ns of CPU per one-way hop of a 64 B put+signal ping-pong "
 	       "(min %.0f, max %.0f, %d runs; both engines, no system calls)\n",
 	       ns[runs / 2], ns[0], ns[runs - 1], runs);
+	qsort(refs, (size_t)runs, sizeof(refs[0]), bench_cmp_double);
+	qsort(rounds, (size_t)runs, sizeof(rounds[0]), bench_cmp_double);
+	printf("core reference: median %.0f M rounds/s (min %.0f, max %.0f); a hop costs %.0f rounds "
+	       "(median of runs; a figure of the code, not of how much core it got)\n",
+	       refs[runs / 2] / 1e6, refs[0] / 1e6, refs[runs - 1] / 1e6, rounds[runs / 2]);
 	qsort(lat_p50, (size_t)runs, sizeof(lat_p50[0]), bench_cmp_double);
 	printf("receive path: median %.0f ns from a datagram handed to engine_rx to its put in the "
 	       "region (median of the runs' medians over %d hops each)\n", lat_p50[runs / 2], LAT_HOPS);

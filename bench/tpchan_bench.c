@@ -30,9 +30,6 @@
 #include "engine/tpchan.h"
 #include "tests/unit/wirelink.h"
 
-/* rounds of bench_core_ref on each side of a timed run: a few ms */
-#define REF_ROUNDS 10000000ull
-
 static uint64_t nmsgs, next, done;
 static struct tpchan *tx;
 
@@ -123,14 +120,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		nmsgs = warm + msgs;
-		refs[i] = bench_core_ref(REF_ROUNDS);
+		refs[i] = bench_core_ref(BENCH_REF_ROUNDS);
 		f0 = minflt();
 		t0 = bench_cpu_s();
 		r = wirelink_run(l, pump, NULL, UINT64_MAX - 1);
 		t1 = bench_cpu_s();
 		f0 = minflt() - f0;
 		/* the core's speed on both sides of the run */
-		refs[i] = (refs[i] + bench_core_ref(REF_ROUNDS)) / 2;
+		refs[i] = (refs[i] + bench_core_ref(BENCH_REF_ROUNDS)) / 2;
 		if (r < 0 || done != nmsgs) {
 			fprintf(stderr, "tpchan_bench: run %d did not finish (%d, %" PRIu64 "/%" PRIu64 ")\n", i, r,
 				done - warm, msgs);

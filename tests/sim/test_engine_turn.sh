@@ -23,6 +23,8 @@ echo "$out"
 [ $rc -eq 0 ] || { echo "FAIL: engine_turn_bench exited with $rc"; exit 1; }
 echo "$out" | grep -q "median [0-9][0-9]* ns of CPU per one-way hop" ||
 	{ echo "FAIL: no per-hop figure"; exit 1; }
+echo "$out" | grep -q "core reference: median [1-9][0-9]* M rounds/s .*; a hop costs [1-9][0-9]* rounds" ||
+	{ echo "FAIL: no core reference beside the per-hop figure"; exit 1; }
 echo "$out" | grep -q "3.00 packets in 1.00 datagrams a hop" ||
 	{ echo "FAIL: a hop did not go as one datagram of 3 packets"; exit 1; }
 # puts that wait and get no reply: the receiver holds the ACK at most once
