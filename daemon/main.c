@@ -144,9 +144,13 @@ static int open_data_plane(struct daemon *d, uint32_t i, struct nic **out, uint1
 			 "net.core.rmem_max caps it); bursts may be dropped (ucclctl channels: rx "
 			 "dropped by the kernel)", ns.rcvbuf_bytes, c->udp_buffer_bytes);
 	if (i == 0 && ns.rx_hint_error)
-		log_warn("data plane: no receive hint (udp_rx_hint): the kernel refused the "
-			 "counting socket filter: %s (it needs CAP_BPF and Linux 5.5); every "
-			 "receive is a system call", strerror(ns.rx_hint_error));
+		log_warn("data plane: no receive hint (udp_rx_hint): the counting socket filter "
+			 "was refused: %s (%s); every receive is a system call",
+			 strerror(ns.rx_hint_error),
+			 ns.rx_hint_error == EPERM ? "it needs CAP_BPF or CAP_SYS_ADMIN, and before "
+						     "Linux 5.11 room under RLIMIT_MEMLOCK" :
+			 ns.rx_hint_error == EOPNOTSUPP ? "built without BPF headers" :
+			 "mappable BPF arrays need Linux 5.5");
 	*port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	if (i == 0)

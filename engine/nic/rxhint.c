@@ -24,6 +24,13 @@
 
 bool rxhint_due(struct rxhint_acct *a, uint64_t count)
 {
+	/* every datagram is counted before it is queued, so taking more
+	 * than the count means some were never counted: settle at once, or
+	 * as many new ones waiting would read as an empty socket */
+	if (count < a->seen) {
+		a->written_off += a->seen - count;
+		a->seen = count;
+	}
 	a->before = count;
 	if (count == a->seen)
 		a->stuck = 0;          /* whatever was off has settled */
@@ -37,19 +44,28 @@ bool rxhint_due(struct rxhint_acct *a, uint64_t count)
 
 void rxhint_took(struct rxhint_acct *a, uint32_t got, bool drained)
 {
+	uint64_t ahead;
+
 	a->seen += got;
-	/* a drained socket with the count still elsewhere: a datagram
-	 * between the filter and the queue (taken next time), or one that
-	 * will never come (dropped, or taken uncounted); only a difference
-	 * that outlives many receives is settled */
-	if (!drained || a->before == a->seen) {
+	/* a drained socket with the count still ahead: a datagram between
+	 * the filter and the queue (taken next time), or one that will
+	 * never come (dropped at a full buffer). Only a difference that
+	 * outlives many receives is written off, and only as much of it as
+	 * was there after every one of them: a datagram on its way in is
+	 * there at one receive, not at all of them. (A count behind what
+	 * was taken is a read that predates the last arrivals; rxhint_due
+	 * settles a real one.) */
+	if (!drained || a->before <= a->seen) {
 		a->stuck = 0;
 		return;
 	}
-	if (++a->stuck < RXHINT_STUCK_CALLS)
+	ahead = a->before - a->seen;
+	if (a->stuck++ == 0 || ahead < a->stuck_min)
+		a->stuck_min = ahead;
+	if (a->stuck < RXHINT_STUCK_CALLS)
 		return;
-	a->written_off += a->before > a->seen ? a->before - a->seen : a->seen - a->before;
-	a->seen = a->before;
+	a->written_off += a->stuck_min;
+	a->seen += a->stuck_min;
 	a->stuck = 0;
 }
 

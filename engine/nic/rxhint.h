@@ -14,10 +14,12 @@
  *   until the datagram is taken;
  * - a datagram counted and then dropped (a full receive buffer) would keep
  *   the hint due for good: after RXHINT_STUCK_CALLS receives in a row that
- *   drained the socket and still left the count ahead, the difference is
- *   written off;
- * - a datagram queued before the filter was attached is taken but never
- *   counted: the same rule settles the count the other way;
+ *   drained the socket and still left the count ahead, the least it was
+ *   ahead after any of them is written off (a datagram on its way in is
+ *   counted at one such receive, not at all of them);
+ * - a datagram taken but never counted (the filter goes on before the
+ *   socket is bound, so none should be) would make as many new ones read
+ *   as an empty socket: a count behind what was taken is settled at once;
  * - whatever was missed still gets a receive within RXHINT_SAFETY_SKIPS
  *   skipped calls, and a sleeping engine waits on the socket itself.
  *
@@ -37,6 +39,7 @@ struct rxhint_acct {
 	uint64_t seen;                 /* datagrams taken, plus those written off */
 	uint64_t before;               /* the count read by the last rxhint_due */
 	uint32_t stuck;                /* drained receives in a row that left the count ahead */
+	uint64_t stuck_min;            /* ... the least it was ahead after one of them */
 	uint32_t skips;                /* receives skipped in a row */
 	uint64_t skipped;              /* receives skipped in all */
 	uint64_t written_off;          /* datagrams counted that never came (or the reverse) */
@@ -48,7 +51,8 @@ bool rxhint_due(struct rxhint_acct *a, uint64_t count);
  * the socket was drained (fewer than asked for came back). */
 void rxhint_took(struct rxhint_acct *a, uint32_t got, bool drained);
 
-/* The kernel side: a counting filter on fd and the count's mapping. */
+/* The kernel side: a counting filter on fd and the count's mapping. Attach
+ * before binding fd: a datagram queued before the filter is not counted. */
 struct rxhint;
 /* 0, or -errno: -EOPNOTSUPP without BPF in the headers this was built
  * with, -EPERM without CAP_BPF (or CAP_SYS_ADMIN), -EINVAL on a kernel

@@ -343,8 +343,11 @@ static int bound_port(int fd, uint16_t *port)
 }
 
 /* Sockets for paths 0..npaths-1 on consecutive ports from base (or from
- * whatever the kernel picks for socket 0 when base is 0). */
-static int open_sockets(struct nic *n, const void *addr, uint16_t base)
+ * whatever the kernel picks for socket 0 when base is 0). With hint, the
+ * receive socket's counting filter goes on before it is bound, so that no
+ * datagram is queued uncounted; a filter the kernel refuses leaves the hint
+ * off (n->st.rx_hint_error), not the socket. */
+static int open_sockets(struct nic *n, const void *addr, uint16_t base, bool hint)
 {
 	int r = -EADDRINUSE;
 
@@ -357,6 +360,15 @@ static int open_sockets(struct nic *n, const void *addr, uint16_t base)
 			if (n->fds[i] < 0) {
 				r = -errno;
 				goto out_close;
+			}
+			if (i == 0 && hint) {
+				int e;
+
+				rxhint_free(n->hint);    /* a retry's new socket gets a new one */
+				n->hint = NULL;
+				e = rxhint_attach(n->fds[0], &n->hint);
+				n->st.rx_hint = e == 0;
+				n->st.rx_hint_error = e < 0 ? -e : 0;
 			}
 			if (i > 0 && (uint32_t)port0 + i > 65535u) {
 				r = -EADDRINUSE;
@@ -443,13 +455,6 @@ static void setup_sockets(struct nic *n, const struct nic_params *p)
 
 	if (n->gro && setsockopt(rx, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0)
 		n->gro = false;
-	/* best effort too: without it receives are system calls, as before */
-	if (p->rx_hint) {
-		int r = rxhint_attach(rx, &n->hint);
-
-		n->st.rx_hint = r == 0;
-		n->st.rx_hint_error = r < 0 ? -r : 0;
-	}
 }
 
 static int alloc_rx(struct nic *n)
@@ -539,7 +544,8 @@ static int udp_open(const struct nic_params *p, struct nic **out)
 	for (uint32_t i = 0; i < n->npaths; i++)
 		n->fds[i] = -1;
 
-	r = open_sockets(n, addr, p->base_port);
+	/* the hint is best effort: without it receives are system calls */
+	r = open_sockets(n, addr, p->base_port, p->rx_hint);
 	if (r < 0)
 		goto out_fds;
 	setup_sockets(n, p);
@@ -551,9 +557,9 @@ static int udp_open(const struct nic_params *p, struct nic **out)
 
 out_rx:
 	free_rx(n);
-	rxhint_free(n->hint);
 	close_fds(n->fds, n->npaths);
 out_fds:
+	rxhint_free(n->hint);
 	free(n->fds);
 out_free:
 	free(n);

@@ -1643,7 +1643,7 @@ int main(void)
 	use_hint = false;
 	fails = cmocka_run_group_tests_name("recvmmsg every call", tests, NULL, NULL);
 	/* the hint needs CAP_BPF and Linux 5.5; without them, what the
-	 * first group ran is all there is */
+	 * first group ran is all there is, and the test is a skip */
 	use_hint = true;
 	p = params("127.0.0.1");
 	if (ops->open(&p, &n) < 0)
@@ -1651,8 +1651,9 @@ int main(void)
 	err = stats(n).rx_hint ? 0 : stats(n).rx_hint_error;
 	ops->close(n);
 	if (err) {
+		/* a skip, not a pass: half of what this test is for did not run */
 		printf("receive hint not available (%s): its runs skipped\n", strerror(err));
-		return fails;
+		return fails ? fails : 77;
 	}
 	fails += cmocka_run_group_tests_name("receive hint", tests, NULL, NULL);
 	fails += cmocka_run_group_tests_name("receive hint only", hinted, NULL, NULL);

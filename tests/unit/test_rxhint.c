@@ -2,10 +2,11 @@
 /*
  * rxhint accounting with made-up counts: a receive is skipped only while the
  * filter's count equals what was taken; a datagram counted before it is
- * queued keeps the hint due until it comes; counted-and-dropped and
- * taken-uncounted differences are written off only after
- * RXHINT_STUCK_CALLS drained receives in a row; a long run of skips still
- * gets a receive every RXHINT_SAFETY_SKIPS.
+ * queued keeps the hint due until it comes; a counted-and-dropped
+ * difference is written off only after RXHINT_STUCK_CALLS drained receives
+ * in a row, and only what was there after all of them; a taken-uncounted
+ * one at once; a long run of skips still gets a receive every
+ * RXHINT_SAFETY_SKIPS.
  */
 #include "config.h"
 
@@ -95,23 +96,68 @@ static void test_counted_and_dropped_is_written_off(void **state)
 	assert_false(rxhint_due(&a, 11));
 }
 
-/* Taken but never counted (queued before the filter was on): the count is
- * behind, and the same rule settles it. */
-static void test_taken_uncounted_settles_the_other_way(void **state)
+/* Taken but never counted: the count is behind, settled at the next look,
+ * so that as many new datagrams do not read as an empty socket. */
+static void test_taken_uncounted_settles_at_once(void **state)
 {
 	struct rxhint_acct a;
 
 	(void)state;
 	memset(&a, 0, sizeof(a));
 	assert_true(rxhint_due(&a, 5));
-	rxhint_took(&a, 7, true);
-	for (uint32_t i = 1; i < RXHINT_STUCK_CALLS; i++) {
-		assert_true(rxhint_due(&a, 5));
-		rxhint_took(&a, 0, true);
-	}
+	rxhint_took(&a, 7, true);               /* 2 of them uncounted */
+	assert_false(rxhint_due(&a, 5));
 	assert_int_equal(a.seen, 5);
 	assert_int_equal(a.written_off, 2);
-	assert_false(rxhint_due(&a, 5));
+	/* request and response: each new datagram is received at once */
+	for (uint64_t c = 6; c < 6 + 3 * RXHINT_STUCK_CALLS; c++) {
+		assert_true(rxhint_due(&a, c));
+		rxhint_took(&a, 1, true);
+		assert_false(rxhint_due(&a, c));
+	}
+	assert_int_equal(a.written_off, 2);
+	assert_int_equal(a.skipped, 1 + 3 * RXHINT_STUCK_CALLS);
+}
+
+/* A read of the count that predates the last arrivals (counted and queued
+ * between the read and the receive) is not an uncounted datagram: nothing
+ * is written off, and the next read agrees. */
+static void test_a_late_arrival_is_not_uncounted(void **state)
+{
+	struct rxhint_acct a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_true(rxhint_due(&a, 1));
+	rxhint_took(&a, 3, true);               /* 2 more came in meanwhile */
+	assert_false(rxhint_due(&a, 3));
+	assert_int_equal(a.written_off, 0);
+	assert_int_equal(a.seen, 3);
+}
+
+/* Dropped at a full buffer, and on the last receive of the run a new
+ * datagram is counted but not yet queued: only the dropped ones are
+ * written off, and the new one is still received. */
+static void test_a_datagram_on_its_way_is_not_written_off(void **state)
+{
+	struct rxhint_acct a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_true(rxhint_due(&a, 10));
+	rxhint_took(&a, 7, true);               /* 3 dropped */
+	for (uint32_t i = 1; i < RXHINT_STUCK_CALLS - 1; i++) {
+		assert_true(rxhint_due(&a, 10));
+		rxhint_took(&a, 0, true);
+	}
+	assert_true(rxhint_due(&a, 11));        /* X counted, not yet queued */
+	rxhint_took(&a, 0, true);
+	assert_int_equal(a.written_off, 3);
+	assert_int_equal(a.seen, 10);
+	assert_true(rxhint_due(&a, 11));        /* X is due */
+	rxhint_took(&a, 1, true);
+	assert_false(rxhint_due(&a, 11));
+	assert_int_equal(a.written_off, 3);
 }
 
 /* A run broken by a moment of agreement starts again from nothing. */
@@ -159,7 +205,9 @@ static void test_a_receive_every_safety_skips(void **state)
 	assert_true(rxhint_due(&a, 0));
 	rxhint_took(&a, 1, true);
 	assert_int_equal(a.seen, 1);
-	assert_true(rxhint_due(&a, 0));
+	assert_false(rxhint_due(&a, 0));
+	assert_int_equal(a.seen, 0);
+	assert_int_equal(a.written_off, 1);
 }
 
 static void test_attach_refuses_bad_arguments(void **state)
@@ -179,7 +227,9 @@ int main(void)
 		cmocka_unit_test(test_counted_but_not_yet_queued_stays_due),
 		cmocka_unit_test(test_full_batches_never_write_off),
 		cmocka_unit_test(test_counted_and_dropped_is_written_off),
-		cmocka_unit_test(test_taken_uncounted_settles_the_other_way),
+		cmocka_unit_test(test_taken_uncounted_settles_at_once),
+		cmocka_unit_test(test_a_late_arrival_is_not_uncounted),
+		cmocka_unit_test(test_a_datagram_on_its_way_is_not_written_off),
 		cmocka_unit_test(test_agreement_resets_the_run),
 		cmocka_unit_test(test_a_receive_every_safety_skips),
 		cmocka_unit_test(test_attach_refuses_bad_arguments),
