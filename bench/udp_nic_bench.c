@@ -52,7 +52,7 @@ static int run(bool offload, double seconds, int batch)
 	if (r == 0)
 		r = ops->local_addr(b, &ss, &sl);
 	if (r == 0)
-		r = ops->add_peer(a, (struct sockaddr *)&ss, sl, &peer);
+		r = ops->add_peer(a, (struct sockaddr *)&ss, sl, 0, &peer);
 	if (r < 0)
 		goto out;
 	for (int i = 0; i < batch; i++) {

@@ -198,8 +198,10 @@ static int exec_chan_add(struct engthr *t, struct engcmd *c)
 
 	if (!t->nic || chan >= t->max_chans || t->nic_peer_of[chan] != NIC_PEER_UNKNOWN)
 		return -EINVAL;
+	/* the channel's paths are the fewer of both daemons': the peer's NIC
+	 * knows us by that many of our sockets at least */
 	r = t->nic_ops->add_peer(t->nic, (const struct sockaddr *)&c->u.chan.addr, c->u.chan.addrlen,
-				 &peer);
+				 c->u.chan.p.npaths, &peer);
 	if (r < 0)
 		return r;
 	if (peer >= NIC_MAX_PEERS) {

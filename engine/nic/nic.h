@@ -93,8 +93,12 @@ struct nic_ops {
 	void (*close)(struct nic *n);                 /* accepts NULL */
 	/* The local receive address (after a base_port of 0 was resolved). */
 	int (*local_addr)(struct nic *n, struct sockaddr_storage *ss, socklen_t *len);
-	/* Register a peer's receive address; ids are small integers. */
-	int (*add_peer)(struct nic *n, const struct sockaddr *addr, socklen_t len, uint32_t *peer);
+	/* Register a peer's receive address; ids are small integers. paths:
+	 * how many of our path sockets the peer knows us by (its own path
+	 * count, when smaller than ours; 0: all of them); nothing to it
+	 * leaves on another. */
+	int (*add_peer)(struct nic *n, const struct sockaddr *addr, socklen_t len, uint32_t paths,
+			uint32_t *peer);
 	int (*remove_peer)(struct nic *n, uint32_t peer);
 	/* Send n packets. Returns how many were handed to the kernel (the
 	 * rest: try again later; -errno only if none could be sent for a

@@ -15,9 +15,11 @@
  *
  * Peer identification: a datagram from address A, port p belongs to the peer
  * added with address A and base port b where b <= p < b + npaths (npaths of
- * this nic: every daemon of a cluster runs the same path count), so packets
- * from any of a peer's path sockets map to the one id; if ranges of two peers
- * on one address overlap, the larger b wins. To keep that true with
+ * this nic), so packets from any of a peer's first npaths path sockets map
+ * to the one id; if ranges of two peers on one address overlap, the larger
+ * b wins. A peer with fewer paths than ours knows only our first few
+ * sockets (add_peer's paths): nothing to it leaves on another, not even a
+ * packet that may take any path. To keep that true with
  * base_port 0, the path sockets take the ports right after the one the kernel
  * picked for socket 0 (retrying with a fresh pick when one is taken).
  */
@@ -80,6 +82,7 @@ struct nic_peer {
 	socklen_t dst_len;
 	struct addr_key key;
 	uint16_t base;                   /* receive port, host order */
+	uint32_t paths;                  /* our sockets it knows us by: 0..paths-1 */
 	uint32_t next;                   /* hash chain */
 	bool used;
 };
@@ -210,7 +213,8 @@ static uint32_t peer_lookup(const struct nic *n, const struct sockaddr *sa, sock
 	return best;
 }
 
-static int udp_add_peer(struct nic *n, const struct sockaddr *addr, socklen_t len, uint32_t *peer)
+static int udp_add_peer(struct nic *n, const struct sockaddr *addr, socklen_t len, uint32_t paths,
+			uint32_t *peer)
 {
 	struct addr_key k;
 	uint16_t port;
@@ -254,6 +258,7 @@ static int udp_add_peer(struct nic *n, const struct sockaddr *addr, socklen_t le
 	memset(pe, 0, sizeof(*pe));
 	pe->key = k;
 	pe->base = port;
+	pe->paths = paths && paths < n->npaths ? paths : n->npaths;
 	if (n->family == AF_INET) {
 		pe->dst.in.sin_family = AF_INET;
 		pe->dst.in.sin_port = htons(port);
@@ -599,19 +604,21 @@ static uint32_t pkt_iovs(const struct nic_pkt *p)
 	return p->payload ? 2 : 1;
 }
 
-/* Whether packet q may leave on socket fd: its own path's socket, or any
- * if it may take any path. */
-static bool fd_serves(const struct nic *n, const struct nic_pkt *q, int fd)
+/* Whether packet q may leave on socket sock (an index into fds): its own
+ * path's socket, or, if it may take any path, any its peer knows us by. */
+static bool sock_serves(const struct nic *n, const struct nic_pkt *q, uint32_t sock)
 {
-	return q->any_path || n->fds[q->path % n->npaths] == fd;
+	if (q->any_path)
+		return q->peer < n->peer_cap && sock < n->peers[q->peer].paths;
+	return q->path % n->npaths == sock;
 }
 
-/* Whether q may follow, in one send on fd, a packet to peer: zero-length
+/* Whether q may follow, in one send on sock, a packet to peer: zero-length
  * packets never join (they would vanish inside a datagram), and packets
  * that fail pkt_check never join. */
-static bool may_join(const struct nic *n, const struct nic_pkt *q, uint32_t peer, int fd)
+static bool may_join(const struct nic *n, const struct nic_pkt *q, uint32_t peer, uint32_t sock)
 {
-	return q->peer == peer && q->len > 0 && fd_serves(n, q, fd) && pkt_check(n, q) == 0;
+	return q->peer == peer && q->len > 0 && sock_serves(n, q, sock) && pkt_check(n, q) == 0;
 }
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
@@ -627,18 +634,18 @@ static uint32_t pack_limit(const struct nic *n, const struct nic_pkt *p)
 }
 
 /* Whether q fits behind total bytes of a datagram that may grow to max:
- * the one size rule of packing, for dgram_len and pkt_fd. */
+ * the one size rule of packing, for dgram_len and pkt_sock. */
 static bool pack_fits(uint32_t total, uint32_t max, const struct nic_pkt *q)
 {
 	return total + q->len <= min_u32(max, q->pack_max);
 }
 
-/* One datagram from pkts[i] on socket fd: how many packets it carries
+/* One datagram from pkts[i] on socket sock: how many packets it carries
  * back to back (more than one only where each allows it, pack_max, and
  * the total fits every member's pack_max and the mtu), within iov_left
  * iovecs; its bytes and iovecs in *bytes and *iovs. */
-static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd,
-			  uint32_t iov_left, uint32_t *bytes, uint32_t *iovs)
+static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count,
+			  uint32_t sock, uint32_t iov_left, uint32_t *bytes, uint32_t *iovs)
 {
 	const struct nic_pkt *f = &pkts[i];
 	uint32_t k = 1, total = f->len, v = pkt_iovs(f), max = pack_limit(n, f);
@@ -647,7 +654,7 @@ static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i
 		const struct nic_pkt *q = &pkts[i + k];
 
 		if (!pack_fits(total, max, q) || v + pkt_iovs(q) > iov_left ||
-		    !may_join(n, q, f->peer, fd))
+		    !may_join(n, q, f->peer, sock))
 			break;
 		max = min_u32(max, q->pack_max);
 		total += q->len;
@@ -659,23 +666,23 @@ static uint32_t dgram_len(const struct nic *n, const struct nic_pkt *pkts, int i
 	return k;
 }
 
-/* One send from pkts[i] on socket fd: how many packets it takes, in
+/* One send from pkts[i] on socket sock: how many packets it takes, in
  * *ndgrams datagrams of *seg bytes (the last may be shorter). With GSO,
- * datagrams to the same peer that fd serves join while they are as long
+ * datagrams to the same peer that sock serves join while they are as long
  * as the first; a shorter one ends the run. */
-static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd,
-			  uint32_t iov_left, uint32_t *seg, uint32_t *ndgrams)
+static uint32_t group_len(const struct nic *n, const struct nic_pkt *pkts, int i, int count,
+			  uint32_t sock, uint32_t iov_left, uint32_t *seg, uint32_t *ndgrams)
 {
-	uint32_t first, iovs, k = dgram_len(n, pkts, i, count, fd, iov_left, &first, &iovs);
+	uint32_t first, iovs, k = dgram_len(n, pkts, i, count, sock, iov_left, &first, &iovs);
 	uint32_t total = first, nd = 1;
 
 	while (n->gso && first > 0 && nd < GSO_MAX_SEGS && i + (int)k < count) {
 		const struct nic_pkt *q = &pkts[i + k];
 		uint32_t qk, qb, qv;
 
-		if (iovs + pkt_iovs(q) > iov_left || !may_join(n, q, pkts[i].peer, fd))
+		if (iovs + pkt_iovs(q) > iov_left || !may_join(n, q, pkts[i].peer, sock))
 			break;
-		qk = dgram_len(n, pkts, i + (int)k, count, fd, iov_left - iovs, &qb, &qv);
+		qk = dgram_len(n, pkts, i + (int)k, count, sock, iov_left - iovs, &qb, &qv);
 		if (qb > first || total + qb > GSO_MAX_BYTES)
 			break;
 		total += qb;
@@ -790,27 +797,35 @@ static enum batch_result send_batch(struct nic *n, int fd, uint32_t nmsgs, int *
 	return BATCH_SENT;
 }
 
-/* The socket packet i goes out on: its path's. One that may take any path
- * joins the batch being built on fd (>= 0), or else takes the socket of
- * the next packet that may not, so that an ACK does not cost a system
- * call of its own; but one that can share a datagram with the packet
- * right after it goes where that one goes (a datagram saved is worth the
- * system call: an ACK behind another channel's packets still rides with
- * its own reply). */
-static int pkt_fd(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int fd)
+/* The socket (an index into fds) packet i goes out on: its path's. One
+ * that may take any path joins the batch being built on sock (>= 0), or
+ * else takes the socket of the next packet that may not, so that an ACK
+ * does not cost a system call of its own; but one that can share a
+ * datagram with the packet right after it goes where that one goes (a
+ * datagram saved is worth the system call: an ACK behind another
+ * channel's packets still rides with its own reply). Either only on a
+ * socket its peer knows us by. */
+static int pkt_sock(const struct nic *n, const struct nic_pkt *pkts, int i, int count, int sock)
 {
-	if (pkts[i].any_path) {
-		const struct nic_pkt *p = &pkts[i], *q = &pkts[i + 1];
+	const struct nic_pkt *p = &pkts[i];
+
+	if (p->any_path) {
+		const struct nic_pkt *q = &pkts[i + 1];
 		bool packs = i + 1 < count && q->peer == p->peer && q->len > 0 &&
 			     pack_fits(p->len, pack_limit(n, p), q);
 
-		if (fd >= 0 && !packs)
-			return fd;
-		for (int j = i + 1; j < count && j < i + (int)TX_MSGS; j++)
-			if (!pkts[j].any_path)
-				return n->fds[pkts[j].path % n->npaths];
+		if (sock >= 0 && !packs && sock_serves(n, p, (uint32_t)sock))
+			return sock;
+		for (int j = i + 1; j < count && j < i + (int)TX_MSGS; j++) {
+			if (pkts[j].any_path)
+				continue;
+			if (sock_serves(n, p, pkts[j].path % n->npaths))
+				return (int)(pkts[j].path % n->npaths);
+			break;
+		}
+		return (int)(p->path % n->peers[p->peer].paths);   /* pkt_check: a peer */
 	}
-	return n->fds[pkts[i].path % n->npaths];
+	return (int)(p->path % n->npaths);
 }
 
 static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
@@ -821,29 +836,29 @@ static int udp_tx(struct nic *n, const struct nic_pkt *pkts, int count)
 		return -EINVAL;
 	while (i < count && !stop) {
 		uint32_t nmsgs = 0, niov = 0, failed = 0;
-		int fd = -1, err = 0;
+		int sock = -1, err = 0;
 
 		while (i < count && nmsgs < TX_MSGS && niov + pkt_iovs(&pkts[i]) <= TX_IOVS) {
 			const struct nic_pkt *p = &pkts[i];
 			uint32_t k, seg, nd;
-			int r = pkt_check(n, p), pfd;
+			int r = pkt_check(n, p), ps;
 
 			if (r < 0) {
 				stop = r;
 				break;
 			}
-			pfd = pkt_fd(n, pkts, i, count, nmsgs ? fd : -1);
-			if (nmsgs && pfd != fd)
+			ps = pkt_sock(n, pkts, i, count, nmsgs ? sock : -1);
+			if (nmsgs && ps != sock)
 				break;
-			fd = pfd;
-			k = group_len(n, pkts, i, count, fd, TX_IOVS - niov, &seg, &nd);
+			sock = ps;
+			k = group_len(n, pkts, i, count, (uint32_t)sock, TX_IOVS - niov, &seg, &nd);
 			niov += add_msg(n, nmsgs, niov, pkts, i, k, seg, nd);
 			nmsgs++;
 			i += (int)k;
 		}
 		if (nmsgs == 0)
 			break;
-		switch (send_batch(n, fd, nmsgs, &sent, &failed, &err)) {
+		switch (send_batch(n, n->fds[sock], nmsgs, &sent, &failed, &err)) {
 		case BATCH_SENT:
 			break;
 		case BATCH_FULL:

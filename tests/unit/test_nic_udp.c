@@ -105,7 +105,7 @@ static uint32_t add_nic_peer(struct nic *n, struct nic *who)
 	uint32_t id = 12345;
 
 	assert_int_equal(ops->local_addr(who, &ss, &len), 0);
-	assert_int_equal(ops->add_peer(n, (struct sockaddr *)&ss, len, &id), 0);
+	assert_int_equal(ops->add_peer(n, (struct sockaddr *)&ss, len, 0, &id), 0);
 	return id;
 }
 
@@ -356,7 +356,8 @@ static void test_two_nics_exchange_both_ways(void **state)
 	struct pollfd pf;
 
 	/* a dummy first, so the ids differ and a mix-up shows */
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&discard, sizeof(discard), &dummy), 0);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&discard, sizeof(discard), 0, &dummy),
+			 0);
 	a_b = add_nic_peer(a, b);
 	b_a = add_nic_peer(b, a);
 	assert_int_equal(dummy, 0);
@@ -758,13 +759,13 @@ static void test_peer_table_add_remove(void **state)
 	struct got g[2];
 	uint32_t id, a_b, b_a;
 
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, sizeof(x), &id), 0);
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, sizeof(x), &id), -EEXIST);
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&v6, sizeof(v6), &id),
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, sizeof(x), 0, &id), 0);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, sizeof(x), 0, &id), -EEXIST);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&v6, sizeof(v6), 0, &id),
 			 -EAFNOSUPPORT);                   /* an IPv4 nic cannot reach it */
 	x.sin_port = 0;
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, sizeof(x), &id), -EINVAL);
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, 4, &id), -EINVAL);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, sizeof(x), 0, &id), -EINVAL);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&x, 4, 0, &id), -EINVAL);
 	assert_int_equal(ops->remove_peer(a, 0), 0);
 	assert_int_equal(ops->remove_peer(a, 0), -ENOENT);
 	assert_int_equal(ops->remove_peer(a, 4000), -ENOENT);
@@ -817,7 +818,7 @@ static void test_paths_send_from_distinct_ports_of_one_peer(void **state)
 	assert_true(abs((int)nic_port(c) - (int)base) >= 8 && base > 2 && nic_port(c) > 2);
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&sa, sl, &to_s), 0);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&sa, sl, 0, &to_s), 0);
 	fill(buf, sizeof(buf), 9);
 	for (uint16_t path = 0; path < 6; path++) {
 		struct nic_pkt pk = { .buf = buf, .len = sizeof(buf), .peer = to_s, .path = path };
@@ -837,11 +838,11 @@ static void test_paths_send_from_distinct_ports_of_one_peer(void **state)
 	/* decoys whose ranges cover paths 0 and 1 of a and c, one added before
 	 * and one after the real peer, so neither table order hides a mix-up */
 	sa.sin_port = htons((uint16_t)(base - 2));
-	assert_int_equal(ops->add_peer(b, (struct sockaddr *)&sa, sl, &decoy), 0);
+	assert_int_equal(ops->add_peer(b, (struct sockaddr *)&sa, sl, 0, &decoy), 0);
 	b_a = add_nic_peer(b, a);
 	b_c = add_nic_peer(b, c);
 	sa.sin_port = htons((uint16_t)(nic_port(c) - 2));
-	assert_int_equal(ops->add_peer(b, (struct sockaddr *)&sa, sl, &decoy), 0);
+	assert_int_equal(ops->add_peer(b, (struct sockaddr *)&sa, sl, 0, &decoy), 0);
 	assert_int_not_equal(b_a, b_c);
 	for (uint16_t path = 0; path < 4; path++) {
 		struct nic_pkt pa = { .buf = buf, .len = sizeof(buf), .peer = a_b, .path = path };
@@ -886,7 +887,7 @@ static int plain_peer(struct nic *n, uint32_t *id)
 	assert_true(s >= 0);
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
-	assert_int_equal(ops->add_peer(n, (struct sockaddr *)&sa, sl, id), 0);
+	assert_int_equal(ops->add_peer(n, (struct sockaddr *)&sa, sl, 0, id), 0);
 	return s;
 }
 
@@ -1144,6 +1145,75 @@ static void test_an_ack_behind_another_peer_packs_with_its_own(void **state)
 	ops->close(a);
 }
 
+/* A peer with fewer paths than ours knows us by our first few sockets
+ * only (add_peer's paths): a packet to it that may take any path (an ACK)
+ * does not borrow another peer's socket beyond them, neither behind that
+ * peer's DATA nor ahead of it, and its own path wraps into them; a peer
+ * added with 0 takes any. */
+static void test_any_path_stays_on_sockets_its_peer_knows(void **state)
+{
+	struct nic_params p = params("127.0.0.1");
+	static uint8_t data[200], ack[48], got[2000];
+	uint32_t few, all;
+	struct nic *a;
+	uint16_t base, port;
+	int s, t;
+
+	(void)state;
+	p.npaths = 8;
+	a = open_nic(&p);
+	base = nic_port(a);
+	s = plain_peer(a, &all);                     /* knows all 8 */
+	t = socket(AF_INET, SOCK_DGRAM, 0);
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t sl = sizeof(sa);
+
+		assert_true(t >= 0);
+		assert_int_equal(bind(t, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(getsockname(t, (struct sockaddr *)&sa, &sl), 0);
+		assert_int_equal(ops->add_peer(a, (struct sockaddr *)&sa, sl, 4, &few), 0);
+	}
+	for (int order = 0; order < 2; order++) {
+		struct nic_pkt d = { .buf = data, .len = sizeof(data), .peer = all, .path = 6 };
+		struct nic_pkt k = { .buf = ack, .len = sizeof(ack), .peer = few, .path = 1,
+				     .any_path = true };
+		struct nic_pkt pk[2] = { order ? k : d, order ? d : k };
+
+		assert_int_equal(ops->tx(a, pk, 2), 2);
+		assert_int_equal(recv_dgram(s, got, sizeof(got), &port), sizeof(data));
+		assert_int_equal(port, base + 6);
+		assert_int_equal(recv_dgram(t, got, sizeof(got), &port), sizeof(ack));
+		assert_int_equal(port, base + 1);
+	}
+	/* alone, on a path beyond the four: wrapped into them */
+	{
+		struct nic_pkt k = { .buf = ack, .len = sizeof(ack), .peer = few, .path = 6,
+				     .any_path = true };
+
+		assert_int_equal(ops->tx(a, &k, 1), 1);
+		assert_int_equal(recv_dgram(t, got, sizeof(got), &port), sizeof(ack));
+		assert_int_equal(port, base + 2);
+	}
+	/* the peer that knows all 8 still borrows the DATA's socket */
+	{
+		struct nic_pkt pk[2] = {
+			{ .buf = data, .len = sizeof(data), .peer = few, .path = 3 },
+			{ .buf = ack, .len = sizeof(ack), .peer = all, .path = 5, .any_path = true },
+		};
+
+		assert_int_equal(ops->tx(a, pk, 2), 2);
+		assert_int_equal(recv_dgram(t, got, sizeof(got), &port), sizeof(data));
+		assert_int_equal(port, base + 3);
+		assert_int_equal(recv_dgram(s, got, sizeof(got), &port), sizeof(ack));
+		assert_int_equal(port, base + 3);
+	}
+	close(s);
+	close(t);
+	ops->close(a);
+}
+
 /* A packet that may take any path (an ACK) leaves on the socket of the
  * packet next to it, in the same sendmmsg: ahead of DATA it takes the
  * DATA's path, behind DATA it joins the DATA's batch. Without the flag each
@@ -1166,7 +1236,7 @@ static void test_any_path_packets_ride_with_their_neighbours(void **state)
 	base = nic_port(a);
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
-	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&sa, sl, &to_s), 0);
+	assert_int_equal(ops->add_peer(a, (struct sockaddr *)&sa, sl, 0, &to_s), 0);
 	fill(ack, sizeof(ack), 1);
 	fill(data, sizeof(data), 2);
 	for (int any = 0; any < 2; any++) {
@@ -1620,6 +1690,7 @@ int main(void)
 		cmocka_unit_test(test_peer_table_add_remove),
 		cmocka_unit_test(test_paths_send_from_distinct_ports_of_one_peer),
 		cmocka_unit_test(test_any_path_packets_ride_with_their_neighbours),
+		cmocka_unit_test(test_any_path_stays_on_sockets_its_peer_knows),
 		cmocka_unit_test(test_packets_that_allow_it_share_a_datagram),
 		cmocka_unit_test(test_packing_stops_at_its_limits),
 		cmocka_unit_test(test_pack_limits_of_every_member_and_the_mtu),
