@@ -26,6 +26,7 @@
 #include "daemon/lanebus.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
+#include "engine/nic/txrun.h"
 
 #define ENGTHR_QUEUE 4096
 #define TX_BATCH     64          /* packets per engine_tx / nic tx call */
@@ -225,10 +226,10 @@ static int exec_chan_remove(struct engthr *t, uint32_t chan, int err)
 	if (!t->nic || chan >= t->max_chans || t->nic_peer_of[chan] == NIC_PEER_UNKNOWN)
 		return -ENOENT;
 	r = engine_chan_remove(t->eng, chan, err);
-	/* packets built for it and not yet sent go nowhere now */
+	/* packets built for it and not yet sent go nowhere now (txrun.h) */
 	for (int i = t->tx_done; i < t->tx_n; i++) {
-		if (t->tx[i].chan == chan) {
-			t->ntx[i].len = 0;
+		if (t->tx[i].chan == chan && t->ntx[i].len) {
+			t->ntx[i] = (struct nic_pkt){ .buf = t->ntx[i].buf, .peer = NIC_PEER_UNKNOWN };
 			t->tx_dropped++;
 		}
 	}
@@ -375,7 +376,7 @@ static void materialize(struct engthr *t)
 	for (int i = t->tx_done; i < t->tx_n; i++) {
 		struct nic_pkt *p = &t->ntx[i];
 
-		if (!p->payload)
+		if (!p->payload || !p->len)
 			continue;
 		memcpy(p->buf + p->hdr_len, p->payload, p->len - p->hdr_len);
 		p->payload = NULL;
@@ -391,6 +392,8 @@ static int nic_tx_pass(struct engthr *t, uint64_t now)
 	int total = 0;
 
 	for (int round = 0; round < IO_ROUNDS; round++) {
+		int end, r;
+
 		if (t->tx_done == t->tx_n) {
 			t->tx_n = engine_tx(t->eng, now, t->tx, TX_BATCH);
 			t->tx_done = 0;
@@ -413,26 +416,28 @@ static int nic_tx_pass(struct engthr *t, uint64_t now)
 				};
 			}
 		}
-		/* skip packets whose channel went away */
+		/* skip packets whose channel went away, and send up to the
+		 * next such (txrun.h) */
 		while (t->tx_done < t->tx_n && t->ntx[t->tx_done].len == 0)
 			t->tx_done++;
 		if (t->tx_done == t->tx_n)
 			continue;
-		int r = t->nic_ops->tx(t->nic, t->ntx + t->tx_done, t->tx_n - t->tx_done);
+		end = t->tx_done + txrun_len(t->ntx + t->tx_done, t->tx_n - t->tx_done);
+		r = t->nic_ops->tx(t->nic, t->ntx + t->tx_done, end - t->tx_done);
 		if (r < 0) {
-			/* not a full buffer: these packets are lost; the
-			 * transport resends them */
-			t->tx_dropped += (uint64_t)(t->tx_n - t->tx_done);
-			t->tx_done = t->tx_n;
+			/* not a full buffer: the first packet's peer refused
+			 * it; its packets are lost (the transport resends
+			 * them), the other peers' go on */
+			t->tx_dropped += (uint64_t)txrun_drop_peer(t->ntx + t->tx_done,
+								   t->tx_n - t->tx_done);
 			continue;
 		}
 		t->tx_done += r;
 		total += r;
-		if (t->tx_done < t->tx_n) {
-			materialize(t);
+		if (t->tx_done < end)
 			break;             /* socket buffer full */
-		}
 	}
+	materialize(t);                /* what waits must not point at clients' memory */
 	return total;
 }
 
