@@ -143,10 +143,14 @@ struct peer *find_peer(const struct peermgr *pm, const char *name)
 	return NULL;
 }
 
-static struct peer *find_peer_by_host(const struct peermgr *pm, const struct conf_addr *a)
+/* A peer at host a (with configured: one from the configuration, not
+ * added at run time). */
+static struct peer *find_peer_by_host(const struct peermgr *pm, const struct conf_addr *a,
+				      bool configured)
 {
 	for (uint32_t i = 0; i < pm->n_peers; i++)
-		if (conf_addr_same_host(&pm->peers[i]->addr, a))
+		if (conf_addr_same_host(&pm->peers[i]->addr, a) &&
+		    (!configured || !pm->peers[i]->dynamic))
 			return pm->peers[i];
 	return NULL;
 }
@@ -687,6 +691,32 @@ static void refuse_unknown(struct pconn *c, const char *why)
 	pconn_close_ex(c, NULL, why, -EACCES);
 }
 
+/* A peer taken at run time and not authenticated is known by nothing but
+ * the address it talks from: its data plane must be there too, or it could
+ * announce another peer's data address and ports and take them over (the
+ * first one up keeps them). False, with why, if it is not. */
+static bool dynamic_data_ok(const struct peer *p, const struct pconn *c, const UcclPeer__Hello *h,
+			    char *why, size_t len)
+{
+	struct conf_addr a;
+	char from[64];
+
+	if (!p->dynamic || c->mac)
+		return true;
+	memset(&a, 0, sizeof(a));
+	if (inet_pton(AF_INET, h->data_address, a.addr) == 1)
+		a.family = AF_INET;
+	else if (inet_pton(AF_INET6, h->data_address, a.addr) == 1)
+		a.family = AF_INET6;
+	if (conf_addr_same_host(&a, &p->addr))
+		return true;
+	conf_addr_fmt(&p->addr, false, from, sizeof(from));
+	snprintf(why, len, "%s announces its data plane at %s, not at %s where it talks from (a "
+		 "peer taken at run time without peer_key_file must be)", h->host_name,
+		 h->data_address, from);
+	return false;
+}
+
 static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 {
 	struct peermgr *pm = c->pm;
@@ -745,6 +775,10 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 		pconn_close(c, why, -EPROTO);
 		return;
 	}
+	if (!dynamic_data_ok(p, c, h, why, sizeof(why))) {
+		pconn_close(c, why, -EACCES);
+		return;
+	}
 	unident_clear(pm, c);
 	if (p->conn) {
 		struct pconn *old = p->conn;
@@ -792,6 +826,10 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 		}
 	} else if (strcmp(h->host_name, p->name) != 0) {
 		snprintf(why, sizeof(why), "answers as host '%s', expected '%s'", h->host_name, p->name);
+		pconn_close(c, why, -EACCES);
+		return;
+	}
+	if (!dynamic_data_ok(p, c, h, why, sizeof(why))) {
 		pconn_close(c, why, -EACCES);
 		return;
 	}
@@ -1341,9 +1379,13 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 	conf_addr_fmt(&ra, true, a, sizeof(a));
 	/* an unlisted host may say hello while dynamic_peers has room; such
 	 * hosts wait in slots of their own, so that strangers holding
-	 * connections open cannot keep a known peer from coming back */
-	other = find_peer_by_host(pm, &ra) == NULL;
-	known = !other || pm->n_dynamic < pm->max_dynamic;
+	 * connections open cannot keep a configured peer from coming back.
+	 * A host that became a peer at run time is still no configured
+	 * peer's: it may come back with dynamic_peers full, but waits among
+	 * the strangers (one hello must not buy a stranger the peers'
+	 * slots). */
+	other = find_peer_by_host(pm, &ra, true) == NULL;
+	known = !other || pm->n_dynamic < pm->max_dynamic || find_peer_by_host(pm, &ra, false);
 	waiting = other ? pm->n_unident_other : pm->n_unident - pm->n_unident_other;
 	if (pm->n_conns >= MAX_CONNS_HARD || (known && waiting >= PEER_MAX_UNIDENTIFIED)) {
 		if (ratelog_allow(pm, RL_TOO_MANY, &ra, &suppressed))

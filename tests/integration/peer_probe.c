@@ -398,18 +398,22 @@ static int mode_flood(const char *host, const char *port, const char *count, con
 	return 0;
 }
 
-/* squat NAME DATA_PORT HOLD_MS: a valid peer NAME whose hello announces
- * data 127.0.0.1:DATA_PORT (any port, e.g. inside another peer's range);
- * answers keepalives for HOLD_MS, then closes. Prints "hello HOST". */
+/* squat NAME DATA_PORT HOLD_MS [FROM [DATA_ADDR]]: a valid peer NAME,
+ * connecting from FROM (default any), whose hello announces data
+ * DATA_ADDR:DATA_PORT (DATA_ADDR default FROM, else 127.0.0.1; any port,
+ * e.g. inside another peer's range); answers keepalives for HOLD_MS, then
+ * closes. Prints "hello HOST", or "refused" and the daemon's Error. */
 static int mode_squat(const char *host, const char *port, const char *name, const char *dport,
-		      const char *hold)
+		      const char *hold, const char *from, const char *daddr)
 {
 	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
 	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
-	int fd = dial(host, port);
+	int fd = from ? dial_from(host, port, from) : dial(host, port);
 	int64_t end;
 
 	hello_of(&h, name, PEER_PROTO_VERSION);
+	if (daddr || from)
+		h.data_address = (char *)(daddr ? daddr : from);
 	h.data_port = (uint32_t)atoi(dport);
 	h.data_paths = 1;
 	m.body_case = UCCL_PEER__PEER_MSG__BODY_HELLO;
@@ -418,6 +422,8 @@ static int mode_squat(const char *host, const char *port, const char *name, cons
 	r = recv_msg(fd);
 	if (!r || r->body_case != UCCL_PEER__PEER_MSG__BODY_HELLO) {
 		printf("refused\n");
+		if (r && r->body_case == UCCL_PEER__PEER_MSG__BODY_ERROR)
+			printf("error %s\n", r->error->message);
 		return 1;
 	}
 	printf("hello %s\n", r->hello->host_name);
@@ -457,14 +463,15 @@ int main(int argc, char **argv)
 	if (argc >= 5 && argc <= 7 && strcmp(argv[1], "flood") == 0)
 		return mode_flood(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : NULL,
 				  argc > 6 ? argv[6] : NULL);
-	if (argc == 7 && strcmp(argv[1], "squat") == 0)
-		return mode_squat(argv[2], argv[3], argv[4], argv[5], argv[6]);
+	if (argc >= 7 && argc <= 9 && strcmp(argv[1], "squat") == 0)
+		return mode_squat(argv[2], argv[3], argv[4], argv[5], argv[6], argc > 7 ? argv[7] : NULL,
+				  argc > 8 ? argv[8] : NULL);
 	if (argc == 6 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: peer_probe garbage HOST PORT http|junk|empty|early|silent\n"
 			"       peer_probe hello HOST PORT NAME VERSION [LOOKUP]\n"
 			"       peer_probe flood HOST PORT N [FROM [HOLD_MS]]\n"
-			"       peer_probe squat HOST PORT NAME DATA_PORT HOLD_MS\n"
+			"       peer_probe squat HOST PORT NAME DATA_PORT HOLD_MS [FROM [DATA_ADDR]]\n"
 			"       peer_probe connect HOST PORT NAME LISTEN\n");
 	return 2;
 }

@@ -5,7 +5,10 @@
 # connections from 127.0.0.2 (no peer's host) that send nothing fill the
 # 8 slots of other hosts at b (2 refused), and a (which dials b) killed
 # and restarted meanwhile comes back up at once (it used to be refused
-# until the strangers' slots freed). All traffic stays on 127.0.0.0/8.
+# until the strangers' slots freed). The same when the stranger said hello
+# first and is a dynamic peer (its host took the peers' slots before). A
+# stranger announcing its data plane at another address is refused. All
+# traffic stays on 127.0.0.0/8.
 . "$(dirname "$0")/lib.sh"
 PROBE=$top_builddir/tests/integration/peer_probe
 set -- $(free_ports 2)
@@ -50,6 +53,34 @@ expect "... within their 4 s" [ $((T1 - T0)) -lt 4000 ]
 wait "$FB"
 expect "8 strangers waited at b, 2 were refused" grep -q "^closed 2$" "$TMPD/fb.out"
 expect "... and logged" grep -q "refused: 8 connections from hosts that are no peer's wait for a hello already (limit 8)" "$TMPD/b.log"
+
+# A stranger that says hello becomes a dynamic peer, but its host is still
+# no configured peer's: its idle connections wait among the strangers', and
+# a restarted a is up again at once. And a stranger may not announce a data
+# plane anywhere but where it talks from (it could take another peer's
+# ports: the first one up keeps them).
+"$PROBE" squat 127.0.0.1 "$PB" zz-far 50000 500 127.0.0.2 127.0.0.1 >"$TMPD/far.out" 2>&1
+expect "a stranger announcing its data plane elsewhere is refused" grep -q "^refused" "$TMPD/far.out"
+expect "... saying why" grep -q "zz-far announces its data plane at 127.0.0.1, not at 127.0.0.2" "$TMPD/far.out"
+"$PROBE" squat 127.0.0.1 "$PB" zz-near 50000 6000 127.0.0.2 >"$TMPD/near.out" 2>&1 &
+NEAR=$!
+BG_PIDS="$BG_PIDS $NEAR"
+wait_near() { for _ in $(seq 50); do grep -q "^hello node-b" "$TMPD/near.out" && return 0; sleep 0.1; done; return 1; }
+expect "a stranger at its own address becomes b's dynamic peer" wait_near
+T0=$(now_ms)
+"$PROBE" flood 127.0.0.1 "$PB" 10 127.0.0.2 4000 >"$TMPD/fb2.out" &
+FB=$!
+BG_PIDS="$BG_PIDS $FB"
+sleep 0.5
+kill -9 "$PID_A"; wait "$PID_A" 2>/dev/null
+start_named a; PID_A=$STARTED_PID
+expect "the restarted peer is up again while the dynamic peer's host holds slots" wait_up "$SOCK_B" 2 30
+T1=$(now_ms)
+echo "# up again $((T1 - T0)) ms after the strangers came"
+expect "... within their 4 s" [ $((T1 - T0)) -lt 4000 ]
+wait "$FB"
+expect "8 of its connections waited among the strangers', 2 were refused" grep -q "^closed 2$" "$TMPD/fb2.out"
+wait "$NEAR"
 if [ "$FAILS" -ne 0 ]; then
 	for n in a b; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
 	exit 1
