@@ -969,11 +969,14 @@ static void auth_inbound_proof(struct pconn *c, const UcclPeer__Auth *a)
 	}
 	c->auth = PA_DONE;
 	auth_start_macs(c);
+	/* held re-encoded (what the proofs bind): a field protobuf-c took
+	 * but cannot re-encode is refused here, as is running out of memory */
 	h = uccl_peer__hello__unpack(NULL, c->held_len, c->held);
 	free(c->held);
 	c->held = NULL;
 	if (!h) {
-		pconn_close(c, "out of memory", -ENOMEM);
+		pconn_close(c, "its hello does not decode once re-encoded (a field this version "
+			    "cannot re-encode, or out of memory)", -EPROTO);
 		return;
 	}
 	handle_inbound_hello(c, h);
