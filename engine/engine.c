@@ -643,6 +643,21 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* How many of the n copied descriptors this pass takes: the first, then
+ * while their lengths fit pass_bytes. Same-host copies run inline, so a
+ * client's batch of large ones would otherwise hold up every other
+ * client for poll_batch x max_op_bytes. */
+static uint32_t within_pass_bytes(const struct engine *e, uint32_t n)
+{
+	uint64_t left = e->pass_bytes;
+	uint32_t k = 1;
+
+	left -= e->sqebuf[0].len < left ? e->sqebuf[0].len : left;
+	while (k < n && e->sqebuf[k].len <= left)
+		left -= e->sqebuf[k++].len;
+	return k;
+}
+
 /* One endpoint: consume what can be completed, execute, publish. Returns the
  * number of descriptors consumed, or -1 if the endpoint broke. */
 static int ep_pass(struct engine *e, struct ep *ep)
@@ -678,6 +693,7 @@ static int ep_pass(struct engine *e, struct ep *ep)
 		memcpy(e->sqebuf + first, ep->sq.slots, (size_t)(n - first) * UCCL_SQE_SIZE);
 	/* keep the compiler from re-reading shared memory in place of the copy */
 	__asm__ __volatile__("" ::: "memory");
+	n = within_pass_bytes(e, n);   /* the rest stay in the ring */
 	ring_cons_release(&ep->sq, n);
 	ep->st.submitted += n;
 	e->st.sqes += n;
@@ -1054,6 +1070,7 @@ struct engine *engine_new(const struct engine_params *p)
 	e->notify_arg = p->notify_arg;
 	e->max_endpoints = p->max_endpoints;
 	e->poll_batch = p->poll_batch ? p->poll_batch : ENGINE_DEFAULT_BATCH;
+	e->pass_bytes = p->pass_bytes ? p->pass_bytes : ENGINE_DEFAULT_PASS_BYTES;
 	e->max_op_bytes = p->max_op_bytes ? p->max_op_bytes : UINT64_MAX;
 	e->max_ep_inflight = p->max_ep_inflight_bytes;
 	e->lane_min = p->lane_min_bytes;

@@ -20,6 +20,7 @@
 #define ENGINE_MAX_ENDPOINTS   (1u << 20)
 #define ENGINE_MAX_BATCH       4096u
 #define ENGINE_DEFAULT_BATCH   64u
+#define ENGINE_DEFAULT_PASS_BYTES (1ull << 20)
 #define EP_MAX_OUTSTANDING     (1u << 20)
 /* Connection sides are allocated this many at a time, when first bound:
  * an endpoint pays for the ids it uses, not for max_conns. Sides never
@@ -118,6 +119,7 @@ struct engine {
 	uint32_t max_endpoints;
 	uint32_t poll_batch;
 	uint64_t max_op_bytes;
+	uint64_t pass_bytes;
 	uint64_t max_ep_inflight;  /* 0: no limit */
 	struct mr_table *mrs;
 	struct ep **eps;           /* by id */

@@ -120,6 +120,9 @@ static uint8_t *mr_add(struct fx *f, uint32_t client, uint32_t id, uint64_t rkey
 	return b;
 }
 
+/* engine_params.pass_bytes of the next fx_new (0: the default) */
+static uint64_t fx_pass_bytes;
+
 /* ep 0 (client A) conn 0 <-> ep 1 (client B) conn 1: different conn ids on
  * the two sides catch a semaphore indexed by the wrong one. */
 static struct fx *fx_new(uint32_t sq, uint32_t cq, uint32_t max_out)
@@ -130,6 +133,7 @@ static struct fx *fx_new(uint32_t sq, uint32_t cq, uint32_t max_out)
 		.max_mrs = 16,
 		.poll_batch = 8,
 		.max_op_bytes = MAX_OP,
+		.pass_bytes = fx_pass_bytes,
 		.mem = &mem_ops,
 		.notify = fx_notify,
 	};
@@ -682,6 +686,43 @@ static void test_max_outstanding_leaves_descriptors_in_the_ring(void **state)
 	assert_int_equal(seen, 0x3f);
 	assert_int_equal(reap(f, 0, c, 16), 6);
 	assert_memory_equal(f->buf_b, "aaaaaa", 6);
+	teardown((void **)&f);
+}
+
+/* One pass takes an endpoint's descriptors while their lengths fit
+ * pass_bytes (the first always), so a batch of large copies does not hold
+ * up other clients for all of it; the rest wait in the ring, in order, and
+ * every one completes. */
+static void test_a_pass_takes_descriptors_up_to_its_byte_budget(void **state)
+{
+	static const uint64_t len[5] = { 600, 400, 100, 1000, 24 };
+	struct uccl_cqe c[8];
+	struct fx *f;
+	uint64_t off = 0;
+
+	(void)state;
+	fx_pass_bytes = MAX_OP;
+	f = fx_new(64, 64, 16);
+	fx_pass_bytes = 0;
+	for (int i = 0; i < 5; i++) {
+		submit(f, 0, PUT(.conn = 0, .loff = off, .roff = off, .len = len[i],
+				 .user_data = (uint64_t)i));
+		off += len[i];
+	}
+	submit(f, 1, SQE(.opcode = UCCL_OP_NOP, .user_data = 77));
+	poll_all(f);
+	assert_int_equal(f->ep[0].sq.ctl->cons, 2);     /* 600 + 400 fit, 100 more not */
+	assert_int_equal(one(f, 1).user_data, 77);       /* the other client went too */
+	poll_all(f);
+	assert_int_equal(f->ep[0].sq.ctl->cons, 3);     /* 100, then 1000 does not fit */
+	poll_all(f);
+	assert_int_equal(f->ep[0].sq.ctl->cons, 5);     /* 1000 first, then 24 fits */
+	assert_int_equal(reap(f, 0, c, 8), 5);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(c[i].res, 0);
+		assert_int_equal(c[i].user_data, (uint64_t)i);
+	}
+	assert_filled(f->buf_b, (size_t)off, 'a');
 	teardown((void **)&f);
 }
 
@@ -1290,6 +1331,7 @@ int main(void)
 		T(test_fence_behind_completed_ops_starts_at_once),
 		T(test_flush_waits_for_the_pending_send),
 		T(test_a_stalled_connection_does_not_block_another),
+		cmocka_unit_test(test_a_pass_takes_descriptors_up_to_its_byte_budget),
 		cmocka_unit_test(test_max_outstanding_leaves_descriptors_in_the_ring),
 		cmocka_unit_test(test_full_cq_stops_consumption_and_loses_nothing),
 		cmocka_unit_test(test_pending_ops_hold_their_cq_slots),
