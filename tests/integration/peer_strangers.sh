@@ -38,20 +38,27 @@ start_named b; PID_B=$STARTED_PID
 expect "the peers come up" wait_up "$SOCK_A" 0 50
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-T0=$(now_ms)
-# node-a sorts first and dials: the strangers wait at b, which accepts
-"$PROBE" flood 127.0.0.1 "$PB" 10 127.0.0.2 4000 >"$TMPD/fb.out" &
-FB=$!
-BG_PIDS="$BG_PIDS $FB"
-sleep 0.5
-kill -9 "$PID_A"; wait "$PID_A" 2>/dev/null
-start_named a; PID_A=$STARTED_PID
-expect "the restarted peer is up again while strangers hold their slots" wait_up "$SOCK_B" 1 30
-T1=$(now_ms)
-echo "# up again $((T1 - T0)) ms after the strangers came"
-expect "... within their 4 s" [ $((T1 - T0)) -lt 4000 ]
-wait "$FB"
-expect "8 strangers waited at b, 2 were refused" grep -q "^closed 2$" "$TMPD/fb.out"
+# restart_under_flood TAG RECONNECTS WHO: 10 idle connections from
+# 127.0.0.2 to b for 4 s while a is killed and restarted; a must be up at
+# b again (its RECONNECTS-th time) within them, 8 waiting and 2 refused.
+# node-a sorts first and dials: the strangers wait at b, which accepts.
+restart_under_flood() {
+	local t0 t1 fb
+	t0=$(now_ms)
+	"$PROBE" flood 127.0.0.1 "$PB" 10 127.0.0.2 4000 >"$TMPD/$1.out" &
+	fb=$!
+	BG_PIDS="$BG_PIDS $fb"
+	sleep 0.5
+	kill -9 "$PID_A"; wait "$PID_A" 2>/dev/null
+	start_named a; PID_A=$STARTED_PID
+	expect "the restarted peer is up again while $3 wait" wait_up "$SOCK_B" "$2" 30
+	t1=$(now_ms)
+	echo "# up again $((t1 - t0)) ms after the strangers came"
+	expect "... within their 4 s" [ $((t1 - t0)) -lt 4000 ]
+	wait "$fb"
+	expect "8 of the $3 waited at b, 2 were refused" grep -q "^closed 2$" "$TMPD/$1.out"
+}
+restart_under_flood fb 1 "strangers' connections"
 expect "... and logged" grep -q "refused: 8 connections from hosts that are no peer's wait for a hello already (limit 8)" "$TMPD/b.log"
 
 # A stranger that says hello becomes a dynamic peer, but its host is still
@@ -67,19 +74,7 @@ NEAR=$!
 BG_PIDS="$BG_PIDS $NEAR"
 wait_near() { for _ in $(seq 50); do grep -q "^hello node-b" "$TMPD/near.out" && return 0; sleep 0.1; done; return 1; }
 expect "a stranger at its own address becomes b's dynamic peer" wait_near
-T0=$(now_ms)
-"$PROBE" flood 127.0.0.1 "$PB" 10 127.0.0.2 4000 >"$TMPD/fb2.out" &
-FB=$!
-BG_PIDS="$BG_PIDS $FB"
-sleep 0.5
-kill -9 "$PID_A"; wait "$PID_A" 2>/dev/null
-start_named a; PID_A=$STARTED_PID
-expect "the restarted peer is up again while the dynamic peer's host holds slots" wait_up "$SOCK_B" 2 30
-T1=$(now_ms)
-echo "# up again $((T1 - T0)) ms after the strangers came"
-expect "... within their 4 s" [ $((T1 - T0)) -lt 4000 ]
-wait "$FB"
-expect "8 of its connections waited among the strangers', 2 were refused" grep -q "^closed 2$" "$TMPD/fb2.out"
+restart_under_flood fb2 2 "dynamic peer's host's connections"
 wait "$NEAR"
 if [ "$FAILS" -ne 0 ]; then
 	for n in a b; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
