@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -131,6 +132,36 @@ uint64_t mem_new_rkey(void)
 	return k;
 }
 
+int mem_pidfd_open(pid_t pid)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -errno;
+	/* pidfds are close-on-exec from birth */
+	return (int)fd;
+#else
+	(void)pid;
+	return -EOPNOTSUPP;
+#endif
+}
+
+/* Whether the process that registered m is still the one at m->pid: once
+ * it exited, the pid may be another process's, which the daemon's rights
+ * would let it read and write. Signal 0 through the pidfd checks exactly
+ * that process. */
+static int vm_owner_alive(const struct mr *m)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	if (m->pidfd > 0 && syscall(SYS_pidfd_send_signal, m->pidfd, 0, NULL, 0) < 0)
+		return -ESRCH;
+#else
+	(void)m;
+#endif
+	return 0;
+}
+
 /* Move len bytes between our address space and pid's; loops over partial
  * transfers. */
 static int vm_xfer(pid_t pid, void *local, uint64_t remote, uint64_t len, int write_remote)
@@ -159,6 +190,9 @@ static int mem_copy(void *arg, const struct mr *dst, uint64_t dst_off, const str
 		memmove((char *)dst->base + dst_off, (char *)src->base + src_off, len);
 		return 0;
 	}
+	if ((dst->kind == MR_REMOTE_VA && vm_owner_alive(dst) < 0) ||
+	    (src->kind == MR_REMOTE_VA && vm_owner_alive(src) < 0))
+		return -ESRCH;
 	if (dst->kind == MR_MAPPED)
 		return vm_xfer(src->pid, (char *)dst->base + dst_off, src->addr + src_off, len, 0);
 	if (src->kind == MR_MAPPED)

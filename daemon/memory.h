@@ -25,6 +25,9 @@ void mem_unmap(void *base, uint64_t len);
 int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len);
 /* A random non-zero key. */
 uint64_t mem_new_rkey(void);
+/* A pidfd of pid (close-on-exec), for mr.pidfd; -errno, -EOPNOTSUPP where
+ * the headers this was built with have no pidfd_open (Linux 5.3). */
+int mem_pidfd_open(pid_t pid);
 
 extern const struct engine_mem_ops mem_copy_ops;
 

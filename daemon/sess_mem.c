@@ -48,10 +48,13 @@ static void unlink_mr(struct session *s, struct smr *mr)
 	s->d->reg_bytes -= mr->len;
 }
 
+/* After every engine thread let go of it (or never had it). */
 static void free_mr(struct smr *m)
 {
 	if (m->kind == MR_MAPPED)
 		mem_unmap(m->base, m->len);
+	if (m->pidfd >= 0)
+		close(m->pidfd);
 	free(m);
 }
 
@@ -104,6 +107,7 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		goto out_fds;
 	}
 	m->len = q->len;
+	m->pidfd = -1;
 	if (q->kind == UCCL_CTL__MEM_KIND__MEM_MEMFD) {
 		m->kind = MR_MAPPED;
 		r = mem_map_memfd(fds[0], q->len, &m->base);
@@ -136,6 +140,17 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 			free(m);
 			goto out_fds;
 		}
+		/* copies check that this process is still the one at its pid
+		 * (it may exit while a child keeps the session); a kernel
+		 * without pidfds (before 5.3) registers without the check */
+		r = mem_pidfd_open(s->pid);
+		if (r < 0 && r != -ENOSYS && r != -EOPNOTSUPP) {
+			session_reply_err(s, r, "cannot register memory of pid %d: %s", (int)s->pid,
+					  strerror(-r));
+			free(m);
+			goto out_fds;
+		}
+		m->pidfd = r >= 0 ? r : -1;
 	}
 	c = session_cmd_new(s, ENGCMD_MR_ADD, mr_add_done);
 	if (!c) {
@@ -155,7 +170,7 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 	s->d->reg_bytes += m->len;
 	c->u.mr = (struct mr){
 		.id = m->id, .client_id = s->id, .rkey = m->rkey, .len = m->len,
-		.kind = m->kind, .base = m->base, .pid = s->pid, .addr = m->addr,
+		.kind = m->kind, .base = m->base, .pid = s->pid, .addr = m->addr, .pidfd = m->pidfd,
 	};
 	daemon_submit_all(s->d, c);
 out_fds:

@@ -69,6 +69,7 @@ struct smr {
 	void *base;
 	uint64_t len;
 	uint64_t addr;
+	int pidfd;                     /* MR_REMOTE_VA: the registering process; -1: none */
 	uint64_t rkey;
 	bool live;
 };

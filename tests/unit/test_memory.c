@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* memory: which memfds the daemon maps for MEM_MEMFD regions. */
+/* memory: which memfds the daemon maps for MEM_MEMFD regions, and copies
+ * from registered virtual memory only while the process that registered it
+ * is the one at its pid. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -91,12 +94,54 @@ static void test_a_huge_page_memfd_is_refused(void **state)
 	close(fd);
 }
 
+/* A region of this process's memory as uccl_mem_reg makes it: copies run
+ * while pidfd's process lives; one whose registering process exited is
+ * refused (-ESRCH) even though its pid (ours here) names a live process,
+ * which is what a reused pid would look like. */
+static void test_a_copy_needs_the_registering_process(void **state)
+{
+	static char from[64] = "registered bytes", to[64];
+	struct mr src = { .id = 1, .client_id = 1, .len = sizeof(from), .kind = MR_REMOTE_VA,
+			  .pid = (int32_t)getpid(), .addr = (uint64_t)(uintptr_t)from };
+	struct mr dst = { .id = 2, .client_id = 1, .len = sizeof(to), .kind = MR_MAPPED, .base = to };
+	int self = mem_pidfd_open(getpid()), gone;
+	pid_t child;
+
+	(void)state;
+	if (self == -EOPNOTSUPP || self == -ENOSYS) {
+		print_message("no pidfds here: registered memory is copied unchecked\n");
+		skip();
+	}
+	assert_true(self > 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	gone = mem_pidfd_open(child);
+	assert_true(gone > 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+
+	src.pidfd = self;
+	assert_int_equal(mem_copy_ops.copy(NULL, &dst, 0, &src, 0, 17), 0);
+	assert_string_equal(to, "registered bytes");
+	memset(to, 0, sizeof(to));
+	src.pidfd = gone;
+	assert_int_equal(mem_copy_ops.copy(NULL, &dst, 0, &src, 0, 17), -ESRCH);
+	assert_int_equal(mem_copy_ops.copy(NULL, &src, 0, &dst, 0, 17), -ESRCH);
+	assert_int_equal(to[0], 0);
+	src.pidfd = 0;                   /* none: not checked */
+	assert_int_equal(mem_copy_ops.copy(NULL, &dst, 0, &src, 0, 17), 0);
+	close(self);
+	close(gone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_sealed_memfd_is_mapped),
 		cmocka_unit_test(test_unsealed_short_and_foreign_fds_are_refused),
 		cmocka_unit_test(test_a_huge_page_memfd_is_refused),
+		cmocka_unit_test(test_a_copy_needs_the_registering_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
