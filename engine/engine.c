@@ -643,18 +643,29 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* How many of the n copied descriptors this pass takes: the first, then
- * while their lengths fit pass_bytes. Same-host copies run inline, so a
- * client's batch of large ones would otherwise hold up every other
- * client for poll_batch x max_op_bytes. */
-static uint32_t within_pass_bytes(const struct engine *e, uint32_t n)
+/* The bytes descriptor s may copy inline here: its length on a same-host
+ * connection (remote ones go out in chunks over many passes). */
+static uint64_t inline_bytes(const struct ep *ep, const struct uccl_sqe *s)
 {
-	uint64_t left = e->pass_bytes;
+	const struct conn *c = s->conn < ep->max_conns ? ep_conn(ep, s->conn) : NULL;
+
+	return c && !c->remote ? s->len : 0;
+}
+
+/* How many of the n copied descriptors this pass takes: the first, then
+ * while the bytes they copy inline fit pass_bytes. Same-host copies run
+ * in the pass, so a client's batch of large ones would otherwise hold up
+ * every other client for poll_batch x max_op_bytes. */
+static uint32_t within_pass_bytes(const struct engine *e, const struct ep *ep, uint32_t n)
+{
+	uint64_t left = e->pass_bytes, b = inline_bytes(ep, &e->sqebuf[0]);
 	uint32_t k = 1;
 
-	left -= e->sqebuf[0].len < left ? e->sqebuf[0].len : left;
-	while (k < n && e->sqebuf[k].len <= left)
-		left -= e->sqebuf[k++].len;
+	left -= b < left ? b : left;
+	while (k < n && (b = inline_bytes(ep, &e->sqebuf[k])) <= left) {
+		left -= b;
+		k++;
+	}
 	return k;
 }
 
@@ -693,7 +704,7 @@ static int ep_pass(struct engine *e, struct ep *ep)
 		memcpy(e->sqebuf + first, ep->sq.slots, (size_t)(n - first) * UCCL_SQE_SIZE);
 	/* keep the compiler from re-reading shared memory in place of the copy */
 	__asm__ __volatile__("" ::: "memory");
-	n = within_pass_bytes(e, n);   /* the rest stay in the ring */
+	n = within_pass_bytes(e, ep, n);   /* the rest stay in the ring */
 	ring_cons_release(&ep->sq, n);
 	ep->st.submitted += n;
 	e->st.sqes += n;

@@ -57,10 +57,11 @@ struct engine_params {
 	uint32_t poll_batch;           /* descriptors taken per endpoint per pass */
 	uint64_t max_op_bytes;         /* longest single operation (-EMSGSIZE); 0 = no cap.
 					* Copies run inline, so this bounds one op's stall. */
-	/* bytes of descriptors (their len) taken from one endpoint in one
-	 * pass, the first always (0: ENGINE_DEFAULT_PASS_BYTES): one
-	 * client's batch of large copies then holds up the others for
-	 * about this much, not poll_batch x max_op_bytes */
+	/* bytes of same-host copies (descriptors' len on same-host
+	 * connections) taken from one endpoint in one pass, the first
+	 * always (0: ENGINE_DEFAULT_PASS_BYTES): one client's batch of large
+	 * copies then holds up the others for about this much, not
+	 * poll_batch x max_op_bytes */
 	uint64_t pass_bytes;
 	const struct engine_mem_ops *mem;
 	/* Called (at most once per endpoint per engine_poll) when an endpoint

@@ -237,10 +237,13 @@ static void carry(struct fx *f)
 static int step(struct fx *f)
 {
 	uint64_t t = UINT64_MAX;
+	bool busy = false;
 
+	/* a pass may leave descriptors in a ring (its byte budget): that is
+	 * work now, which the deadline (engine_tx's) does not show */
 	for (int h = 0; h < 2; h++)
 		for (int k = 0; k < NT; k++)
-			engine_poll(f->e[h][k], f->now);
+			busy |= engine_poll(f->e[h][k], f->now) > 0;
 	carry(f);
 	for (int h = 0; h < 2; h++) {
 		for (int k = 0; k < NT; k++) {
@@ -265,7 +268,7 @@ static int step(struct fx *f)
 				t = d;
 		}
 	}
-	if ((f->nparts && !f->hold_from) || f->ndones)
+	if ((f->nparts && !f->hold_from) || f->ndones || busy)
 		t = f->now;
 	if (t == UINT64_MAX)
 		return 0;

@@ -611,11 +611,14 @@ static int drain(struct fx *f, int side)
 static int step(struct fx *f)
 {
 	uint64_t t = UINT64_MAX;
+	bool busy = false;
 	int r;
 
 	f->ls.steps++;
+	/* a pass may leave descriptors in a ring (its byte budget): that is
+	 * work now, which the deadline (engine_tx's) does not show */
 	for (int s = 0; s < 2; s++)
-		engine_poll(f->h[s].e, f->now);
+		busy |= engine_poll(f->h[s].e, f->now) > 0;
 	observe(f);
 	for (int s = 0; s < 2; s++) {
 		r = drain(f, s);
@@ -631,6 +634,8 @@ static int step(struct fx *f)
 		if (d < t)
 			t = d;
 	}
+	if (busy && t > f->now)
+		t = f->now;
 	if (t == UINT64_MAX)
 		return 0;
 	if (t > f->now)
