@@ -74,7 +74,20 @@ struct engthr {
 	struct nic_pkt rx[RX_BATCH];
 	uint64_t rx_unknown_chan, tx_dropped;
 	struct lanethr lt;           /* our end of the lane bus (engine thread only) */
+	/* channels that gave up, engine -> main (struct chanfail items) */
+	uint64_t *chan_tag;          /* by channel: its ENGCMD_CHAN_ADD's tag */
+	struct cmdq *fails;
+	struct event *fails_ev;
+	void (*chan_failed)(void *arg, uint32_t chan, uint64_t tag);
+	void *chan_failed_arg;
 };
+
+struct chanfail {
+	uint32_t chan;
+	uint64_t tag;
+};
+
+#define FAILS_QUEUE 64u              /* more at once wait for the next pass */
 
 static uint64_t now_ns(void)
 {
@@ -216,6 +229,7 @@ static int exec_chan_add(struct engthr *t, struct engcmd *c)
 	}
 	t->nic_peer_of[chan] = peer;
 	t->chan_of[peer] = chan;
+	t->chan_tag[chan] = c->u.chan.tag;
 	return 0;
 }
 
@@ -502,6 +516,26 @@ static void sleep_until_work(struct engthr *t)
 	__atomic_store_n(&t->sleeping, 0, __ATOMIC_RELEASE);
 }
 
+/* Channels that gave up since the last pass go to the main thread (a load
+ * while none did). One that finds no memory or room is not told now: the
+ * next connection bound over it is refused, which tells the daemon too. */
+static void tell_failures(struct engthr *t)
+{
+	uint32_t chans[8];
+	int n = engine_chan_failures(t->eng, chans, 8);
+
+	for (int i = 0; i < n; i++) {
+		struct chanfail *f = malloc(sizeof(*f));
+
+		if (!f)
+			continue;
+		f->chan = chans[i];
+		f->tag = chans[i] < t->max_chans ? t->chan_tag[chans[i]] : 0;
+		if (cmdq_push(t->fails, f) < 0)
+			free(f);
+	}
+}
+
 static void *engthr_main(void *arg)
 {
 	struct engthr *t = arg;
@@ -533,6 +567,7 @@ static void *engthr_main(void *arg)
 			work += nic_tx_pass(t, now);
 			if (t->tx_done < t->tx_n)
 				work++;            /* the NIC owes us room: keep going */
+			tell_failures(t);
 		} else {
 			work += engine_poll(t->eng, 0);
 		}
@@ -555,6 +590,21 @@ static void *engthr_main(void *arg)
 		last_work = 0;
 	}
 	return NULL;
+}
+
+static void fails_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct engthr *t = arg;
+	struct chanfail *f;
+
+	(void)fd;
+	(void)what;
+	cmdq_clear_fd(t->fails);
+	while ((f = cmdq_pop(t->fails))) {
+		if (t->chan_failed)
+			t->chan_failed(t->chan_failed_arg, f->chan, f->tag);
+		free(f);
+	}
 }
 
 static void out_cb(evutil_socket_t fd, short what, void *arg)
@@ -586,8 +636,10 @@ static int nic_setup(struct engthr *t, const struct engthr_params *p)
 	t->max_chans = p->max_chans;
 	t->nic_peer_of = malloc(sizeof(uint32_t) * p->max_chans);
 	t->chan_of = malloc(sizeof(uint32_t) * NIC_MAX_PEERS);
+	t->chan_tag = calloc(p->max_chans, sizeof(uint64_t));
 	t->txbuf = malloc((size_t)TX_BATCH * TX_BUF_LEN);
-	if (!t->nic_peer_of || !t->chan_of || !t->txbuf)
+	t->fails = cmdq_new(FAILS_QUEUE);
+	if (!t->nic_peer_of || !t->chan_of || !t->chan_tag || !t->txbuf || !t->fails)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->max_chans; i++)
 		t->nic_peer_of[i] = NIC_PEER_UNKNOWN;
@@ -622,9 +674,19 @@ static void nic_teardown(struct engthr *t)
 	t->timer_fd = -1;
 	free(t->nic_peer_of);
 	free(t->chan_of);
+	free(t->chan_tag);
 	free(t->txbuf);
 	t->nic_peer_of = t->chan_of = NULL;
+	t->chan_tag = NULL;
 	t->txbuf = NULL;
+	if (t->fails) {
+		struct chanfail *f;
+
+		while ((f = cmdq_pop(t->fails)))
+			free(f);
+		cmdq_free(t->fails);
+		t->fails = NULL;
+	}
 }
 
 int engthr_start(const struct engthr_params *p, struct event_base *base, struct engthr **out)
@@ -661,6 +723,8 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 	t->idle_spin_us = p->idle_spin_us;
 	t->cpu = p->cpu;
 	t->index = p->index;
+	t->chan_failed = p->chan_failed;
+	t->chan_failed_arg = p->chan_failed_arg;
 	t->epfd = -1;
 	t->timer_fd = -1;
 	t->notify_fds = malloc(sizeof(int) * p->max_endpoints);
@@ -701,6 +765,11 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 	t->out_ev = event_new(base, cmdq_fd(t->out), EV_READ | EV_PERSIST, out_cb, t);
 	if (!t->out_ev || event_add(t->out_ev, NULL) < 0)
 		goto out_engine;
+	if (t->fails) {
+		t->fails_ev = event_new(base, cmdq_fd(t->fails), EV_READ | EV_PERSIST, fails_cb, t);
+		if (!t->fails_ev || event_add(t->fails_ev, NULL) < 0)
+			goto out_event;
+	}
 	r = pthread_create(&t->thread, NULL, engthr_main, t);
 	if (r) {
 		r = -r;
@@ -718,6 +787,8 @@ int engthr_start(const struct engthr_params *p, struct event_base *base, struct 
 	return 0;
 
 out_event:
+	if (t->fails_ev)
+		event_free(t->fails_ev);
 	event_free(t->out_ev);
 out_engine:
 	if (t->epfd >= 0)
@@ -746,6 +817,8 @@ void engthr_stop(struct engthr *t)
 	pthread_join(t->thread, NULL);
 	out_cb(-1, 0, t);           /* run the last done callbacks */
 	event_free(t->out_ev);
+	if (t->fails_ev)
+		event_free(t->fails_ev);   /* failures untold now: the daemon is stopping */
 	/* the engine's channels go first: nothing may send after the NIC closes */
 	engine_free(t->eng);
 	t->eng = NULL;

@@ -63,6 +63,7 @@ struct engcmd {
 			struct sockaddr_storage addr;   /* the peer's data address (base port) */
 			socklen_t addrlen;
 			struct tpchan_params p;         /* cb is the engine's */
+			uint64_t tag;                   /* given back by chan_failed */
 		} chan;
 		struct { uint32_t chan; int err; } chan_rm;
 		struct { uint32_t chan; const struct cc_ops *ops; } chan_cc;   /* ops: static */
@@ -120,6 +121,12 @@ struct engthr_params {
 	 * and the shortest put that is split */
 	struct lanebus *bus;
 	uint64_t lane_min_bytes;
+	/* a channel gave up on its peer (engine_chan_failures): called on the
+	 * main thread with the channel and the tag of its ENGCMD_CHAN_ADD.
+	 * The peer may not notice by itself (a get waiting for its response
+	 * does not send); telling it is the caller's. NULL: nobody is told. */
+	void (*chan_failed)(void *arg, uint32_t chan, uint64_t tag);
+	void *chan_failed_arg;
 };
 
 /* Start the thread. Its completions are delivered on base. */

@@ -406,6 +406,8 @@ int main(int argc, char **argv)
 			if (open_data_plane(d, i, &ep.nic, &port) < 0)
 				goto out;
 			ep.nic_ops = &nic_udp_ops;
+			ep.chan_failed = rconn_chan_gave_up;
+			ep.chan_failed_arg = d;
 			/* one sub-channel per (peer, remote thread) */
 			ep.max_chans = RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS +
 				       CONF_MAX_ENGINE_THREADS;    /* and one to each own thread */

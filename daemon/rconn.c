@@ -64,10 +64,12 @@ struct dchan {
 	uint32_t rthreads;             /* the peer's engine threads: sub-channels per thread */
 	bool knows_threads;            /* it reads the thread fields of connects */
 	uint32_t rlanes;               /* its lanes (daemon/lanes.h) */
+	uint64_t tag;                  /* this time up: what its engine channels report with */
 };
 
 struct rconn_chans {
 	struct dchan ch[RCONN_MAX_CHANS];
+	uint64_t tags;                 /* the last dchan.tag given */
 };
 
 /* A connect in progress; the session is parked (busy) meanwhile. */
@@ -176,6 +178,7 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	else
 		thread_addr(pi, j, &c->u.chan.addr);
 	c->u.chan.addrlen = pi->data_addrlen;
+	c->u.chan.tag = d->rchans->ch[id].tag;
 	/* the receiving NIC knows a peer by its first data_paths ports */
 	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
 					   : cf->data_paths, pi->max_inflight_bytes, cc, pi->tx_token,
@@ -240,6 +243,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 								    : CONF_MAX_ENGINE_THREADS;
 
 	ch->rthreads = 0;
+	ch->tag = ++d->rchans->tags;
 	for (uint32_t j = 0; j < (rthreads ? rthreads : 1); j++) {
 		uint32_t i;
 		int r = 0;
@@ -418,6 +422,21 @@ static void chan_failed(struct daemon *d, const char *peer, uint32_t id, uint64_
 		return;
 	log_warn("peer %s: a data channel gave up while the peer stayed connected; "
 		 "restarting the peer to rebuild its channels", peer);
+}
+
+void rconn_chan_gave_up(void *arg, uint32_t chan, uint64_t tag)
+{
+	struct daemon *d = arg;
+	uint32_t id = chan % RCONN_MAX_CHANS;
+	const struct dchan *ch;
+
+	/* channels between our own threads are past the peers' (xconn.c) */
+	if (!d->rchans || chan >= RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS)
+		return;
+	ch = &d->rchans->ch[id];
+	if (!ch->used || !ch->up || ch->tag != tag)
+		return;
+	chan_failed(d, ch->peer, id, ch->generation);
 }
 
 /* ---- connecting (our side) ---- */

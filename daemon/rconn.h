@@ -34,6 +34,14 @@ int rconn_start(struct daemon *d);
  * RCONN_RETRY_MS until timeout_ms (capped by ctl_timeout_ms). */
 void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32_t timeout_ms);
 
+/* engthr_params.chan_failed (arg: the daemon): an engine's sub-channel to
+ * a peer gave up while the peer's control connection may stay up. Its
+ * connections were reset here, but the peer's sides may wait for data
+ * that will not come (a get's response): the peer is restarted, which
+ * rebuilds the channels on both sides and resets its sides too. A report
+ * about a channel that has been replaced since (tag) is ignored. */
+void rconn_chan_gave_up(void *arg, uint32_t chan, uint64_t tag);
+
 /* Our side of remote connection conn of ep closes: tell the peer's daemon
  * (its side is reset). */
 void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn);

@@ -242,6 +242,12 @@ struct engine_chan_stats {
 	uint64_t cc_values[ENGINE_CC_VARS];
 };
 int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_stats *out);
+/* Channels that gave up on their peer (engine_chan_stats.failed) since the
+ * last call, each told once: up to max ids into chans; returns how many.
+ * Costs a load while none failed. The peer may not know: its side of a
+ * connection can wait for data that will not come (a get's response)
+ * until its daemon is told. */
+int engine_chan_failures(struct engine *e, uint32_t *chans, int max);
 /* chan's per-path state into out[0..max) (tpchan_path_stats): the number
  * written (0: none held now, the channel is idle), or -ENOENT. */
 int engine_chan_paths(const struct engine *e, uint32_t chan, struct paths_stat *out, uint32_t max);

@@ -575,8 +575,10 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 
 	ch->blocked = false;           /* a message left the channel: room for the queue */
 	rm->kick++;
-	if (res == -ETIMEDOUT)
+	if (res == -ETIMEDOUT && !ch->failed) {
 		ch->failed = true;     /* only tpchan's own give-up reports it */
+		rm->failures_untold++;
+	}
 	s = remote_slot_of(rm, cookie, &i);
 	if (!s)
 		return;
@@ -1251,6 +1253,26 @@ uint64_t engine_next_deadline(const struct engine *e)
 			d = ch->q_due;
 	}
 	return d;
+}
+
+int engine_chan_failures(struct engine *e, uint32_t *chans, int max)
+{
+	struct remote *rm = e->rm;
+	int n = 0;
+
+	if (!rm || !rm->failures_untold || max <= 0)
+		return 0;
+	for (uint32_t i = 0; i < rm->nlive && n < max; i++) {
+		struct rchan *ch = rm->live[i];
+
+		if (ch->failed && !ch->failure_told) {
+			ch->failure_told = true;
+			chans[n++] = ch->id;
+		}
+	}
+	/* what did not fit is told next time; one removed meanwhile never */
+	rm->failures_untold = n < max ? 0 : rm->failures_untold;
+	return n;
 }
 
 int engine_chan_stats(const struct engine *e, uint32_t chan, struct engine_chan_stats *out)

@@ -97,6 +97,7 @@ struct rchan {
 					* for a completion, not for its ops' times */
 	bool failed;                   /* a packet went unacknowledged max_retx times: the
 					* peer is out of reach and the psn space has a hole */
+	bool failure_told;             /* engine_chan_failures returned it */
 	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
 	uint64_t jbytes;               /* their snapshots' bytes, and those in flight */
 	int64_t deficit;               /* deficit round robin: bytes it may still send */
@@ -130,6 +131,7 @@ struct remote {
 	 * pull_rate_bps across all channels (engine/pull.h) */
 	struct pull *pull;
 	uint64_t pull_t;               /* when it next has work */
+	uint32_t failures_untold;      /* channels failed since engine_chan_failures */
 };
 
 #define NO_SLOT UINT32_MAX

@@ -37,6 +37,12 @@
  *   fclient TARGET GO   connects, puts 64 B at offset 4096 of the server's
  *                       region, signals, prints "put done", keeps the
  *                       connection until the file GO exists
+ *   gserve NAME BYTES GO  a region of BYTES, its key sent to the peer that
+ *                       connects to NAME; stays until the file GO exists
+ *   gclient TARGET BYTES GO  connects, takes the key, prints "keyed", waits
+ *                       for the file GO, gets BYTES from the server's region
+ *                       and prints "get res R after T ms" once it completes
+ *                       (exit 0) or "get: no completion in 30 s" (exit 1)
  *   daemondies [pipe]   an endpoint whose daemon is killed: waits end with
  *                       -ECONNRESET and ringing the doorbell raises no
  *                       SIGPIPE; with pipe, the doorbell is first made a
@@ -908,6 +914,69 @@ static int mode_fclient(const char *target, const char *go)
 	return failures ? 1 : 0;
 }
 
+/* ---- a get whose responder gives up ---- */
+
+static int mode_gserve(const char *name, uint64_t bytes, const char *go)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr, *kmr;
+	struct cq_stash st = { .n = 0 };
+	uint32_t conn;
+
+	who = " [gserve]";
+	TRY(NULL, uccl_attach(NULL, "itest-gserve", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, bytes, &mr));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_listen(ep, name));
+	TRY(ctx, uccl_accept(ep, T_MS, &conn));
+	*(uint64_t *)uccl_mr_addr(kmr) = uccl_mr_key(mr);
+	TRY(ctx, uccl_send(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
+	check(op_res(ep, &st, 1) == 0, "the region's key sent");
+	for (int64_t t0 = now_ms(); access(go, F_OK) != 0 && now_ms() - t0 < 60000;)
+		usleep(10000);
+	uccl_detach(ctx);
+	return failures ? 1 : 0;
+}
+
+static int mode_gclient(const char *target, uint64_t bytes, const char *go)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *dst, *kmr;
+	struct cq_stash st = { .n = 0 };
+	uint32_t conn;
+	int64_t t0;
+
+	who = " [gclient]";
+	TRY(NULL, uccl_attach(NULL, "itest-gclient", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, bytes, &dst));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_connect(ep, target, T_MS, &conn));
+	TRY(ctx, uccl_recv(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
+	check(op_res(ep, &st, 1) == 0, "the server's key received");
+	printf("keyed\n");
+	fflush(stdout);
+	check(wait_file(go), "told to go");
+	TRY(ctx, uccl_get(ep, conn, dst, 0, *(uint64_t *)uccl_mr_addr(kmr), 0, bytes, 0, 2));
+	t0 = now_ms();
+	while (now_ms() - t0 < 30000) {
+		struct uccl_cqe c;
+		int n = uccl_cq_wait(ep, &c, 1, 1000);
+
+		if (n == 1 && c.user_data == 2) {
+			printf("get res %d after %lld ms\n", c.res, (long long)(now_ms() - t0));
+			uccl_detach(ctx);
+			return 0;
+		}
+	}
+	printf("get: no completion in 30 s\n");
+	uccl_detach(ctx);
+	return 1;
+}
+
 /* ---- a doorbell closed by the client ---- */
 
 /* Close every pipe write end the process holds, the endpoint's doorbell
@@ -1285,6 +1354,10 @@ int main(int argc, char **argv)
 		return mode_uidcap(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "lasterror") == 0)
 		return mode_lasterror();
+	if (argc >= 5 && strcmp(argv[1], "gserve") == 0)
+		return mode_gserve(argv[2], strtoull(argv[3], NULL, 0), argv[4]);
+	if (argc >= 5 && strcmp(argv[1], "gclient") == 0)
+		return mode_gclient(argv[2], strtoull(argv[3], NULL, 0), argv[4]);
 	if (argc >= 2 && strcmp(argv[1], "backpressure") == 0)
 		return mode_backpressure();
 	if (argc >= 2 && strcmp(argv[1], "isolation") == 0)
@@ -1306,7 +1379,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"
-		"hold NAME|peer NAME|fserve NAME GO|fclient TARGET GO|badinput SOCKET|daemondies [pipe]|"
-		"hup SECONDS [shut]\n");
+		"hold NAME|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
+		"gclient TARGET BYTES GO|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]\n");
 	return 2;
 }

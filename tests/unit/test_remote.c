@@ -3081,6 +3081,30 @@ static void test_an_overlapping_get_response_fails_the_get(void **state)
 	assert_int_equal(cqe(f, HB, 1).len, 0);
 }
 
+/* A's channel gives up on B (its get responses never arrive) while B's,
+ * with nothing left to send, stays fine and B's get waits: the engine
+ * tells the failure once (engine_chan_failures), so that the daemon can
+ * tell B's, which resets B's side. */
+static void test_a_channel_that_gives_up_is_told_once(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 207));
+	uint32_t chans[4];
+
+	assert_int_equal(engine_chan_failures(f->h[HA].e, chans, 4), 0);
+	f->drop_get_resps = true;
+	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 1, .loff = 0, .rkey = KEY_A,
+			  .roff = 0, .len = 200, .user_data = 1));
+	for (int i = 0; i < 600 && !chst(f, HA, 0).failed; i++)
+		run_for(f, 100 * MS);
+	assert_true(chst(f, HA, 0).failed);
+	assert_int_equal(engine_chan_failures(f->h[HA].e, chans, 4), 1);
+	assert_int_equal(chans[0], 0);
+	assert_int_equal(engine_chan_failures(f->h[HA].e, chans, 4), 0);   /* once */
+	assert_false(chst(f, HB, 0).failed);
+	assert_int_equal(engine_chan_failures(f->h[HB].e, chans, 4), 0);
+	assert_false(has_cqe(f, HB, 1));
+}
+
 /* A send whose source cannot be read fails with that error, and a void
  * retires its sequence number: the connection's later sends are received
  * (they waited for the number for ever). */
@@ -3235,6 +3259,7 @@ int main(void)
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
 		T(test_an_overlapping_get_response_fails_the_get),
+		T(test_a_channel_that_gives_up_is_told_once),
 		T(test_early_sends_leave_room_for_sends_in_turn),
 		T(test_a_send_whose_source_fails_retires_its_number),
 		T(test_a_send_the_channel_cannot_take_retires_its_number),
