@@ -520,8 +520,11 @@ static int rx_get_req(struct engine *e, struct rchan *ch, struct conn *c, const 
 	/* a snapshot larger than the whole budget would never find room */
 	if (len > e->max_op_bytes || len > e->rm->max_unexp_bytes)
 		return -EMSGSIZE;
+	/* our side does not know the asker's yet (its daemon's answer is on
+	 * the way), so the response has nowhere to go: asked again later,
+	 * as for a lack of room, while a put in the same window goes in */
 	if (c->r.rep == UINT32_MAX)
-		return -ENOTCONN;
+		return -ENOBUFS;
 	/* every job counts as a buffered message, zero-length ones too */
 	if (!room_for(e, ch->jbytes, ch->njobs, len)) {
 		e->st.rx_refused_nobuf++;

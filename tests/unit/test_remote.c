@@ -3105,6 +3105,30 @@ static void test_a_channel_that_gives_up_is_told_once(void **state)
 	assert_false(has_cqe(f, HB, 1));
 }
 
+/* A get that reaches a side not yet connected (its daemon's answer, which
+ * names our side, is still on the way: the accepting application may ask
+ * at once) is asked again later, as for a responder without room, and
+ * completes once that side knows ours; it used to fail with -ENOTCONN
+ * while a put in the same window went through. */
+static void test_a_get_reaching_a_side_not_yet_connected_is_asked_again(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 208));
+	struct engine *a = f->h[HA].e, *b = f->h[HB].e;
+
+	fill_pattern(f->h[HB].mr1, REG_LEN, 83);
+	assert_int_equal(engine_rconn_add(a, EP_A, 4, WIRE(4, 2), 0), 0);
+	assert_int_equal(engine_rconn_add(b, EP_B, 5, WIRE(5, 6), 0), 0);
+	assert_int_equal(engine_rconn_connect(a, EP_A, 4, EP_B, WIRE(5, 6)), 0);
+	submit(f, HA, SQE(.opcode = UCCL_OP_GET, .conn = 4, .lmr = 1, .rkey = KEY_B, .len = 1000,
+			  .user_data = 1));
+	run_for(f, 2 * MS);
+	assert_false(has_cqe(f, HA, 1));
+	assert_int_equal(engine_rconn_connect(b, EP_B, 5, EP_A, WIRE(4, 2)), 0);
+	wait_cqe(f, HA, 1);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_memory_equal(f->h[HA].mr1, f->h[HB].mr1, 1000);
+}
+
 /* A send whose source cannot be read fails with that error, and a void
  * retires its sequence number: the connection's later sends are received
  * (they waited for the number for ever). */
@@ -3260,6 +3284,7 @@ int main(void)
 		T(test_get_snapshots_count_as_buffered_messages),
 		T(test_an_overlapping_get_response_fails_the_get),
 		T(test_a_channel_that_gives_up_is_told_once),
+		T(test_a_get_reaching_a_side_not_yet_connected_is_asked_again),
 		T(test_early_sends_leave_room_for_sends_in_turn),
 		T(test_a_send_whose_source_fails_retires_its_number),
 		T(test_a_send_the_channel_cannot_take_retires_its_number),
