@@ -250,6 +250,9 @@ struct tchan {
 	 * psn rto_psn tells whether it was spurious (RFC 3522) */
 	uint64_t rto_at;
 	uint32_t rto_psn;
+	/* when the timer last fired: the next timeout is an RTO after that at
+	 * the earliest (RFC 6298 5.5), however recent the unacked packets */
+	uint64_t rto_fired;
 	bool rto_judge;
 	uint16_t ack_path;
 	/* refusals of the peer's DATA (we are the receiver): records
@@ -1312,13 +1315,29 @@ static void check_rack(struct tchan *c, uint64_t now)
 	cc_refresh(c);
 }
 
+/* When the retransmission timer fires: an RTO after the oldest packet
+ * unacknowledged was sent, and not sooner than an RTO after it last fired.
+ * Without the second rule a timeout marks lost what was sent before
+ * now - rto, an ACK of new data then takes the backoff back, and the next
+ * batch of originals (sent microseconds after the first) times out at
+ * once: one loss episode, many timeouts, each cutting the window again. */
+static uint64_t rto_due_at(const struct tchan *c)
+{
+	uint64_t oldest = c->txk->oldest_sent_ns;
+
+	if (oldest == UINT64_MAX)
+		return UINT64_MAX;
+	return sat_add(oldest > c->rto_fired ? oldest : c->rto_fired, c->rtt.rto_ns);
+}
+
 static void check_timer(struct tchan *c, uint64_t now)
 {
-	uint64_t oldest = c->txk->oldest_sent_ns, rto = c->rtt.rto_ns;
+	uint64_t rto = c->rtt.rto_ns;
 	uint32_t lost0 = c->txk->lost;
 
-	if (oldest == UINT64_MAX || now < oldest || now - oldest < rto)
+	if (now < rto_due_at(c))
 		return;
+	c->rto_fired = now;
 	/* SACK: what was sent an RTO ago; Go-Back-N: everything */
 	sb_tx_timeout(c->tx, c->p.go_back_n ? now : now - rto);
 	if (c->txk->lost > lost0)
@@ -1347,7 +1366,7 @@ static void check_timer(struct tchan *c, uint64_t now)
  * nothing and sets it right. */
 static uint64_t deadline_core(const struct tchan *c)
 {
-	uint64_t t, oldest;
+	uint64_t t;
 
 	if (c->sync_owed || c->txk->lost || c->cr_req_owed || c->cr_grant_owed || can_send_new(c))
 		return 0;
@@ -1358,9 +1377,7 @@ static uint64_t deadline_core(const struct tchan *c)
 		t = min_u64(t, sat_add(c->cr_grant_ns, credit_backoff(c, c->cr_grant_resends)));
 	if (c->ref_issued != c->ref_confirmed)
 		t = min_u64(t, c->ref_due);
-	oldest = c->txk->oldest_sent_ns;
-	if (oldest != UINT64_MAX)
-		t = min_u64(t, sat_add(oldest, c->rtt.rto_ns));
+	t = min_u64(t, rto_due_at(c));
 	t = min_u64(t, tlp_due_at(c));
 	return min_u64(t, sb_tx_rack_deadline(c->tx));
 }

@@ -3041,6 +3041,59 @@ static void test_frozen_channels_behave_exactly_as_live_ones(void **state)
 	}
 }
 
+/* The tail of one message lost (first sends of psn 2800 on, of 3000, with
+ * 256 KiB in flight): the timer fires once for what was sent an RTO ago,
+ * and not again at once for the next batch sent microseconds later, even
+ * though an ACK of new data (the tail probe's) takes the backoff back;
+ * each extra timeout cut the window again (4 timeouts before, ssthresh at
+ * its floor). */
+struct tail_drop { uint32_t from_psn; uint64_t drops; };
+
+static int64_t drop_tail(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct tail_drop *t = arg;
+	struct wire_pkt w;
+
+	if (from == 0 && wire_parse(pkt, len, &w) == 0 && w.type == WIRE_DATA &&
+	    !(w.data.flags & WIRE_F_RETX) && w.data.psn >= t->from_psn) {
+		t->drops++;
+		return -1;
+	}
+	return 0;
+}
+
+static void test_one_lost_tail_one_timeout_per_rto(void **state)
+{
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tail_drop t = { .from_psn = 2800 };
+	struct tpchan_stats a;
+	struct tpchan_msg m;
+	struct world w;
+
+	(void)state;
+	p.npaths = 1;
+	p.max_inflight_bytes = 256 * 1024;
+	p.cc = cc_find("window");
+	lp.rate_gbps = 100;
+	world_init(&w, 1, false);
+	w.msgs[0].len = 3000ull * MSS1500;
+	w.total = w.msgs[0].len;
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, drop_tail, &t);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 1000 * MS), 0);
+	tpchan_get_stats(w.a, &a);
+	print_message("tail of 200 lost: %llu dropped, %llu timeouts, %llu fast resends\n",
+		      (unsigned long long)t.drops, (unsigned long long)a.retx_timeouts,
+		      (unsigned long long)a.fast_retx);
+	assert_true(t.drops >= 200);
+	assert_true(a.retx_timeouts <= 2);
+	check_transfer(&w);
+	world_fini(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3096,6 +3149,7 @@ int main(void)
 		cmocka_unit_test(test_message_table_grows_but_not_under_read),
 		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
 		cmocka_unit_test(test_state_allocation_failure),
+		cmocka_unit_test(test_one_lost_tail_one_timeout_per_rto),
 	};
 	int r;
 
