@@ -59,6 +59,36 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 static int lock_fd = -1;
 
 /* Is a daemon answering on path? */
+/* The runtime dir holds the lock and the socket, which a root daemon
+ * creates and opens by path: a directory that another user owns or may
+ * write (a --runtime-dir under /tmp made beforehand) would let that user
+ * put a symbolic link there, and make the daemon create or chmod any file.
+ * It must be a real directory of ours, writable by no one else. */
+static int runtime_dir_ok(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0) {
+		log_err("runtime dir %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("runtime dir %s: not a directory (a symbolic link is not followed)", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		log_err("runtime dir %s: owned by uid %u, not by this daemon's uid %u: its owner could "
+			"replace the daemon's files there", dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_err("runtime dir %s: writable by group or others (mode %03o): they could replace "
+			"the daemon's files there", dir, (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int socket_alive(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -76,7 +106,8 @@ static int socket_alive(const char *path)
 int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = sdn_listen_fd();
+	int fd = sdn_listen_fd(), r;
+	mode_t old_mask;
 
 	if (fd == -EBADF) {
 		log_err("socket activation: expected one listening unix stream socket (LISTEN_FDS)");
@@ -102,13 +133,16 @@ int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 			log_err("cannot create runtime dir %s: %s", runtime_dir, strerror(errno));
 			return -errno;
 		}
+		r = runtime_dir_ok(runtime_dir);
+		if (r < 0)
+			return r;
 		char lock_path[sizeof(d->sock_path) + 8];
 
 		snprintf(lock_path, sizeof(lock_path), "%s/ucclsvcd.lock", runtime_dir);
-		lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);   /* others cannot hold it */
+		/* others cannot hold it; never through a link */
+		lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (lock_fd < 0) {
-			int r = -errno;
-
+			r = -errno;
 			log_err("%s: %s", lock_path, strerror(-r));
 			return r;
 		}
@@ -121,14 +155,18 @@ int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 		if (fd < 0)
 			return -errno;
 		memcpy(sa.sun_path, d->sock_path, sizeof(sa.sun_path));
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
-			int r = -errno;
-			log_err("%s: %s", d->sock_path, strerror(errno));
+		/* 0666 as bind makes it, not by a chmod of the path afterwards:
+		 * access is decided by SO_PEERCRED and the allow-lists */
+		old_mask = umask(0111);
+		r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+		umask(old_mask);
+		if (r == 0 && listen(fd, 128) < 0)
+			r = -errno;
+		if (r < 0) {
+			log_err("%s: %s", d->sock_path, strerror(-r));
 			close(fd);
 			return r;
 		}
-		/* access is decided by SO_PEERCRED and the allow-lists */
-		chmod(d->sock_path, 0666);
 		d->own_socket = true;
 	}
 	d->listen_fd = fd;

@@ -35,5 +35,26 @@ BG_PIDS="$BG_PIDS $UP"
 for _ in $(seq 100); do [ -S "$TMPD/um/run/ucclsvcd.sock" ] && break; sleep 0.05; done
 mode=$(stat -c %a "$TMPD/um/run" 2>/dev/null)
 expect "a runtime dir made under umask 077 is 0755 ($mode)" [ "$mode" = 755 ]
+smode=$(stat -c %a "$TMPD/um/run/ucclsvcd.sock" 2>/dev/null)
+expect "its socket is 0666 as bound ($smode)" [ "$smode" = 666 ]
 kill "$UP"; wait "$UP" 2>/dev/null
+
+# a runtime dir that others could write, or that is a link, is refused:
+# whoever can rename in it could make the daemon create or chmod any file
+# through a symbolic link in place of its lock or socket
+refused_dir() { # refused_dir DIR WHY: the daemon does not start there, saying WHY
+	timeout 10 "$UCCLSVCD" --runtime-dir "$1" 2>"$TMPD/rd.log" && return 1
+	grep -q "$2" "$TMPD/rd.log" || { cat "$TMPD/rd.log"; return 1; }
+}
+mkdir -m 0777 "$TMPD/open"
+expect "a runtime dir writable by others is refused" refused_dir "$TMPD/open" "writable by group or others"
+mkdir -m 0755 "$TMPD/real"
+ln -s "$TMPD/real" "$TMPD/link"
+expect "a runtime dir that is a symbolic link is refused" refused_dir "$TMPD/link" "not a directory"
+expect "... and nothing was made through it" [ ! -e "$TMPD/real/ucclsvcd.lock" ]
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -m 0755 "$TMPD/theirs"
+	chown 65534 "$TMPD/theirs"
+	expect "a runtime dir owned by another user is refused" refused_dir "$TMPD/theirs" "owned by uid 65534"
+fi
 finish
