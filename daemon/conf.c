@@ -340,6 +340,33 @@ bool conf_addr_same_host(const struct conf_addr *a, const struct conf_addr *b)
 	       memcmp(a->addr, b->addr, a->family == AF_INET6 ? 16 : 4) == 0;
 }
 
+int conf_host_name(const struct conf *c, char *out, size_t len)
+{
+	char hn[256], *dot;
+
+	if (!len)
+		return -EINVAL;
+	if (c->host_name[0]) {
+		snprintf(out, len, "%s", c->host_name);
+		return 0;
+	}
+	if (gethostname(hn, sizeof(hn)) < 0)
+		hn[0] = '\0';
+	hn[sizeof(hn) - 1] = '\0';
+	snprintf(out, len, "%s", hn);
+	if (conf_peer_name_valid(hn))
+		return 0;
+	dot = strchr(hn, '.');
+	if (dot && dot != hn) {
+		*dot = '\0';
+		if (conf_peer_name_valid(hn)) {
+			snprintf(out, len, "%s", hn);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 bool conf_peer_name_valid(const char *s)
 {
 	size_t n = strnlen(s, CONF_PEER_NAME_MAX + 1);
@@ -1304,6 +1331,11 @@ static int check_conf(struct parser *p, const struct conf *c)
 	if (conf_addr_is_any(&c->peer_listen) && !c->data_address.family) {
 		p->lineno = later(line_of(p, "peer_listen"), line_of(p, "data_address"));
 		fail_msg(p, "data_address: must be set when peer_listen is a wildcard address");
+		return -EINVAL;
+	}
+	if (c->peer_listen.family && conf_addr_is_any(&c->data_address)) {
+		p->lineno = line_of(p, "data_address");
+		fail_msg(p, "data_address: a wildcard address cannot be announced to peers");
 		return -EINVAL;
 	}
 	/* outgoing connections leave from the peer_listen address, so that

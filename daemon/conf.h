@@ -168,5 +168,10 @@ int conf_scan_addr_port(const char *s, struct conf_addr *a);
 const char *conf_cc_of(const struct conf *c, const char *peer);
 /* A peer or host name: 1..CONF_PEER_NAME_MAX characters of [A-Za-z0-9._-]. */
 bool conf_peer_name_valid(const char *s);
+/* This daemon's name towards its peers: host_name, or with auto the host
+ * name from gethostname(), or its part before the first dot where the
+ * whole is not a valid name (a long DNS name). 0, or -EINVAL with the
+ * name in out anyway (for the error message). */
+int conf_host_name(const struct conf *c, char *out, size_t len);
 
 #endif

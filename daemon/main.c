@@ -193,6 +193,24 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 		sdn_reloading(1);
 		return;
 	}
+	/* a key file that cannot be used refuses the whole reload, as a bad
+	 * line does: taking the rest would leave the file named and peers
+	 * unauthenticated, and the next start would fail on it */
+	if (d->peers && next.peer_key_file[0]) {
+		struct peerauth_key *k = calloc(1, sizeof(*k));
+		int r = k ? peerauth_key_load(next.peer_key_file, k, err, sizeof(err)) : -ENOMEM;
+
+		if (k) {
+			peerauth_key_wipe(k);
+			free(k);
+		}
+		if (r < 0) {
+			log_err("reload refused, keeping the running configuration: %s: %s",
+				d->config_path, r == -ENOMEM && !k ? "out of memory" : err);
+			sdn_reloading(1);
+			return;
+		}
+	}
 	old = d->conf;
 	n = conf_reload(&d->conf, &next, report_line, NULL, err, sizeof(err));
 	if (n < 0) {
@@ -305,8 +323,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s\n", err);
 				return 1;
 			}
-			/* the start would stop on it: say so now */
-			if (tmp.peer_key_file[0]) {
+			/* what the start would stop on, with peering on: say so now */
+			if (tmp.peer_listen.family && tmp.peer_key_file[0]) {
 				struct peerauth_key *k = calloc(1, sizeof(*k));
 
 				if (!k || peerauth_key_load(tmp.peer_key_file, k, err, sizeof(err)) < 0) {
@@ -316,6 +334,17 @@ int main(int argc, char **argv)
 				}
 				peerauth_key_wipe(k);
 				free(k);
+			}
+			if (tmp.peer_listen.family) {
+				char hn[256];
+
+				if (conf_host_name(&tmp, hn, sizeof(hn)) < 0) {
+					fprintf(stderr, "%s: host_name auto: this host's name cannot name "
+						"the daemon to its peers (1..%d of A-Z a-z 0-9 . _ -, whole or "
+						"up to its first dot): set host_name\n", optarg,
+						CONF_PEER_NAME_MAX);
+					return 1;
+				}
 			}
 			printf("%s: ok\n", optarg);
 			return 0;

@@ -1665,24 +1665,17 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 	pm->max_inflight_bytes = c->max_inflight_bytes;
 	pm->timeout_ms = c->peer_timeout_ms;
 	pm->max_dynamic = c->dynamic_peers;
-	if (c->host_name[0]) {
-		snprintf(pm->host_name, sizeof(pm->host_name), "%s", c->host_name);
-	} else {
-		if (gethostname(hn, sizeof(hn)) < 0)
-			hn[0] = '\0';
-		hn[sizeof(hn) - 1] = '\0';
-		if (!conf_peer_name_valid(hn)) {
-			char shown[80];
+	if (conf_host_name(c, hn, sizeof(hn)) < 0) {
+		char shown[80];
 
-			peerframe_sanitize(shown, sizeof(shown), hn);
-			log_err("host name '%s' cannot name this daemon to its peers (1..%d of "
-				"A-Z a-z 0-9 . _ -): set host_name in uccl.conf", shown,
-				CONF_PEER_NAME_MAX);
-			free(pm);
-			return -EINVAL;
-		}
-		snprintf(pm->host_name, sizeof(pm->host_name), "%s", hn);
+		peerframe_sanitize(shown, sizeof(shown), hn);
+		log_err("host name '%s' cannot name this daemon to its peers (1..%d of "
+			"A-Z a-z 0-9 . _ -, whole or up to its first dot): set host_name in uccl.conf",
+			shown, CONF_PEER_NAME_MAX);
+		free(pm);
+		return -EINVAL;
 	}
+	snprintf(pm->host_name, sizeof(pm->host_name), "%s", hn);
 	if (conf_addr_is_any(&pm->data_address)) {
 		log_err("data_address: a wildcard address cannot be announced to peers");
 		free(pm);

@@ -15,6 +15,14 @@ printf 'max_clients = 0\n' >"$TMPD/bad2.conf"
 expect "range error names file:line" grep -q "bad2.conf:1:" "$TMPD/err2"
 "$UCCLSVCD" --config "$TMPD/bad2.conf" --runtime-dir "$TMPD/run" 2>"$TMPD/err3" && fail "daemon started on a bad file" || ok "daemon refuses to start on a bad file"
 expect "--version works" "$UCCLSVCD" --version
+# --check-config says what the start would say: a key file is read only
+# with peering on, and a wildcard data_address is refused with it
+printf 'peer_listen = none\npeer_key_file = %s/no.key\n' "$TMPD" >"$TMPD/nokey.conf"
+expect "a key file unused without peering does not fail the check" \
+	"$UCCLSVCD" --check-config "$TMPD/nokey.conf"
+printf 'peer_listen = 127.0.0.1:1\ndata_address = 0.0.0.0\n' >"$TMPD/wild.conf"
+"$UCCLSVCD" --check-config "$TMPD/wild.conf" 2>"$TMPD/wild.err" && fail "a wildcard data_address passed the check" ||
+	expect "a wildcard data_address with peering fails the check" grep -q "wild.conf:2: data_address: a wildcard" "$TMPD/wild.err"
 printf 'max_clients_per_uid = 3\n' >"$TMPD/uidcap.conf"
 start_daemon "$TMPD/uidcap.conf"
 expect "itest_client uidcap 3" "$ITEST" uidcap 3

@@ -106,6 +106,15 @@ write_conf "$TMPD/b.conf" node-b "$PB" none
 kill -HUP "$PID_B"
 sleep 0.3
 expect "b logged authentication off" grep -q "peer_key_file = none: peers are no longer authenticated" "$TMPD/b.log"
+# 5b. a reload to a key file that cannot be used is refused whole: taking
+# the rest would leave the file named and no key in force (and the next
+# start would fail on it)
+write_conf "$TMPD/b.conf" node-b "$PB" "$TMPD/missing.key"
+kill -HUP "$PID_B"
+refused() { for _ in $(seq 50); do grep -q "reload refused, keeping the running configuration: .*missing.key" "$TMPD/b.log" && return 0; sleep 0.1; done; return 1; }
+expect "b refuses a reload to a missing key file" refused
+expect "... and takes none of it" eval '! grep -q "missing.key.*peers stay unauthenticated" "$TMPD/b.log"'
+write_conf "$TMPD/b.conf" node-b "$PB" none
 for p in $BG_PIDS; do
 	[ "$p" = "$PID_B" ] || kill -TERM "$p" 2>/dev/null
 done

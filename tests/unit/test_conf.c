@@ -15,7 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -919,6 +921,10 @@ static void test_peer_option_errors(void **state)
 		     "t.conf:1: data_address: must be set when peer_listen is a wildcard address");
 	expect_error("peer_listen = [::]:7000\n# x\n", -EINVAL,
 		     "t.conf:1: data_address: must be set when peer_listen is a wildcard address");
+	/* what the start refuses, refused here too */
+	expect_error("peer_listen = 127.0.0.1:7000\ndata_address = 0.0.0.0\n", -EINVAL,
+		     "t.conf:2: data_address: a wildcard address cannot be announced to peers");
+	expect_ok("data_address = 0.0.0.0\n", &(struct conf){ 0 });   /* no peering: unused */
 	expect_error("peers = b=[fd00::2]:1\npeer_listen = 10.0.0.1:1\n", -EINVAL,
 		     "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
 	expect_error("data_paths = 256\ndata_port = 65281\n", -EINVAL,
@@ -1198,10 +1204,65 @@ static void test_example_shows_every_default(void **state)
 	assert_true(conf_equal(&c, &def));
 }
 
+/* host_name: the one set, else the host's name, else (a long DNS name)
+ * its part before the first dot; a name neither way is -EINVAL. The host
+ * names are set in a UTS namespace of a child (root only). */
+static int host_name_child(const char *host, const char *want)
+{
+	struct conf c = { 0 };
+	char out[256];
+	int r;
+
+	if (unshare(CLONE_NEWUTS) < 0 || sethostname(host, strlen(host)) < 0)
+		return 77;
+	r = conf_host_name(&c, out, sizeof(out));
+	if (!want)
+		return r == -EINVAL ? 0 : 1;
+	return r == 0 && strcmp(out, want) == 0 ? 0 : 1;
+}
+
+static void test_host_name_auto(void **state)
+{
+	static const struct { const char *host, *want; } cases[] = {
+		{ "node-7", "node-7" },
+		{ "ip-172-31-22-155.us-west-2.compute.internal", "ip-172-31-22-155" },
+		{ "a-name-that-is-longer-than-thirty-two", NULL },
+		{ "bad!name", NULL },
+	};
+	struct conf c = { 0 };
+	char out[64];
+
+	(void)state;
+	snprintf(c.host_name, sizeof(c.host_name), "given");
+	assert_int_equal(conf_host_name(&c, out, sizeof(out)), 0);
+	assert_string_equal(out, "given");
+	if (geteuid() != 0) {
+		print_message("not root: host names in a namespace of their own skipped\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pid_t pid = fork();
+		int st = 0;
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(host_name_child(cases[i].host, cases[i].want));
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) == 77) {
+			print_message("no UTS namespace here: host names skipped\n");
+			return;
+		}
+		if (WEXITSTATUS(st) != 0)
+			fail_msg("host name %s: want %s", cases[i].host, cases[i].want ? cases[i].want : "-EINVAL");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_host_name_auto),
 		cmocka_unit_test(test_empty_and_comments_are_defaults),
 		cmocka_unit_test(test_whitespace_comments_crlf),
 		cmocka_unit_test(test_bool_spellings),
