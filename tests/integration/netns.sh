@@ -190,12 +190,14 @@ cut_data() {
 	wait $SP
 	rc=$?
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	# SOCKET (4th): keep the cut until that daemon's channel gave up too.
-	# The transfer may end first by the other side's channel giving up
-	# (its packets go unacknowledged as well) and resetting the connection.
+	# DAEMON (4th): keep the cut until that daemon's channel gave up too
+	# (its log says so as it restarts the peer). The transfer may end first
+	# by the other side's channel giving up (its packets go unacknowledged
+	# as well) and resetting the connection.
 	if [ -n "${4:-}" ]; then
 		for _ in $(seq 100); do
-			[ "$(chan_field "$4" failed)" = True ] && break
+			grep -q "a data channel gave up while the peer stayed connected" \
+				"$TMPD/$4.log" && break
 			sleep 0.1
 		done
 	fi
@@ -300,13 +302,17 @@ expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq
 
 # 4. the data plane alone goes away (every UDP packet into b dropped; the
 # peers' TCP control connection stays up) for longer than a's channel keeps
-# retransmitting: the transfer fails, and the next connection is made over
-# channels a rebuilds by restarting the peer (a failed channel refused every
-# new connection for as long as the control connection lasted)
+# retransmitting: the transfer fails, a restarts the peer on its own as its
+# channel gives up (b's sides are reset with it: one could be waiting for
+# data a was sending), and the next connection is made over the rebuilt
+# channels (a failed channel once refused every new connection for as long
+# as the control connection lasted)
 start_endless cut
-cut_data "$NS2" a 1000 "$SOCK_A"
+cut_data "$NS2" a 1000 a
 cat "$TMPD/send-cut.out"
-expect "ucclctl channels shows a's channel failed" [ "$(chan_field "$SOCK_A" failed)" = True ]
+expect "a restarted the peer on its own when its channel gave up" \
+	grep -q "a data channel gave up while the peer stayed connected" "$TMPD/a.log"
+expect "channel a->b up again" wait_chan "$SOCK_A" 200
 run_xfer after-cut 64M --quiet
 expect "transfer over the rebuilt channels verified (rc $XRC/$XRRC)" \
 	eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
@@ -317,13 +323,16 @@ expect "a restarted the peer to rebuild the failed channel" \
 
 # 5. the same with b sending and only b's data packets dropped (a's
 # acknowledgements and a's own packets go through), so that b's channel is
-# the only failed one: a's next connect to b is refused by b's engine, b
-# restarts the peer, and a's connect binds again and goes through within
-# its timeout
+# the only one to fail: b restarts the peer on its own, and a's next
+# connect to b goes through over the rebuilt channels within its timeout
+gaveup_a() { grep -c "a data channel gave up while the peer stayed connected" "$TMPD/a.log"; }
+ga=$(gaveup_a)
 start_endless cutb b2a
-cut_data "$NS1" b big
-expect "a's channel did not fail" [ "$(chan_field "$SOCK_A" failed)" = False ]
-expect "ucclctl channels shows b's channel failed" [ "$(chan_field "$SOCK_B" failed)" = True ]
+cut_data "$NS1" b big b
+expect "a's channel did not give up ($ga -> $(gaveup_a) times)" [ "$(gaveup_a)" = "$ga" ]
+expect "b restarted the peer on its own when its channel gave up" \
+	grep -q "a data channel gave up while the peer stayed connected" "$TMPD/b.log"
+expect "channel a->b up again" wait_chan "$SOCK_A" 200
 run_xfer after-cutb 64M --quiet
 expect "a's connect to b, whose channel had failed, verified (rc $XRC/$XRRC)" \
 	eval '[ "$XRC" -eq 0 ] && [ "$XRRC" -eq 0 ]'
