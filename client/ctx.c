@@ -341,6 +341,12 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 				   (want != UCCL_CTL__REPLY__BODY__NOT_SET && m->body_case != want)) {
 				ctx_set_error(ctx, "malformed %s reply from the daemon", what);
 				r = -EPROTO;
+			} else if (cut && ngot + extra < want_fds) {
+				/* the kernel could not give us all of them: our
+				 * descriptor table is full, not the daemon's fault */
+				ctx_set_error(ctx, "no room in this process for the %d file descriptors of "
+					      "the %s reply (RLIMIT_NOFILE reached)", want_fds, what);
+				r = -EMFILE;
 			} else if (ngot != want_fds || extra || cut) {
 				ctx_set_error(ctx, "daemon sent %s%d file descriptors with the %s reply, "
 					      "expected %d", cut ? "more than " : "", ngot + extra, what,
@@ -349,6 +355,12 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 			}
 			if (r < 0) {
 				close_fds(got, ngot);
+				/* a success we cannot use made something in the
+				 * daemon (an endpoint): undone as a late one is */
+				if (m->status == 0 && m->body_case == want) {
+					late_note(ctx, req);
+					(void)late_reply(ctx, m);
+				}
 				uccl_ctl__reply__free_unpacked(m, NULL);
 				return r;
 			}

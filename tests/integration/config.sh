@@ -28,6 +28,12 @@ start_daemon "$TMPD/uidcap.conf"
 expect "itest_client uidcap 3" "$ITEST" uidcap 3
 expect "the refusal is logged" grep -q "max_clients_per_uid = 3" "$TMPD/daemon.log"
 stop_daemon
+# a process whose descriptor table is full gets -EMFILE from endpoint
+# creation, and what the daemon made for it is undone
+printf 'max_endpoints_per_client = 3\n' >"$TMPD/emfile.conf"
+start_daemon "$TMPD/emfile.conf"
+expect "itest_client emfile 3" "$ITEST" emfile 3
+stop_daemon
 printf 'max_endpoints_per_client = 4\nmax_mrs_per_client = 2\nmax_conns_per_endpoint = 1\n' \
 	>"$TMPD/orphans.conf"
 start_daemon "$TMPD/orphans.conf"

@@ -15,6 +15,11 @@
  *   orphans PID         creates, a connect and an accept that time out while
  *                       daemon PID is stopped are undone when their late
  *                       replies come
+ *   emfile N            against max_endpoints_per_client = N: with this
+ *                       process's descriptor table full but 0, 1 or 2,
+ *                       endpoint creation fails with -EMFILE (the reply's
+ *                       3 descriptors do not fit) and leaves nothing in
+ *                       the daemon: N endpoints can still be made
  *   uidcap N            against max_clients_per_uid = N: N attaches, one
  *                       more refused (EUSERS), room again after a detach
  *   backpressure        ring full is -EAGAIN and nothing is lost
@@ -60,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -584,6 +590,45 @@ static int mode_uidcap(int cap)
 	for (int i = 0; i < cap; i++)
 		if (r == 0 || i < cap - 1)
 			uccl_detach(ctx[i]);
+	return failures ? 1 : 0;
+}
+
+static int mode_emfile(int max_eps)
+{
+	struct rlimit rl;
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep[64];
+	int r;
+
+	if (max_eps < 1 || max_eps > 32)
+		return 2;
+	TRY(NULL, uccl_attach(NULL, "itest-emfile", &ctx));
+	r = getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = 64;
+	check(r == 0 && setrlimit(RLIMIT_NOFILE, &rl) == 0, "a table of 64 descriptors");
+	for (int spare = 0; spare < 3; spare++) {
+		int filler[64], nf = 0, f;
+
+		while (nf < 64 && (f = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+			filler[nf++] = f;
+		for (int k = 0; k < spare && nf; k++)
+			close(filler[--nf]);
+		r = uccl_ep_create(ctx, NULL, &ep[0]);
+		check(r == -EMFILE, "with %d descriptors free, endpoint creation is -EMFILE: %s (%s)", spare,
+		      uccl_strerror(r), r < 0 ? uccl_last_error(ctx) : "");
+		if (r == 0)
+			uccl_ep_destroy(ep[0]);
+		while (nf)
+			close(filler[--nf]);
+	}
+	/* none of those is left in the daemon: the whole quota is there */
+	for (int i = 0; i < max_eps; i++) {
+		r = uccl_ep_create(ctx, NULL, &ep[i]);
+		check(r == 0, "endpoint %d of %d: %s", i + 1, max_eps, uccl_strerror(r));
+		if (r < 0)
+			break;
+	}
+	uccl_detach(ctx);
 	return failures ? 1 : 0;
 }
 
@@ -1350,6 +1395,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && strcmp(argv[1], "orphans") == 0)
 		return mode_orphans((pid_t)atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "emfile") == 0)
+		return mode_emfile(atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "uidcap") == 0)
 		return mode_uidcap(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "lasterror") == 0)
@@ -1378,7 +1425,7 @@ int main(int argc, char **argv)
 		return mode_fclient(argv[2], argv[3]);
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
-	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|backpressure|isolation|"
+	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|emfile N|backpressure|isolation|"
 		"hold NAME|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
 		"gclient TARGET BYTES GO|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]\n");
 	return 2;
