@@ -130,6 +130,25 @@ static void note_reaped(const struct uccl_cqe *c, int n)
 			reaped |= 1ull << c[i].user_data;
 }
 
+/* Completions as they come (waiting up to wait_ms for the first): counted
+ * into *done, the failed ones into *failed. */
+static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, uint64_t *done,
+		 int wait_ms)
+{
+	struct uccl_cqe c[64];
+	int n = wait_ms ? uccl_cq_wait(ep, c, 64, wait_ms) : uccl_poll(ep, c, 64);
+
+	if (n == -ETIMEDOUT)
+		n = 0;                 /* none in wait_ms */
+	if (n < 0)
+		die("taking completions", n, ctx);
+	for (int k = 0; k < n; k++) {
+		*failed += c[k].res < 0;
+		(*done)++;
+	}
+	note_reaped(c, n);
+}
+
 /* Wait for the completion with user_data ud (below 64), unless it was
  * reaped already; fail on an error completion. */
 static void wait_ud(struct uccl_ep *ep, uint64_t ud, struct uccl_ctx *ctx)
@@ -223,13 +242,19 @@ static int do_recv(const struct opts *o)
 		else
 			v.chunks_bad++;
 		v.bytes += len;
-		/* hand the slot back; completions are reaped in batches */
-		TRY(ctx, uccl_signal(ep, conn, 0, 100));
-		struct uccl_cqe c[64];
-		int n = uccl_poll(ep, c, 64);
-		for (int k = 0; k < n; k++)
-			if (c[k].res < 0)
-				die("signal failed", c[k].res, ctx);
+		/* hand the slot back; completions are reaped in batches, and
+		 * while the ring is full */
+		uint64_t failed = 0, done = 0;
+
+		while ((r = uccl_signal(ep, conn, 0, 100)) == -EAGAIN) {
+			uccl_submit(ep);
+			reap(ep, ctx, &failed, &done, 10);
+		}
+		if (r < 0)
+			die("signal", r, ctx);
+		reap(ep, ctx, &failed, &done, 0);
+		if (failed)
+			die("signal failed", -EIO, ctx);
 	}
 	memcpy((uint8_t *)uccl_mr_addr(msg) + 128, &v, sizeof(v));
 	/* the sender's "done" (tag 4) comes after its latency test, which can
@@ -239,16 +264,26 @@ static int do_recv(const struct opts *o)
 	TRY(ctx, uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
 	/* both, in either order: a sender without a latency test says done
 	 * before our verdict's completion is reaped */
-	for (int waited = 0, seen = 0; seen != 3 && waited < 6 * TIMEOUT_MS; waited += 100) {
+	int seen = 0;
+	double until = now_s() + 6 * TIMEOUT_MS / 1000.0;
+
+	/* by the clock: the signals' completions still to reap come at once */
+	while (seen != 3 && now_s() < until) {
 		struct uccl_cqe c[8];
 		int n = uccl_cq_wait(ep, c, 8, 100);
 
+		if (n == -ETIMEDOUT)
+			continue;
+		if (n < 0)
+			die("sending the verdict", n, ctx);
 		for (int k = 0; k < n; k++) {
 			if (c[k].user_data == 3 && c[k].res < 0)
 				die("sending the verdict", c[k].res, ctx);
 			seen |= c[k].user_data == 3 ? 1 : c[k].user_data == 4 ? 2 : 0;
 		}
 	}
+	if (!(seen & 1))
+		die("sending the verdict", -ETIMEDOUT, ctx);
 	uccl_detach(ctx);
 	return v.chunks_bad ? 1 : 0;
 }
@@ -305,26 +340,25 @@ static int do_send(const struct opts *o, struct result *res)
 				die("waiting for a free slot", r, ctx);
 		}
 		fill_chunk((uint64_t *)(base + slot * o->slot_size), i, len & ~7ull);
-		for (;;) {
-			r = uccl_put(ep, conn, src, slot * o->slot_size, rd.rkey, slot * o->slot_size, len,
-				     UCCL_F_MORE, 10);
-			if (r == 0)
+		/* a full ring: submit what is staged, take completions (the
+		 * daemon stops taking descriptors while ours are unread), and
+		 * try again only what was refused: the put may be in already */
+		for (bool put_in = false;;) {
+			r = put_in ? 0 : uccl_put(ep, conn, src, slot * o->slot_size, rd.rkey,
+						  slot * o->slot_size, len, UCCL_F_MORE, 10);
+			put_in = r == 0;
+			if (put_in)
 				r = uccl_signal(ep, conn, 0, 11);
 			if (r == 0)
 				break;
 			if (r != -EAGAIN)
-				die("put", r, ctx);
+				die(put_in ? "signal" : "put", r, ctx);
 			uccl_submit(ep);
+			reap(ep, ctx, &failed, &done_ops, 10);
 		}
 		posted += 2;
 		sent += len;
-		struct uccl_cqe c[64];
-		int n = uccl_poll(ep, c, 64);
-		for (int k = 0; k < n; k++) {
-			failed += c[k].res < 0;
-			done_ops++;
-		}
-		note_reaped(c, n);
+		reap(ep, ctx, &failed, &done_ops, 0);
 		double t = now_s();
 		if (!o->quiet && !o->streams && t - tlast >= 1.0) {
 			fprintf(stderr, "  progress: %6" PRIu64 " MiB  %6.2f GB/s\n", sent >> 20,
@@ -350,10 +384,19 @@ static int do_send(const struct opts *o, struct result *res)
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		TRY(ctx, uccl_put(ep, conn, src, 0, rd.rkey, 0, 64, 0, 20));
-		/* a late completion of the transfer's ops is not this put's */
+		/* a late completion of the transfer's ops is not this put's;
+		 * spinning, as the latency is the point, but not for ever */
+		double tp = now_s();
+
 		do {
-			while (uccl_poll(ep, &c, 1) == 0)
-				;
+			uint64_t spins = 0;
+			int n;
+
+			while ((n = uccl_poll(ep, &c, 1)) == 0)
+				if ((++spins & 0xfffff) == 0 && now_s() - tp > TIMEOUT_MS / 1000.0)
+					die("waiting for a latency put", -ETIMEDOUT, ctx);
+			if (n < 0)
+				die("waiting for a latency put", n, ctx);
 			failed += c.res < 0;
 		} while (c.user_data != 20);
 		clock_gettime(CLOCK_MONOTONIC, &b);
@@ -433,10 +476,13 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 		printf("],\"ok\":%s}\n", ok ? "true" : "false");
 		return;
 	}
-	printf("transfer:  %" PRIu64 " MiB in %.3f s = %.2f GB/s (%.1f Gbit/s), %" PRIu64
-	       " chunks of %" PRIu64 " KiB\n"
+	/* MiB and KiB where they are whole units, else the smaller unit */
+	printf("transfer:  %" PRIu64 " %s in %.3f s = %.2f GB/s (%.1f Gbit/s), %" PRIu64
+	       " chunks of %" PRIu64 " %s\n"
 	       "           (includes the sender generating and the receiver checking every byte)\n",
-	       t.bytes >> 20, secs, gbs, gbs * 8, t.chunks, o->slot_size >> 10);
+	       t.bytes >= (1u << 20) ? t.bytes >> 20 : t.bytes >> 10, t.bytes >= (1u << 20) ? "MiB" : "KiB",
+	       secs, gbs, gbs * 8, t.chunks,
+	       o->slot_size >= 1024 ? o->slot_size >> 10 : o->slot_size, o->slot_size >= 1024 ? "KiB" : "B");
 	if (o->streams)
 		for (uint32_t i = 0; i < n; i++) {
 			if (rs[i].ok < 0)
@@ -471,6 +517,22 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
  * last takes the rest; main checked that every share is at least 8 bytes);
  * senders report through a pipe and the parent prints the sum, with the
  * streams that failed named. */
+/* demo: the receiver forked beside the sender; if the sender fails and
+ * exits first, the receiver would wait for it in accept for its whole
+ * timeout, reparented, after the command returned. It leads a process
+ * group of its own (its streams are in it too), which the sender's exit
+ * ends. */
+static pid_t demo_child;
+
+static void end_demo_child(void)
+{
+	if (demo_child > 0) {
+		kill(-demo_child, SIGTERM);
+		waitpid(demo_child, NULL, 0);
+		demo_child = 0;
+	}
+}
+
 static int run_streams(const struct opts *base, bool send)
 {
 	struct result rs[MAX_STREAMS];
@@ -505,6 +567,7 @@ static int run_streams(const struct opts *base, bool send)
 
 			close(fds[0]);
 			this_stream = (int)i;
+			demo_child = 0;        /* the demo's parent ends the receiver, not a stream */
 			c = send ? do_send(&o, &r) : do_recv(&o);
 			r.slot = i;
 			if (send && write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
@@ -572,20 +635,6 @@ static void usage(FILE *f)
 		   "options: --socket PATH  --bytes N[K|M|G] (default 1G)  --chunk N[K|M] (default 1M)\n"
 		   "         --slots N (default 16)  --streams K (1..%u: split over K endpoint pairs,\n"
 		   "         stream i on engine thread i, named NAME.i)  --json  --quiet\n", MAX_STREAMS);
-}
-
-/* demo: the receiver forked beside the sender; if the sender fails and
- * exits first, the receiver would wait for it in accept for its whole
- * timeout, reparented, after the command returned */
-static pid_t demo_child;
-
-static void end_demo_child(void)
-{
-	if (demo_child > 0) {
-		kill(demo_child, SIGTERM);
-		waitpid(demo_child, NULL, 0);
-		demo_child = 0;
-	}
 }
 
 int main(int argc, char **argv)
@@ -661,8 +710,11 @@ int main(int argc, char **argv)
 		pid = fork();
 		if (pid < 0)
 			return 1;
-		if (pid == 0)
+		if (pid == 0) {
+			setpgid(0, 0);
 			_exit(o.streams ? run_streams(&o, false) : do_recv(&o));
+		}
+		setpgid(pid, pid);             /* whichever runs first */
 		demo_child = pid;
 		atexit(end_demo_child);        /* the sender's failures exit() */
 		rc = o.streams ? run_streams(&o, true) : do_send(&o, &res);

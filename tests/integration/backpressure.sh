@@ -1,8 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A full ring is -EAGAIN; nothing is lost; outstanding receives are bounded.
+# And uccl_xfer lives with rings of 16 and thousands of tiny chunks: it
+# retries only what was refused and reads completions meanwhile (it used
+# to put a chunk twice, and to spin without reading them until the daemon
+# stopped taking descriptors for good).
 . "$(dirname "$0")/lib.sh"
+XFER=$top_builddir/client/uccl_xfer
 start_daemon
 expect "itest_client backpressure" "$ITEST" backpressure
+stop_daemon
+printf 'ring_depth = 16\n' >"$TMPD/small.conf"
+start_daemon "$TMPD/small.conf"
+timeout 60 "$XFER" --bytes 1M --chunk 64 --slots 1024 --quiet recv tiny >"$TMPD/recv.out" 2>&1 &
+RP=$!
+expect "the receiver listens" wait_ep "$UCCL_SOCKET" tiny
+timeout 60 "$XFER" --bytes 1M --chunk 64 --slots 1024 send tiny >"$TMPD/send.out" 2>&1
+rc=$?
+wait $RP
+rrc=$?
+cat "$TMPD/send.out" "$TMPD/recv.out"
+expect "16384 chunks of 64 B through rings of 16 (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
+expect "... each put once: 0 failed of 2 x 16384 + 2000" grep -q "0 failed operations of 34768" "$TMPD/send.out"
 stop_daemon
 finish
