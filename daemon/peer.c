@@ -1675,7 +1675,7 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 		free(pm);
 		return -EINVAL;
 	}
-	snprintf(pm->host_name, sizeof(pm->host_name), "%s", hn);
+	snprintf(pm->host_name, sizeof(pm->host_name), "%.*s", CONF_PEER_NAME_MAX, hn);   /* valid: fits */
 	if (conf_addr_is_any(&pm->data_address)) {
 		log_err("data_address: a wildcard address cannot be announced to peers");
 		free(pm);

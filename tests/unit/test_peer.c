@@ -1506,10 +1506,14 @@ static void test_start_errors(void **state)
 	struct conf c;
 	char err[256];
 	const char *any = "peer_listen = 0.0.0.0:1\ndata_address = 0.0.0.0\nhost_name = x\n";
+	const char *one = "peer_listen = 127.0.0.1:1\nhost_name = x\n";
 
 	assert_int_equal(start(&a, "a", port_a, peers_ab, 0, NULL), 0);
 	assert_int_equal(start(&b, "b", port_a, peers_ab, 0, NULL), -EADDRINUSE);
-	assert_int_equal(conf_parse("t.conf", any, strlen(any), &c, err, sizeof(err)), 0);
+	/* the parser refuses it already; a configuration made otherwise too */
+	assert_int_equal(conf_parse("t.conf", any, strlen(any), &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(conf_parse("t.conf", one, strlen(one), &c, err, sizeof(err)), 0);
+	c.data_address = (struct conf_addr){ .family = AF_INET };
 	assert_int_equal(peermgr_start(base, &c, NULL, NULL, &b.pm), -EINVAL);
 	a.pm = peermgr_free(a.pm);
 	assert_null(peermgr_free(NULL));
