@@ -36,6 +36,9 @@ struct engine_lane_part {
 	uint8_t opcode;                /* UCCL_OP_PUT or UCCL_OP_GET */
 	uint32_t lane;                 /* 1 .. nlanes: the caller maps it to an engine */
 	uint32_t ep, conn;             /* the owner side's ids; its lane sides have the same */
+	uint32_t wire;                 /* ... and its wire id, generation included: a part
+					* for an earlier connection under the same conn id
+					* is refused (-ECONNRESET), not run on the new one */
 	uint32_t client_id, lmr;       /* local region: a put's source, a get's target */
 	uint64_t loff, len;
 	uint64_t rkey, roff;           /* remote region */

@@ -87,6 +87,7 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 			.lane = k,
 			.ep = c->ep->id,
 			.conn = c->id,
+			.wire = c->r.wire_id,
 			.client_id = op->lmr->client_id,
 			.lmr = op->lmr->id,
 			.loff = op->loff + own + (k - 1) * part,
@@ -160,6 +161,10 @@ int engine_lane_start(struct engine *e, const struct engine_lane_part *p)
 	 * not through a report from inside this call */
 	if (!c || c->state != CONN_UP || !c->remote || c->r.rep == UINT32_MAX)
 		return c && c->state == CONN_RESET ? -ECONNRESET : -ENOTCONN;
+	/* queued across a close and a reconnect under the same conn id: its
+	 * put failed already, and its bytes must not land on the new one */
+	if (c->r.wire_id != p->wire)
+		return -ECONNRESET;
 	if (p->client_id != ep->client_id)
 		return -EBADF;
 	m = mr_table_by_id(e->mrs, ep->client_id, p->lmr);

@@ -399,13 +399,14 @@ static struct fx *fx_open(void **state, uint64_t seed, uint32_t loss_ppm)
 			} else {
 				assert_int_equal(engine_shadow_add(e, ep, cl, SEMS, RING), 0);
 			}
-			/* conn 0 of both, its wire generation per engine */
-			assert_int_equal(engine_rconn_add(e, ep, 0, WIRE(0, 2 * k + h + 1), 0), 0);
+			/* conn 0 of both; lane sides share their owner's wire
+			 * id, as the daemon binds them (daemon/lanes.c) */
+			assert_int_equal(engine_rconn_add(e, ep, 0, WIRE(0, h + 1), 0), 0);
 		}
 	}
 	for (int k = 0; k < NT; k++) {
-		assert_int_equal(engine_rconn_connect(f->e[0][k], EP_A, 0, EP_B, WIRE(0, 2 * k + 2)), 0);
-		assert_int_equal(engine_rconn_connect(f->e[1][k], EP_B, 0, EP_A, WIRE(0, 2 * k + 1)), 0);
+		assert_int_equal(engine_rconn_connect(f->e[0][k], EP_A, 0, EP_B, WIRE(0, 2)), 0);
+		assert_int_equal(engine_rconn_connect(f->e[1][k], EP_B, 0, EP_A, WIRE(0, 1)), 0);
 	}
 	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, NT - 1), 0);
 	return f;
@@ -693,13 +694,54 @@ static void test_cancel_queued_split_get(void **state)
 	assert_int_equal(f->late_dones, 0);
 }
 
+/* A split put's parts still queued for their lane threads when the
+ * connection is reset, removed and made again under the same conn id: the
+ * put failed, and the parts, reaching the new connection's lane sides, are
+ * refused, not written at the peer (they carry the old wire id). */
+static void test_stale_part_on_reused_conn(void **state)
+{
+	struct fx *f = fx_open(state, 21, 0);
+	bool written = false;
+
+	f->hold_from = 1;             /* both lane parts (loff >= 1 MiB) stay queued */
+	put(f, 0, 3 * MiB, 1);
+	for (int i = 0; i < 400 && engine_stats(f->e[1][0])->rx_delivered < 256; i++)
+		step(f);
+	assert_int_equal(engine_conn_reset(f->e[0][0], EP_A, 0), 0);
+	observe(f);
+	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
+	/* the daemon: conn removed on the owner and lanes, the peer's too */
+	for (int h = 0; h < 2; h++)
+		for (int k = 0; k < NT; k++)
+			assert_int_equal(engine_conn_remove(f->e[h][k], h ? EP_B : EP_A, 0), 0);
+	memset(f->dst, 0, REG_LEN);
+	/* the client connects again: conn id 0, a new wire generation */
+	for (int h = 0; h < 2; h++)
+		for (int k = 0; k < NT; k++)
+			assert_int_equal(engine_rconn_add(f->e[h][k], h ? EP_B : EP_A, 0,
+							  WIRE(0, 20 + h + 1), 0), 0);
+	for (int k = 0; k < NT; k++) {
+		assert_int_equal(engine_rconn_connect(f->e[0][k], EP_A, 0, EP_B, WIRE(0, 22)), 0);
+		assert_int_equal(engine_rconn_connect(f->e[1][k], EP_B, 0, EP_A, WIRE(0, 21)), 0);
+	}
+	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, NT - 1), 0);
+	assert_int_equal(f->nparts, 2);
+	f->hold_from = 0;             /* the slow lane threads get to them now */
+	for (int i = 0; i < 2000; i++)
+		if (step(f) == 0)
+			break;
+	for (size_t i = MiB; i < 3 * MiB && !written; i++)
+		written = f->dst[i] != 0;
+	assert_false(written);
+}
+
 /* engine_lane_start checks what a daemon could get wrong. */
 static void test_lane_put_checks(void **state)
 {
 	struct fx *f = fx_open(state, 6, 0);
 	struct engine_lane_part p = { .opcode = UCCL_OP_PUT, .lane = 1, .ep = EP_A, .conn = 0,
-				      .client_id = CLIENT_A, .lmr = 1, .loff = 0, .len = 4096,
-				      .rkey = KEY_B };
+				      .wire = WIRE(0, 1), .client_id = CLIENT_A, .lmr = 1, .loff = 0,
+				      .len = 4096, .rkey = KEY_B };
 	struct engine_lane_part q;
 
 	q = p;
@@ -707,6 +749,9 @@ static void test_lane_put_checks(void **state)
 	q = p;
 	q.conn = 3;
 	assert_int_equal(engine_lane_start(f->e[0][1], &q), -ENOTCONN);
+	q = p;
+	q.wire = WIRE(0, 9);           /* an earlier connection's part */
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -ECONNRESET);
 	q = p;
 	q.lmr = 2;
 	assert_int_equal(engine_lane_start(f->e[0][1], &q), -EBADF);
@@ -742,6 +787,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lane_lost_resets_connection, teardown),
 		cmocka_unit_test_teardown(test_cancel_queued_split_get, teardown),
 		cmocka_unit_test_teardown(test_lane_put_checks, teardown),
+		cmocka_unit_test_teardown(test_stale_part_on_reused_conn, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
