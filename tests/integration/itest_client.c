@@ -893,30 +893,72 @@ static bool wait_file(const char *go)
 	return false;
 }
 
-static int mode_fserve(const char *name, const char *go)
-{
+/* The two ends of a test that hands one region's key over a connection. */
+struct keyed {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *ep;
-	struct uccl_mr *mr, *kmr;
-	struct cq_stash st = { .n = 0 };
+	struct uccl_mr *mr, *kmr;      /* the region; where its key travels */
+	struct cq_stash st;
+	uint32_t conn;
+	uint64_t key;                  /* the client's: the server's region key */
+};
+
+/* Server: attach as app, a region of bytes (filled from seed, 0: not),
+ * listen on name, accept one peer and send it the region's key. */
+static void key_serve(struct keyed *k, const char *app, const char *name, uint64_t bytes,
+		      uint32_t seed)
+{
+	struct uccl_ctx *ctx;
+
+	k->st.n = 0;
+	TRY(NULL, uccl_attach(NULL, app, &k->ctx));
+	ctx = k->ctx;
+	TRY(ctx, uccl_mem_alloc(ctx, bytes, &k->mr));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &k->kmr));
+	if (seed)
+		fill(uccl_mr_addr(k->mr), bytes, seed);
+	TRY(ctx, uccl_ep_create(ctx, NULL, &k->ep));
+	TRY(ctx, uccl_listen(k->ep, name));
+	TRY(ctx, uccl_accept(k->ep, T_MS, &k->conn));
+	*(uint64_t *)uccl_mr_addr(k->kmr) = uccl_mr_key(k->mr);
+	TRY(ctx, uccl_send(k->ep, k->conn, k->kmr, 0, sizeof(uint64_t), 1, 0, 1));
+	check(op_res(k->ep, &k->st, 1) == 0, "the region's key sent");
+}
+
+/* Client: attach as app, a region of bytes, connect to target and receive
+ * the server's region key into k->key. */
+static void key_take(struct keyed *k, const char *app, const char *target, uint64_t bytes)
+{
+	struct uccl_ctx *ctx;
+
+	k->st.n = 0;
+	TRY(NULL, uccl_attach(NULL, app, &k->ctx));
+	ctx = k->ctx;
+	TRY(ctx, uccl_mem_alloc(ctx, bytes, &k->mr));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &k->kmr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &k->ep));
+	TRY(ctx, uccl_connect(k->ep, target, T_MS, &k->conn));
+	TRY(ctx, uccl_recv(k->ep, k->conn, k->kmr, 0, sizeof(uint64_t), 1, 0, 1));
+	check(op_res(k->ep, &k->st, 1) == 0, "the server's key received");
+	k->key = *(uint64_t *)uccl_mr_addr(k->kmr);
+}
+
+static int mode_fserve(const char *name, const char *go)
+{
+	struct keyed k;
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr;
 	uint8_t *want;
 	uint32_t conn;
 	int r;
 
 	who = " [fserve]";
-	TRY(NULL, uccl_attach(NULL, "itest-fserve", &ctx));
-	TRY(ctx, uccl_mem_alloc(ctx, FREG, &mr));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
 	want = malloc(FREG);
 	if (!want)
 		die("malloc", -ENOMEM, NULL);
-	fill(uccl_mr_addr(mr), FREG, 43);
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
-	TRY(ctx, uccl_listen(ep, name));
-	TRY(ctx, uccl_accept(ep, T_MS, &conn));
-	*(uint64_t *)uccl_mr_addr(kmr) = uccl_mr_key(mr);
-	TRY(ctx, uccl_send(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
-	check(op_res(ep, &st, 1) == 0, "the region's key sent");
+	key_serve(&k, "itest-fserve", name, FREG, 43);
+	ctx = k.ctx, ep = k.ep, mr = k.mr, conn = k.conn;
 	r = uccl_wait(ep, conn, 1, T_MS);
 	check(r == 0, "the peer's put signalled (%s)", uccl_strerror(r));
 	/* what the region must hold from now on: its bytes and the put's */
@@ -933,25 +975,17 @@ static int mode_fserve(const char *name, const char *go)
 
 static int mode_fclient(const char *target, const char *go)
 {
+	struct keyed k;
 	struct uccl_ctx *ctx;
-	struct uccl_ep *ep;
-	struct uccl_mr *src, *kmr;
-	struct cq_stash st = { .n = 0 };
-	uint32_t conn;
 
 	who = " [fclient]";
-	TRY(NULL, uccl_attach(NULL, "itest-fclient", &ctx));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &src));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
-	fill(uccl_mr_addr(src), FPUT_LEN, 44);
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
-	TRY(ctx, uccl_connect(ep, target, T_MS, &conn));
-	TRY(ctx, uccl_recv(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
-	check(op_res(ep, &st, 1) == 0, "the server's key received");
-	TRY(ctx, uccl_put(ep, conn, src, 0, *(uint64_t *)uccl_mr_addr(kmr), FPUT_OFF, FPUT_LEN, 0, 2));
-	TRY(ctx, uccl_signal(ep, conn, 0, 3));
-	check(op_res(ep, &st, 2) == 0, "put of %u B", FPUT_LEN);
-	check(op_res(ep, &st, 3) == 0, "signal");
+	key_take(&k, "itest-fclient", target, 4096);
+	ctx = k.ctx;
+	fill(uccl_mr_addr(k.mr), FPUT_LEN, 44);
+	TRY(ctx, uccl_put(k.ep, k.conn, k.mr, 0, k.key, FPUT_OFF, FPUT_LEN, 0, 2));
+	TRY(ctx, uccl_signal(k.ep, k.conn, 0, 3));
+	check(op_res(k.ep, &k.st, 2) == 0, "put of %u B", FPUT_LEN);
+	check(op_res(k.ep, &k.st, 3) == 0, "signal");
 	printf("put done\n");
 	/* the connection stays: the forged packets name it */
 	check(wait_file(go), "told to go");
@@ -963,62 +997,40 @@ static int mode_fclient(const char *target, const char *go)
 
 static int mode_gserve(const char *name, uint64_t bytes, const char *go)
 {
-	struct uccl_ctx *ctx;
-	struct uccl_ep *ep;
-	struct uccl_mr *mr, *kmr;
-	struct cq_stash st = { .n = 0 };
-	uint32_t conn;
+	struct keyed k;
 
 	who = " [gserve]";
-	TRY(NULL, uccl_attach(NULL, "itest-gserve", &ctx));
-	TRY(ctx, uccl_mem_alloc(ctx, bytes, &mr));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
-	TRY(ctx, uccl_listen(ep, name));
-	TRY(ctx, uccl_accept(ep, T_MS, &conn));
-	*(uint64_t *)uccl_mr_addr(kmr) = uccl_mr_key(mr);
-	TRY(ctx, uccl_send(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
-	check(op_res(ep, &st, 1) == 0, "the region's key sent");
+	key_serve(&k, "itest-gserve", name, bytes, 0);
 	for (int64_t t0 = now_ms(); access(go, F_OK) != 0 && now_ms() - t0 < 60000;)
 		usleep(10000);
-	uccl_detach(ctx);
+	uccl_detach(k.ctx);
 	return failures ? 1 : 0;
 }
 
 static int mode_gclient(const char *target, uint64_t bytes, const char *go)
 {
-	struct uccl_ctx *ctx;
-	struct uccl_ep *ep;
-	struct uccl_mr *dst, *kmr;
-	struct cq_stash st = { .n = 0 };
-	uint32_t conn;
+	struct keyed k;
 	int64_t t0;
 
 	who = " [gclient]";
-	TRY(NULL, uccl_attach(NULL, "itest-gclient", &ctx));
-	TRY(ctx, uccl_mem_alloc(ctx, bytes, &dst));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &kmr));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
-	TRY(ctx, uccl_connect(ep, target, T_MS, &conn));
-	TRY(ctx, uccl_recv(ep, conn, kmr, 0, sizeof(uint64_t), 1, 0, 1));
-	check(op_res(ep, &st, 1) == 0, "the server's key received");
+	key_take(&k, "itest-gclient", target, bytes);
 	printf("keyed\n");
 	fflush(stdout);
 	check(wait_file(go), "told to go");
-	TRY(ctx, uccl_get(ep, conn, dst, 0, *(uint64_t *)uccl_mr_addr(kmr), 0, bytes, 0, 2));
+	TRY(k.ctx, uccl_get(k.ep, k.conn, k.mr, 0, k.key, 0, bytes, 0, 2));
 	t0 = now_ms();
 	while (now_ms() - t0 < 30000) {
 		struct uccl_cqe c;
-		int n = uccl_cq_wait(ep, &c, 1, 1000);
+		int n = uccl_cq_wait(k.ep, &c, 1, 1000);
 
 		if (n == 1 && c.user_data == 2) {
 			printf("get res %d after %lld ms\n", c.res, (long long)(now_ms() - t0));
-			uccl_detach(ctx);
+			uccl_detach(k.ctx);
 			return 0;
 		}
 	}
 	printf("get: no completion in 30 s\n");
-	uccl_detach(ctx);
+	uccl_detach(k.ctx);
 	return 1;
 }
 
