@@ -903,21 +903,28 @@ struct keyed {
 	uint64_t key;                  /* the client's: the server's region key */
 };
 
-/* Server: attach as app, a region of bytes (filled from seed, 0: not),
- * listen on name, accept one peer and send it the region's key. */
+/* Either end: attach as app, a region of bytes (filled from seed, 0:
+ * not), a buffer for the key, an endpoint. */
+static void key_open(struct keyed *k, const char *app, uint64_t bytes, uint32_t seed)
+{
+	k->st.n = 0;
+	TRY(NULL, uccl_attach(NULL, app, &k->ctx));
+	TRY(k->ctx, uccl_mem_alloc(k->ctx, bytes, &k->mr));
+	TRY(k->ctx, uccl_mem_alloc(k->ctx, 4096, &k->kmr));
+	if (seed)
+		fill(uccl_mr_addr(k->mr), bytes, seed);
+	TRY(k->ctx, uccl_ep_create(k->ctx, NULL, &k->ep));
+}
+
+/* Server: key_open, listen on name, accept one peer and send it the
+ * region's key. */
 static void key_serve(struct keyed *k, const char *app, const char *name, uint64_t bytes,
 		      uint32_t seed)
 {
 	struct uccl_ctx *ctx;
 
-	k->st.n = 0;
-	TRY(NULL, uccl_attach(NULL, app, &k->ctx));
+	key_open(k, app, bytes, seed);
 	ctx = k->ctx;
-	TRY(ctx, uccl_mem_alloc(ctx, bytes, &k->mr));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &k->kmr));
-	if (seed)
-		fill(uccl_mr_addr(k->mr), bytes, seed);
-	TRY(ctx, uccl_ep_create(ctx, NULL, &k->ep));
 	TRY(ctx, uccl_listen(k->ep, name));
 	TRY(ctx, uccl_accept(k->ep, T_MS, &k->conn));
 	*(uint64_t *)uccl_mr_addr(k->kmr) = uccl_mr_key(k->mr);
@@ -925,18 +932,14 @@ static void key_serve(struct keyed *k, const char *app, const char *name, uint64
 	check(op_res(k->ep, &k->st, 1) == 0, "the region's key sent");
 }
 
-/* Client: attach as app, a region of bytes, connect to target and receive
- * the server's region key into k->key. */
+/* Client: key_open, connect to target and receive the server's region key
+ * into k->key. */
 static void key_take(struct keyed *k, const char *app, const char *target, uint64_t bytes)
 {
 	struct uccl_ctx *ctx;
 
-	k->st.n = 0;
-	TRY(NULL, uccl_attach(NULL, app, &k->ctx));
+	key_open(k, app, bytes, 0);
 	ctx = k->ctx;
-	TRY(ctx, uccl_mem_alloc(ctx, bytes, &k->mr));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &k->kmr));
-	TRY(ctx, uccl_ep_create(ctx, NULL, &k->ep));
 	TRY(ctx, uccl_connect(k->ep, target, T_MS, &k->conn));
 	TRY(ctx, uccl_recv(k->ep, k->conn, k->kmr, 0, sizeof(uint64_t), 1, 0, 1));
 	check(op_res(k->ep, &k->st, 1) == 0, "the server's key received");
