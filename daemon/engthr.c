@@ -78,7 +78,7 @@ struct engthr {
 	uint64_t *chan_tag;          /* by channel: its ENGCMD_CHAN_ADD's tag */
 	struct cmdq *fails;
 	struct event *fails_ev;
-	void (*chan_failed)(void *arg, uint32_t chan, uint64_t tag);
+	void (*chan_failed)(void *arg, uint32_t thread, uint32_t chan, uint64_t tag);
 	void *chan_failed_arg;
 };
 
@@ -602,7 +602,7 @@ static void fails_cb(evutil_socket_t fd, short what, void *arg)
 	cmdq_clear_fd(t->fails);
 	while ((f = cmdq_pop(t->fails))) {
 		if (t->chan_failed)
-			t->chan_failed(t->chan_failed_arg, f->chan, f->tag);
+			t->chan_failed(t->chan_failed_arg, t->index, f->chan, f->tag);
 		free(f);
 	}
 }

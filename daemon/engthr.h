@@ -122,10 +122,11 @@ struct engthr_params {
 	struct lanebus *bus;
 	uint64_t lane_min_bytes;
 	/* a channel gave up on its peer (engine_chan_failures): called on the
-	 * main thread with the channel and the tag of its ENGCMD_CHAN_ADD.
-	 * The peer may not notice by itself (a get waiting for its response
-	 * does not send); telling it is the caller's. NULL: nobody is told. */
-	void (*chan_failed)(void *arg, uint32_t chan, uint64_t tag);
+	 * main thread with this thread's index, the channel and the tag of its
+	 * ENGCMD_CHAN_ADD. The peer may not notice by itself (a get waiting
+	 * for its response does not send); telling it is the caller's. NULL:
+	 * nobody is told. */
+	void (*chan_failed)(void *arg, uint32_t thread, uint32_t chan, uint64_t tag);
 	void *chan_failed_arg;
 };
 

@@ -47,6 +47,7 @@
 #include "daemon/nthr.h"
 #include "daemon/peer.h"
 #include "daemon/rconn.h"
+#include "daemon/xconn.h"
 #include "daemon/session.h"
 #include "engine/cc/cc.h"
 
@@ -424,14 +425,18 @@ static void chan_failed(struct daemon *d, const char *peer, uint32_t id, uint64_
 		 "restarting the peer to rebuild its channels", peer);
 }
 
-void rconn_chan_gave_up(void *arg, uint32_t chan, uint64_t tag)
+void rconn_chan_gave_up(void *arg, uint32_t thread, uint32_t chan, uint64_t tag)
 {
 	struct daemon *d = arg;
 	uint32_t id = chan % RCONN_MAX_CHANS;
 	const struct dchan *ch;
 
 	/* channels between our own threads are past the peers' (xconn.c) */
-	if (!d->rchans || chan >= RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS)
+	if (chan >= RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS) {
+		xconn_chan_gave_up(d, thread, chan - RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS, tag);
+		return;
+	}
+	if (!d->rchans)
 		return;
 	ch = &d->rchans->ch[id];
 	if (!ch->used || !ch->up || ch->tag != tag)

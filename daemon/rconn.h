@@ -40,7 +40,7 @@ void rconn_connect(struct session *s, struct dep *ep, const char *target, uint32
  * that will not come (a get's response): the peer is restarted, which
  * rebuilds the channels on both sides and resets its sides too. A report
  * about a channel that has been replaced since (tag) is ignored. */
-void rconn_chan_gave_up(void *arg, uint32_t chan, uint64_t tag);
+void rconn_chan_gave_up(void *arg, uint32_t thread, uint32_t chan, uint64_t tag);
 
 /* Our side of remote connection conn of ep closes: tell the peer's daemon
  * (its side is reset). */

@@ -66,6 +66,8 @@ static int chan_add(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
 	}
 	rconn_chan_params(d, cf->mtu - ip_udp, cf->data_paths, cf->max_inflight_bytes,
 			  chancc_for(d, ""), token, token, token ^ ((uint64_t)i << 32 | k), &c->u.chan.p);
+	c->u.chan.tag = token;         /* what a give-up of it is reported with */
+	d->xtoken[i < k ? i : k][i < k ? k : i] = token;
 	engthr_submit(d->thr[i], c);
 	return 0;
 }
@@ -125,6 +127,14 @@ static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
 			return;
 	}
 	log_warn("engine threads %u and %u: the channel between them gave up; made again", i, k);
+}
+
+void xconn_chan_gave_up(struct daemon *d, uint32_t i, uint32_t k, uint64_t tag)
+{
+	if (!d->xconn || i >= d->n_thr || k >= d->n_thr || i == k ||
+	    d->xtoken[i < k ? i : k][i < k ? k : i] != tag)
+		return;
+	chans_rebuild(d, i, k);
 }
 
 /* ---- joining ---- */

@@ -29,4 +29,9 @@ void xconn_join(struct session *s, struct dep *ep, uint32_t ca, struct dep *l, u
  * thread, is reset a little later (operations it completed still land). */
 void xconn_side_closed(struct daemon *d, struct dep *ep, uint32_t conn);
 
+/* Thread i's channel to thread k gave up (reported with tag, the token it
+ * was made with): both are made again at once, unless they were already
+ * (another tag), so that the next connect between them works. */
+void xconn_chan_gave_up(struct daemon *d, uint32_t i, uint32_t k, uint64_t tag);
+
 #endif
