@@ -145,25 +145,34 @@ static int read_frame(struct uccl_ctx *ctx, int64_t deadline_ns, uint8_t **buf, 
 
 /* ---- late replies ---- */
 
+/* Whether req creates something in the daemon (an endpoint, a region, a
+ * connection), and what its undo needs into *l. */
+static bool late_of(const UcclCtl__Request *req, struct ctx_late *l)
+{
+	*l = (struct ctx_late){ .seq = req->seq, .body = req->body_case };
+	switch (req->body_case) {
+	case UCCL_CTL__REQUEST__BODY_EP_CREATE:
+	case UCCL_CTL__REQUEST__BODY_MEM_REG:
+		return true;
+	case UCCL_CTL__REQUEST__BODY_CONNECT:
+		l->ep_id = req->connect->ep_id;
+		return true;
+	case UCCL_CTL__REQUEST__BODY_ACCEPT:
+		l->ep_id = req->accept->ep_id;
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* A request that timed out: if it creates something, remember it (the
  * oldest is forgotten when the table is full: bounded, best effort). */
 static void late_note(struct uccl_ctx *ctx, const UcclCtl__Request *req)
 {
-	struct ctx_late l = { .seq = req->seq, .body = req->body_case };
+	struct ctx_late l;
 
-	switch (req->body_case) {
-	case UCCL_CTL__REQUEST__BODY_EP_CREATE:
-	case UCCL_CTL__REQUEST__BODY_MEM_REG:
-		break;
-	case UCCL_CTL__REQUEST__BODY_CONNECT:
-		l.ep_id = req->connect->ep_id;
-		break;
-	case UCCL_CTL__REQUEST__BODY_ACCEPT:
-		l.ep_id = req->accept->ep_id;
-		break;
-	default:
+	if (!late_of(req, &l))
 		return;
-	}
 	if (ctx->nlate == CTX_LATE_MAX) {
 		memmove(ctx->late, ctx->late + 1, sizeof(ctx->late[0]) * (CTX_LATE_MAX - 1));
 		ctx->nlate--;
@@ -192,27 +201,18 @@ static int send_nowait(struct uccl_ctx *ctx, UcclCtl__Request *req)
 	return 0;
 }
 
-/* The late reply m to a request that timed out: undo what it made, so that
- * it does not count against this client's limits until uccl_detach. */
-static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
+/* Undo what reply m to request l made (nothing if it failed), so that it
+ * does not count against this client's limits until uccl_detach. */
+static int undo_made(struct uccl_ctx *ctx, const struct ctx_late *l, const UcclCtl__Reply *m)
 {
 	UcclCtl__Request req = UCCL_CTL__REQUEST__INIT;
 	UcclCtl__EpDestroyReq e = UCCL_CTL__EP_DESTROY_REQ__INIT;
 	UcclCtl__MemDeregReq d = UCCL_CTL__MEM_DEREG_REQ__INIT;
 	UcclCtl__CloseReq c = UCCL_CTL__CLOSE_REQ__INIT;
-	struct ctx_late l;
-	uint32_t i;
 
-	for (i = 0; i < ctx->nlate && ctx->late[i].seq != m->seq; i++)
-		;
-	if (i == ctx->nlate)
-		return 0;
-	l = ctx->late[i];
-	memmove(ctx->late + i, ctx->late + i + 1, sizeof(ctx->late[0]) * (ctx->nlate - i - 1));
-	ctx->nlate--;
 	if (m->status != 0)
 		return 0;              /* it made nothing */
-	switch (l.body) {
+	switch (l->body) {
 	case UCCL_CTL__REQUEST__BODY_EP_CREATE:
 		if (m->body_case != UCCL_CTL__REPLY__BODY_EP_CREATE)
 			return 0;
@@ -230,7 +230,7 @@ static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
 	case UCCL_CTL__REQUEST__BODY_CONNECT:
 		if (m->body_case != UCCL_CTL__REPLY__BODY_CONNECT)
 			return 0;
-		c.ep_id = l.ep_id;
+		c.ep_id = l->ep_id;
 		c.conn_id = m->connect->conn_id;
 		req.body_case = UCCL_CTL__REQUEST__BODY_CLOSE;
 		req.close = &c;
@@ -238,7 +238,7 @@ static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
 	case UCCL_CTL__REQUEST__BODY_ACCEPT:
 		if (m->body_case != UCCL_CTL__REPLY__BODY_ACCEPT)
 			return 0;
-		c.ep_id = l.ep_id;
+		c.ep_id = l->ep_id;
 		c.conn_id = m->accept->conn_id;
 		req.body_case = UCCL_CTL__REQUEST__BODY_CLOSE;
 		req.close = &c;
@@ -247,6 +247,22 @@ static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
 		return 0;
 	}
 	return send_nowait(ctx, &req);
+}
+
+/* The late reply m to a request that timed out: undo what it made. */
+static int late_reply(struct uccl_ctx *ctx, const UcclCtl__Reply *m)
+{
+	struct ctx_late l;
+	uint32_t i;
+
+	for (i = 0; i < ctx->nlate && ctx->late[i].seq != m->seq; i++)
+		;
+	if (i == ctx->nlate)
+		return 0;
+	l = ctx->late[i];
+	memmove(ctx->late + i, ctx->late + i + 1, sizeof(ctx->late[0]) * (ctx->nlate - i - 1));
+	ctx->nlate--;
+	return undo_made(ctx, &l, m);
 }
 
 /* Before a new request: the late replies that arrived meanwhile, so that
@@ -356,11 +372,12 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 			if (r < 0) {
 				close_fds(got, ngot);
 				/* a success we cannot use made something in the
-				 * daemon (an endpoint): undone as a late one is */
-				if (m->status == 0 && m->body_case == want) {
-					late_note(ctx, req);
-					(void)late_reply(ctx, m);
-				}
+				 * daemon (an endpoint): undone as a late one is,
+				 * without taking a place among the late ones */
+				struct ctx_late l;
+
+				if (m->status == 0 && m->body_case == want && late_of(req, &l))
+					(void)undo_made(ctx, &l, m);
 				uccl_ctl__reply__free_unpacked(m, NULL);
 				return r;
 			}
