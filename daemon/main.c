@@ -196,20 +196,12 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 	/* a key file that cannot be used refuses the whole reload, as a bad
 	 * line does: taking the rest would leave the file named and peers
 	 * unauthenticated, and the next start would fail on it */
-	if (d->peers && next.peer_key_file[0]) {
-		struct peerauth_key *k = calloc(1, sizeof(*k));
-		int r = k ? peerauth_key_load(next.peer_key_file, k, err, sizeof(err)) : -ENOMEM;
-
-		if (k) {
-			peerauth_key_wipe(k);
-			free(k);
-		}
-		if (r < 0) {
-			log_err("reload refused, keeping the running configuration: %s: %s",
-				d->config_path, r == -ENOMEM && !k ? "out of memory" : err);
-			sdn_reloading(1);
-			return;
-		}
+	if (d->peers && next.peer_key_file[0] &&
+	    peerauth_key_check(next.peer_key_file, err, sizeof(err)) < 0) {
+		log_err("reload refused, keeping the running configuration: %s: %s", d->config_path,
+			err);
+		sdn_reloading(1);
+		return;
 	}
 	old = d->conf;
 	n = conf_reload(&d->conf, &next, report_line, NULL, err, sizeof(err));
@@ -324,16 +316,10 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			/* what the start would stop on, with peering on: say so now */
-			if (tmp.peer_listen.family && tmp.peer_key_file[0]) {
-				struct peerauth_key *k = calloc(1, sizeof(*k));
-
-				if (!k || peerauth_key_load(tmp.peer_key_file, k, err, sizeof(err)) < 0) {
-					fprintf(stderr, "%s: %s\n", optarg, k ? err : "out of memory");
-					free(k);
-					return 1;
-				}
-				peerauth_key_wipe(k);
-				free(k);
+			if (tmp.peer_listen.family && tmp.peer_key_file[0] &&
+			    peerauth_key_check(tmp.peer_key_file, err, sizeof(err)) < 0) {
+				fprintf(stderr, "%s: %s\n", optarg, err);
+				return 1;
 			}
 			if (tmp.peer_listen.family) {
 				char hn[256];

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -277,6 +278,21 @@ void peerauth_mac(const uint8_t ks[SHA256_LEN], bool from_dialer, uint64_t seq, 
 void peerauth_key_wipe(struct peerauth_key *k)
 {
 	explicit_bzero(k, sizeof(*k));
+}
+
+int peerauth_key_check(const char *path, char *why, size_t whylen)
+{
+	struct peerauth_key *k = calloc(1, sizeof(*k));   /* up to 1 KiB: not on the stack */
+	int r;
+
+	if (!k) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	r = peerauth_key_load(path, k, why, whylen);
+	peerauth_key_wipe(k);
+	free(k);
+	return r;
 }
 
 int peerauth_cmp(const uint8_t *x, const uint8_t *y, size_t len)

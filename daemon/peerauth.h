@@ -47,6 +47,9 @@ struct peerauth_key {
  * -errno with why filled in otherwise (-EPERM for the owner or mode,
  * -EINVAL for the length). */
 int peerauth_key_load(const char *path, struct peerauth_key *k, char *why, size_t whylen);
+/* Whether path would load (peerauth_key_load into a key wiped at once):
+ * 0, or -errno with why filled in (-ENOMEM: "out of memory"). */
+int peerauth_key_check(const char *path, char *why, size_t whylen);
 
 /* What a handshake's proofs and session key are bound to. */
 struct peerauth_hs {
