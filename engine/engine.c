@@ -647,8 +647,11 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
  * connection (remote ones go out in chunks over many passes). */
 static uint64_t inline_bytes(const struct ep *ep, const struct uccl_sqe *s)
 {
-	const struct conn *c = s->conn < ep->max_conns ? ep_conn(ep, s->conn) : NULL;
+	const struct conn *c;
 
+	if (!s->len)
+		return 0;              /* NOPs, signals, flushes: no lookup on the ring's hot path */
+	c = s->conn < ep->max_conns ? ep_conn(ep, s->conn) : NULL;
 	return c && !c->remote ? s->len : 0;
 }
 
