@@ -7,19 +7,10 @@
 # no figure is compared with anything. Run by `make check` (top_builddir
 # from the environment) or by hand from the build tree.
 set -u
+. "$(dirname "$0")/bench_smoke.sh"
 
-builddir=${top_builddir:-.}
-bench=$builddir/bench/pass_stall_bench
-
-if [ ! -x "$bench" ]; then
-	echo "FAIL: $bench not built"
-	exit 1
-fi
-out=$("$bench" 2 4 1 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 0 ] || { echo "FAIL: pass_stall_bench exited with $rc"; exit 1; }
-echo "$out" | grep -q "behind 4 puts of 1 MiB .*median [0-9.]* s with the pass byte budget .*, [0-9.]* s without .*2 runs" ||
-	{ echo "FAIL: no medians"; exit 1; }
+bench_run pass_stall_bench 2 4 1
+expect_out "behind 4 puts of 1 MiB .*median [0-9.]* s with the pass byte budget .*, [0-9.]* s without .*2 runs" \
+	"no medians"
 "$bench" 0 >/dev/null 2>&1 && { echo "FAIL: zero runs were accepted"; exit 1; }
 echo "ok: pass_stall_bench smoke test"
