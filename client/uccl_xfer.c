@@ -123,8 +123,13 @@ static bool check_chunk(const uint64_t *p, uint64_t chunk, uint64_t len)
  * puts' completions. */
 static uint64_t reaped;
 
+/* Operations posted whose completion was not reaped yet: each one posted
+ * (POST) completes exactly once, and every completion passes note_reaped. */
+static uint64_t inflight;
+
 static void note_reaped(const struct uccl_cqe *c, int n)
 {
+	inflight -= (uint64_t)n;
 	for (int i = 0; i < n; i++)
 		if (c[i].user_data < 64)
 			reaped |= 1ull << c[i].user_data;
@@ -147,6 +152,38 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, uin
 		(*done)++;
 	}
 	note_reaped(c, n);
+}
+
+/* Post one operation. While the ring refuses it (-EAGAIN: full, or its
+ * completions unread), publish what is staged and take completions
+ * (failures counted into *failed) for up to TIMEOUT_MS; only the refused
+ * call is tried again, as nothing refused is queued. */
+#define POST(ctx, ep, failed, call) do {                                        \
+	double u_ = now_s() + TIMEOUT_MS / 1000.0;                              \
+	uint64_t d_ = 0;                                                        \
+	int r_;                                                                 \
+	while ((r_ = (call)) == -EAGAIN && now_s() < u_) {                      \
+		uccl_submit(ep);                                                \
+		reap(ep, ctx, failed, &d_, 10);                                 \
+	}                                                                       \
+	if (r_ < 0)                                                             \
+		die(#call, r_, ctx);                                            \
+	inflight++;                                                             \
+} while (0)
+
+/* Take the completions of everything posted (failures into *failed), so
+ * that the last messages find the rings empty: a ring of 16 can be full of
+ * unread completions when a transfer ends. */
+static void drain(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed)
+{
+	double until = now_s() + TIMEOUT_MS / 1000.0;
+	uint64_t done = 0;
+
+	while (inflight) {
+		if (now_s() > until)
+			die("taking the last completions", -ETIMEDOUT, ctx);
+		reap(ep, ctx, failed, &done, 100);
+	}
 }
 
 /* Wait for the completion with user_data ud (below 64), unless it was
@@ -205,6 +242,7 @@ static int do_recv(const struct opts *o)
 	struct uccl_mr *ring, *msg;
 	struct hello h;
 	struct verdict v = { 0, 0, 0 };
+	uint64_t failed = 0, done = 0;     /* of the signals handing slots back */
 	uint32_t conn;
 
 	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-recv", &ctx));
@@ -214,7 +252,7 @@ static int do_recv(const struct opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "uccl_xfer: receiver listening on '%s'\n", o->name);
 	TRY(ctx, uccl_accept(ep, TIMEOUT_MS * 3, &conn));
-	TRY(ctx, uccl_recv(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
+	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
 	wait_ud(ep, 1, ctx);
 	memcpy(&h, uccl_mr_addr(msg), sizeof(h));
 	if (h.slot_size == 0 || h.slot_size % 8 || h.slots == 0 || h.slots > 1024 ||
@@ -226,7 +264,7 @@ static int do_recv(const struct opts *o)
 	TRY(ctx, uccl_mem_alloc(ctx, h.slots * h.slot_size, &ring));
 	struct ready rd = { .rkey = uccl_mr_key(ring) };
 	memcpy((uint8_t *)uccl_mr_addr(msg) + 64, &rd, sizeof(rd));
-	TRY(ctx, uccl_send(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
+	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
 	wait_ud(ep, 2, ctx);
 
 	uint64_t chunks = (h.total + h.slot_size - 1) / h.slot_size;
@@ -244,31 +282,27 @@ static int do_recv(const struct opts *o)
 		v.bytes += len;
 		/* hand the slot back; completions are reaped in batches, and
 		 * while the ring is full */
-		uint64_t failed = 0, done = 0;
-
-		while ((r = uccl_signal(ep, conn, 0, 100)) == -EAGAIN) {
-			uccl_submit(ep);
-			reap(ep, ctx, &failed, &done, 10);
-		}
-		if (r < 0)
-			die("signal", r, ctx);
+		POST(ctx, ep, &failed, uccl_signal(ep, conn, 0, 100));
 		reap(ep, ctx, &failed, &done, 0);
 		if (failed)
 			die("signal failed", -EIO, ctx);
 	}
+	drain(ep, ctx, &failed);
+	if (failed)
+		die("signal failed", -EIO, ctx);
 	memcpy((uint8_t *)uccl_mr_addr(msg) + 128, &v, sizeof(v));
 	/* the sender's "done" (tag 4) comes after its latency test, which can
 	 * take seconds on a busy machine; a sender that dies resets the
 	 * connection and fails this receive at once */
-	TRY(ctx, uccl_recv(ep, conn, msg, 256, 8, 4, 0, 4));
-	TRY(ctx, uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
+	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 256, 8, 4, 0, 4));
+	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
+	if (failed)                    /* reaped while the send was refused */
+		die("sending the verdict", -EIO, ctx);
 	/* both, in either order: a sender without a latency test says done
 	 * before our verdict's completion is reaped */
-	int seen = 0;
 	double until = now_s() + 6 * TIMEOUT_MS / 1000.0;
 
-	/* by the clock: the signals' completions still to reap come at once */
-	while (seen != 3 && now_s() < until) {
+	while ((~reaped & (1u << 3 | 1u << 4)) && now_s() < until) {
 		struct uccl_cqe c[8];
 		int n = uccl_cq_wait(ep, c, 8, 100);
 
@@ -276,13 +310,12 @@ static int do_recv(const struct opts *o)
 			continue;
 		if (n < 0)
 			die("sending the verdict", n, ctx);
-		for (int k = 0; k < n; k++) {
+		for (int k = 0; k < n; k++)
 			if (c[k].user_data == 3 && c[k].res < 0)
 				die("sending the verdict", c[k].res, ctx);
-			seen |= c[k].user_data == 3 ? 1 : c[k].user_data == 4 ? 2 : 0;
-		}
+		note_reaped(c, n);
 	}
-	if (!(seen & 1))
+	if (!(reaped >> 3 & 1))
 		die("sending the verdict", -ETIMEDOUT, ctx);
 	uccl_detach(ctx);
 	return v.chunks_bad ? 1 : 0;
@@ -318,11 +351,11 @@ static int do_send(const struct opts *o, struct result *res)
 	create_ep(o, ctx, &ep);
 	TRY(ctx, uccl_connect(ep, o->name, TIMEOUT_MS * 3, &conn));
 	memcpy(uccl_mr_addr(msg), &h, sizeof(h));
-	TRY(ctx, uccl_send(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
-	TRY(ctx, uccl_recv(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
+	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
+	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
 	wait_ud(ep, 2, ctx);
 	memcpy(&rd, (uint8_t *)uccl_mr_addr(msg) + 64, sizeof(rd));
-	TRY(ctx, uccl_recv(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
+	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
 
 	/* pre-fill: filling is the application's work, not the transport's */
 	uint8_t *base = uccl_mr_addr(src);
@@ -343,19 +376,9 @@ static int do_send(const struct opts *o, struct result *res)
 		/* a full ring: submit what is staged, take completions (the
 		 * daemon stops taking descriptors while ours are unread), and
 		 * try again only what was refused: the put may be in already */
-		for (bool put_in = false;;) {
-			r = put_in ? 0 : uccl_put(ep, conn, src, slot * o->slot_size, rd.rkey,
-						  slot * o->slot_size, len, UCCL_F_MORE, 10);
-			put_in = r == 0;
-			if (put_in)
-				r = uccl_signal(ep, conn, 0, 11);
-			if (r == 0)
-				break;
-			if (r != -EAGAIN)
-				die(put_in ? "signal" : "put", r, ctx);
-			uccl_submit(ep);
-			reap(ep, ctx, &failed, &done_ops, 10);
-		}
+		POST(ctx, ep, &failed, uccl_put(ep, conn, src, slot * o->slot_size, rd.rkey,
+						slot * o->slot_size, len, UCCL_F_MORE, 10));
+		POST(ctx, ep, &failed, uccl_signal(ep, conn, 0, 11));
 		posted += 2;
 		sent += len;
 		reap(ep, ctx, &failed, &done_ops, 0);
@@ -372,6 +395,7 @@ static int do_send(const struct opts *o, struct result *res)
 		die("waiting for the last chunk", r, ctx);
 	double t1 = now_s();
 	wait_ud(ep, 3, ctx);
+	drain(ep, ctx, &failed);
 	memcpy(&v, (uint8_t *)uccl_mr_addr(msg) + 128, sizeof(v));
 
 	/* 64-byte put round trips on the same connection (not while other
@@ -383,7 +407,7 @@ static int do_send(const struct opts *o, struct result *res)
 		struct timespec a, b;
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		TRY(ctx, uccl_put(ep, conn, src, 0, rd.rkey, 0, 64, 0, 20));
+		POST(ctx, ep, &failed, uccl_put(ep, conn, src, 0, rd.rkey, 0, 64, 0, 20));
 		/* a late completion of the transfer's ops is not this put's;
 		 * spinning, as the latency is the point, but not for ever */
 		double tp = now_s();
@@ -398,6 +422,7 @@ static int do_send(const struct opts *o, struct result *res)
 			if (n < 0)
 				die("waiting for a latency put", n, ctx);
 			failed += c.res < 0;
+			note_reaped(&c, 1);
 		} while (c.user_data != 20);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		lat[i] = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec);
@@ -415,7 +440,7 @@ static int do_send(const struct opts *o, struct result *res)
 		print_result(o, res, 1);
 	(void)done_ops;
 	free(lat);
-	TRY(ctx, uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));   /* lets the receiver finish */
+	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));   /* lets the receiver finish */
 	wait_ud(ep, 30, ctx);
 	uccl_close(ep, conn);
 	uccl_detach(ctx);

@@ -4,7 +4,8 @@
 # And uccl_xfer lives with rings of 16 and thousands of tiny chunks: it
 # retries only what was refused and reads completions meanwhile (it used
 # to put a chunk twice, and to spin without reading them until the daemon
-# stopped taking descriptors for good).
+# stopped taking descriptors for good; and to post its last messages into
+# a ring still full of the transfer's completions, failing at once).
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 start_daemon
@@ -22,5 +23,21 @@ rrc=$?
 cat "$TMPD/send.out" "$TMPD/recv.out"
 expect "16384 chunks of 64 B through rings of 16 (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
 expect "... each put once: 0 failed of 2 x 16384 + 2000" grep -q "0 failed operations of 34768" "$TMPD/send.out"
+# Posts refused (eagain_shim): each is tried again, none posted twice.
+SHIM=$top_builddir/tests/integration/.libs/libeagain_shim.so
+# ASan wants its runtime first among the libraries; the shim comes first
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+timeout 60 env LD_PRELOAD="$SHIM" "$XFER" --bytes 256K --chunk 1K --slots 8 --quiet \
+	recv refused >"$TMPD/recv2.out" 2>&1 &
+RP=$!
+expect "the receiver listens" wait_ep "$UCCL_SOCKET" refused
+timeout 60 env LD_PRELOAD="$SHIM" "$XFER" --bytes 256K --chunk 1K --slots 8 send refused \
+	>"$TMPD/send2.out" 2>&1
+rc=$?
+wait $RP
+rrc=$?
+cat "$TMPD/send2.out" "$TMPD/recv2.out"
+expect "posts refused: the transfer still ends (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
+expect "... each put once: 0 failed of 2 x 256 + 2000" grep -q "0 failed operations of 2512" "$TMPD/send2.out"
 stop_daemon
 finish
