@@ -57,6 +57,20 @@ void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	memcpy(ctx->err, thread_err.text, sizeof(ctx->err));
 }
 
+int ctx_fail(struct uccl_ctx *ctx, int err, const char *fmt, ...)
+{
+	char text[CTX_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	ctx_lock(ctx);
+	ctx_set_error(ctx, "%s", text);
+	ctx_unlock(ctx);
+	return err;
+}
+
 int ctx_timeout(const struct uccl_ctx *ctx)
 {
 	return __atomic_load_n(&ctx->timeout_ms, __ATOMIC_RELAXED);

@@ -97,6 +97,11 @@ static inline void ctx_unlock(struct uccl_ctx *ctx)
 void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A call's own argument check failed: record why (lock not held), so that
+ * uccl_last_error() does not show an older failure; returns err. */
+int ctx_fail(struct uccl_ctx *ctx, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* The context's control timeout in ms. */
 int ctx_timeout(const struct uccl_ctx *ctx);
 

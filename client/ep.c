@@ -124,8 +124,10 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 	uint64_t shm_size;
 	int r;
 
-	if (!ctx || !ret)
+	if (!ctx)
 		return -EINVAL;
+	if (!ret)
+		return ctx_fail(ctx, -EINVAL, "uccl_ep_create: no place for the endpoint");
 	if (attr && attr->sq_entries) {
 		c.has_sq_entries = 1;
 		c.sq_entries = attr->sq_entries;
@@ -230,10 +232,11 @@ UCCL_EXPORT int uccl_ep_thread(const struct uccl_ep *ep)
 }
 
 /* -1 means the context's control timeout; below that is invalid. */
-static int resolve_timeout(struct uccl_ctx *ctx, int timeout_ms, uint32_t *out)
+static int resolve_timeout(struct uccl_ctx *ctx, const char *fn, int timeout_ms, uint32_t *out)
 {
 	if (timeout_ms < -1)
-		return -EINVAL;
+		return ctx_fail(ctx, -EINVAL, "%s: timeout_ms %d (-1 for the context's, or 0 and up)",
+				fn, timeout_ms);
 	*out = timeout_ms == -1 ? (uint32_t)ctx_timeout(ctx) : (uint32_t)timeout_ms;
 	return 0;
 }
@@ -244,8 +247,10 @@ UCCL_EXPORT int uccl_listen(struct uccl_ep *ep, const char *name)
 	UcclCtl__ListenReq l = UCCL_CTL__LISTEN_REQ__INIT;
 	int r;
 
-	if (!ep || !name || !*name)
+	if (!ep)
 		return -EINVAL;
+	if (!name || !*name)
+		return ctx_fail(ep->ctx, -EINVAL, "uccl_listen: no name");
 	l.ep_id = ep->id;
 	l.name = (char *)name;
 	req.body_case = UCCL_CTL__REQUEST__BODY_LISTEN;
@@ -265,8 +270,14 @@ UCCL_EXPORT int uccl_connect(struct uccl_ep *ep, const char *name, int timeout_m
 	uint32_t t;
 	int r;
 
-	if (!ep || !name || !*name || !conn || resolve_timeout(ep->ctx, timeout_ms, &t) < 0)
+	if (!ep)
 		return -EINVAL;
+	if (!name || !*name || !conn)
+		return ctx_fail(ep->ctx, -EINVAL, "uccl_connect: %s", conn ? "no name" :
+				"no place for the connection id");
+	r = resolve_timeout(ep->ctx, "uccl_connect", timeout_ms, &t);
+	if (r < 0)
+		return r;
 	c.ep_id = ep->id;
 	c.name = (char *)name;
 	c.has_timeout_ms = 1;
@@ -292,8 +303,13 @@ UCCL_EXPORT int uccl_accept(struct uccl_ep *ep, int timeout_ms, uint32_t *conn)
 	uint32_t t;
 	int r;
 
-	if (!ep || !conn || resolve_timeout(ep->ctx, timeout_ms, &t) < 0)
+	if (!ep)
 		return -EINVAL;
+	if (!conn)
+		return ctx_fail(ep->ctx, -EINVAL, "uccl_accept: no place for the connection id");
+	r = resolve_timeout(ep->ctx, "uccl_accept", timeout_ms, &t);
+	if (r < 0)
+		return r;
 	a.ep_id = ep->id;
 	a.has_timeout_ms = 1;
 	a.timeout_ms = t;

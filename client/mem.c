@@ -72,8 +72,10 @@ UCCL_EXPORT int uccl_mem_alloc(struct uccl_ctx *ctx, size_t len, struct uccl_mr 
 	void *p;
 	int fd, r;
 
-	if (!ctx || !ret)
+	if (!ctx)
 		return -EINVAL;
+	if (!ret)
+		return ctx_fail(ctx, -EINVAL, "uccl_mem_alloc: no place for the region");
 	ctx_lock(ctx);
 	if (len == 0 || len > SIZE_MAX - page + 1) {
 		ctx_set_error(ctx, "uccl_mem_alloc: length %zu is not allocatable", len);
@@ -139,8 +141,10 @@ UCCL_EXPORT int uccl_mem_reg(struct uccl_ctx *ctx, void *addr, size_t len, struc
 	struct uccl_mr *mr;
 	int r;
 
-	if (!ctx || !ret)
+	if (!ctx)
 		return -EINVAL;
+	if (!ret)
+		return ctx_fail(ctx, -EINVAL, "uccl_mem_reg: no place for the region");
 	ctx_lock(ctx);
 	if (!addr || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr) {
 		ctx_set_error(ctx, "uccl_mem_reg: empty or wrapping range");

@@ -11,7 +11,8 @@
  *                       across daemons, where a send into a receive posted
  *                       later succeeds at the sender)
  *   lasterror           two threads fail on one context in turn; each
- *                       reads its own uccl_last_error text
+ *                       reads its own uccl_last_error text; a call refused
+ *                       for its own arguments replaces it
  *   orphans PID         creates, a connect and an accept that time out while
  *                       daemon PID is stopped are undone when their late
  *                       replies come
@@ -472,6 +473,22 @@ static int mode_lasterror(void)
 	/* a thread with no failure of its own reads the context's last */
 	check(strstr(uccl_last_error(ctx), l[1].name) != NULL,
 	      "a third thread reads the context's last failure: '%s'", uccl_last_error(ctx));
+	/* a call refused for its own arguments says so, not an older failure */
+	struct uccl_ep *ep;
+	uint32_t conn;
+	int r;
+
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	r = uccl_connect(ep, "x", -2, &conn);
+	check(r == -EINVAL && strstr(uccl_last_error(ctx), "timeout_ms -2"),
+	      "a bad timeout is named: %s: '%s'", uccl_strerror(r), uccl_last_error(ctx));
+	r = uccl_listen(ep, "");
+	check(r == -EINVAL && strstr(uccl_last_error(ctx), "uccl_listen: no name"),
+	      "an empty listen name is named: %s: '%s'", uccl_strerror(r), uccl_last_error(ctx));
+	r = uccl_mem_alloc(ctx, 4096, NULL);
+	check(r == -EINVAL && strstr(uccl_last_error(ctx), "uccl_mem_alloc"),
+	      "a missing result pointer is named: %s: '%s'", uccl_strerror(r), uccl_last_error(ctx));
+	uccl_ep_destroy(ep);
 	uccl_detach(ctx);
 	return failures ? 1 : 0;
 }
