@@ -225,6 +225,13 @@ void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op)
 	work_add(e, c);
 }
 
+void eng_op_post_free(struct engine *e, struct ep *ep, struct opq_op *op, bool post)
+{
+	if (post)
+		post_op(e, ep, op);
+	op_release(ep, op);
+}
+
 struct opq_op *eng_op_add_waiting(struct conn *c, const struct opq_op *tmp)
 {
 	struct opq_op *op;
@@ -525,8 +532,20 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 	if (c->ep->shadow && res == 0)
 		res = -ECANCELED;
 	if (c->remote)
-		remote_conn_detach(e, c);
+		remote_conn_detach(e, c, !drop);
 	while ((op = opq_conn_take(&c->q))) {
+		if (op->rlinger) {
+			/* its parts are out: it completes with the last of them
+			 * (engine_lane_done), so that no lane touches its
+			 * buffer after the client saw it complete */
+			if (op->res == 0) {
+				op->res = res < 0 ? res : -ECANCELED;
+				eng_count_err(e, op->res);
+			}
+			op->res_len = 0;
+			op->res_tag = 0;
+			continue;
+		}
 		if (!drop) {
 			if (op->state != OPQ_DONE && op->res == 0) {
 				op->res = res;
@@ -613,6 +632,8 @@ static void ep_shutdown(struct engine *e, struct ep *ep)
 		live_del(e, ep);
 	ep->broken = true;
 	ep->staged = 0;
+	if (e->rm)
+		lanes_linger_drop(e, ep);
 	for (uint32_t i = 0; i < ep->nchunks * CONN_CHUNK; i++) {
 		struct conn *c = ep_conn(ep, i);
 
@@ -1025,6 +1046,10 @@ static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 	op->res = -ECANCELED;
 	op->res_len = 0;
 	op->res_tag = 0;
+	if (op->rlinger) {
+		op->lmr = NULL;        /* no side holds it; its parts will report */
+		return;
+	}
 	if (op->state == OPQ_WAITING && c->remote) {
 		remote_cancel(e, c, op);
 		return;

@@ -165,6 +165,9 @@ void eng_settle(struct engine *e);
 /* A new WAITING op on side c, a copy of tmp, in its endpoint's pool and
  * order list (not started); NULL: the pool has no room. */
 struct opq_op *eng_op_add_waiting(struct conn *c, const struct opq_op *tmp);
+/* An op no side holds (a lingering split op): post its completion unless
+ * !post, and give it back to ep's pool. */
+void eng_op_post_free(struct engine *e, struct ep *ep, struct opq_op *op, bool post);
 
 /* remote.c, for engine.c */
 struct remote *remote_new(const struct engine_params *p);
@@ -174,7 +177,13 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op);
 /* Its local region went away under a pending op: settle or mark it. */
 void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op);
 /* Side c stops being remote: forget its in-flight messages, queued
- * submissions and incoming records (its ops are flushed by the caller). */
-void remote_conn_detach(struct engine *e, struct conn *c);
+ * submissions and incoming records (its ops are flushed by the caller).
+ * keep_parts: its split ops with parts out linger (lanes_linger) rather
+ * than forget them, as the caller will complete the side's ops. */
+void remote_conn_detach(struct engine *e, struct conn *c, bool keep_parts);
+
+/* lanes.c, for engine.c: ep goes; its split ops still waiting for their
+ * parts after a reset (lanes_linger) are freed without completions. */
+void lanes_linger_drop(struct engine *e, struct ep *ep);
 
 #endif

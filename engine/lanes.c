@@ -15,8 +15,10 @@
  * on its lane (its own put numbers, voids, retransmissions, get ids); the
  * owner's op waits for its own part and every lane's report and completes
  * with the first error.
- * The parts' reports name the owner's op through a message slot, so one
- * that comes after the op went (connection reset) is ignored. A signal on
+ * The parts' reports name the owner's op through a message slot. An op
+ * whose side is reset waits for them off its side (the linger list), so
+ * that no lane touches its buffer after it completed; one that comes after
+ * the op went (its endpoint removed) is ignored. A signal on
  * the owner side waits while parts of a put issued before it are out
  * (remote.c sig_room; the side's split puts with parts out are a list in
  * issue order): the receiver holds a signal only behind the puts of the
@@ -133,6 +135,52 @@ void lanes_forget(struct engine *e, struct opq_op *op)
 	op->rown_done = false;
 }
 
+/* The linger list: split ops whose side was reset while their parts were
+ * out. Completing such an op at once would tell the client its buffer is
+ * free while a lane thread still reads it (a put) or writes it (a get);
+ * every part reports exactly once (the lane bus reports a refused part
+ * too), so the op completes, with the reset's error, once the last did.
+ * It leaves its side, which may be removed and made again meanwhile. */
+void lanes_linger(struct engine *e, struct opq_op *op)
+{
+	struct remote *rm = e->rm;
+
+	if (op->opcode == UCCL_OP_PUT)
+		lput_del(op->rside, op);
+	op->rlinger = true;
+	op->mprev = NULL;
+	op->mnext = rm->linger;
+	if (rm->linger)
+		rm->linger->mprev = op;
+	rm->linger = op;
+}
+
+static void linger_del(struct remote *rm, struct opq_op *op)
+{
+	if (op->mprev)
+		op->mprev->mnext = op->mnext;
+	else
+		rm->linger = op->mnext;
+	if (op->mnext)
+		op->mnext->mprev = op->mprev;
+	op->mnext = op->mprev = NULL;
+	op->rlinger = false;
+	remote_slot_put(rm, op->rlslot - 1);   /* a later report finds nothing */
+	op->rlslot = 0;
+	op->rlanes = 0;
+}
+
+void lanes_linger_drop(struct engine *e, struct ep *ep)
+{
+	for (struct opq_op *op = e->rm->linger, *next; op; op = next) {
+		next = op->mnext;
+		if (((struct conn *)op->rside)->ep != ep)
+			continue;
+		linger_del(e->rm, op);
+		eng_op_post_free(e, ep, op, false);
+	}
+}
+
 int engine_rconn_lanes(struct engine *e, uint32_t ep_id, uint32_t conn, uint32_t nlanes)
 {
 	struct ep *ep = eng_ep_get(e, ep_id);
@@ -213,6 +261,15 @@ int engine_lane_done(struct engine *e, uint64_t cookie, int res)
 	if (res < 0 && op->res == 0) {
 		op->res = res;
 		eng_count_err(e, res);
+	}
+	if (op->rlinger) {
+		/* its side is gone (and may be another connection now) */
+		if (op->rlanes == 0) {
+			linger_del(e->rm, op);
+			eng_op_post_free(e, c->ep, op, true);
+			eng_settle(e);
+		}
+		return 0;
 	}
 	if (op->rlanes == 0) {
 		if (op->opcode == UCCL_OP_PUT)

@@ -67,11 +67,14 @@ struct opq_op {
 	/* lanes (engine/lanes.c). A put split over lanes: its parts' slot
 	 * + 1 (0: not split), parts still out, its whole length (len is its
 	 * own first part), and its own part's result is in. A lane's part:
-	 * where to report it (user_data is the owner's cookie). */
+	 * where to report it (user_data is the owner's cookie). rlinger: its
+	 * side was reset with parts out; it left the side and waits for them
+	 * on the engine's linger list (through mnext/mprev). */
 	uint32_t rlslot;
 	uint32_t rlanes;
 	uint64_t rsplit;
 	bool rown_done;
+	bool rlinger;
 	uint32_t rorigin;
 };
 #define OPQ_NO_RMSG UINT32_MAX

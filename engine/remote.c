@@ -835,7 +835,7 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op)
 	}
 }
 
-void remote_conn_detach(struct engine *e, struct conn *c)
+void remote_conn_detach(struct engine *e, struct conn *c, bool keep_parts)
 {
 	struct rchan *ch = c->r.ch;
 
@@ -843,7 +843,10 @@ void remote_conn_detach(struct engine *e, struct conn *c)
 		return;
 	for (struct opq_op *op = c->q.order.head; op; op = op->onext) {
 		op_uncharge(op);
-		lanes_forget(e, op);
+		if (keep_parts && op->rlslot && op->rlanes)
+			lanes_linger(e, op);
+		else
+			lanes_forget(e, op);
 		if (op->rmsg != OPQ_NO_RMSG) {
 			e->rm->slots[op->rmsg].op = NULL;
 			op->rmsg = OPQ_NO_RMSG;
@@ -958,7 +961,7 @@ void remote_free(struct engine *e)
 		if (!ch)
 			continue;
 		while (ch->conns)
-			remote_conn_detach(e, ch->conns);
+			remote_conn_detach(e, ch->conns, false);
 		chan_free(e, ch);
 	}
 	pull_free(rm->pull);

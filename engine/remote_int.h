@@ -132,6 +132,7 @@ struct remote {
 	struct pull *pull;
 	uint64_t pull_t;               /* when it next has work */
 	uint32_t failures_untold;      /* channels failed since engine_chan_failures */
+	struct opq_op *linger;         /* split ops waiting for their parts after a reset */
 };
 
 #define NO_SLOT UINT32_MAX
@@ -153,6 +154,9 @@ void remote_release_signals(struct engine *e, struct conn *c);
 void lanes_split(struct engine *e, struct conn *c, struct opq_op *op);
 /* Side c is detached: forget its puts' parts (they report to nobody). */
 void lanes_forget(struct engine *e, struct opq_op *op);
+/* op's side is being reset with op's parts out: op leaves the side and
+ * completes with its last part's report (engine_lane_done). */
+void lanes_linger(struct engine *e, struct opq_op *op);
 
 /* A receiving side's state of the peer's puts and the signals waiting for
  * them (allocated with the first put or signal that arrives). */

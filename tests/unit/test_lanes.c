@@ -561,8 +561,9 @@ static void test_part_refused(void **state)
 }
 
 /* The owner's side is reset while a part is stuck on a cut lane wire: the
- * put fails at once with the reset, and the part's later report (the
- * lane's side is removed) finds nothing. */
+ * put waits for that part (its lane may still read the source), through
+ * the side's removal, and fails with the reset once the part reported
+ * (the lane's side is removed). It used to complete at once. */
 static void test_reset_with_parts_out(void **state)
 {
 	struct fx *f = fx_open(state, 4, 0);
@@ -574,18 +575,78 @@ static void test_reset_with_parts_out(void **state)
 	assert_int_equal(f->nlog, 0);
 	assert_int_equal(engine_conn_reset(f->e[0][0], EP_A, 0), 0);
 	observe(f);
-	assert_int_equal(f->nlog, 1);
-	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
+	assert_int_equal(f->nlog, 0);
 	assert_int_equal(engine_conn_remove(f->e[0][0], EP_A, 0), 0);
-	/* the lanes go with the connection: their parts report, to nobody */
+	observe(f);
+	assert_int_equal(f->nlog, 0);
+	/* the lanes go with the connection: their parts report */
 	for (int k = 1; k < NT; k++) {
 		assert_int_equal(engine_stats(f->e[0][k])->shadow_eps, 1);
 		assert_int_equal(engine_ep_remove(f->e[0][k], EP_A), 0);
 		assert_int_equal(engine_stats(f->e[0][k])->shadow_eps, 0);
 	}
 	carry(f);
-	assert_true(f->late_dones >= 1);
+	observe(f);
 	assert_int_equal(f->nlog, 1);
+	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
+	assert_int_equal(cqe(f, 1)->len, 0);
+	assert_int_equal(f->late_dones, 0);
+	struct engine_ep_stats st;
+
+	assert_int_equal(engine_ep_stats(f->e[0][0], EP_A, &st), 0);
+	assert_int_equal(st.outstanding, 0);   /* back in its pool */
+}
+
+/* A split get whose side is reset while a lane's part is out completes
+ * only once that part reported: nothing writes its target after the
+ * client saw it complete. It used to complete at once, and the part,
+ * its lane wire back, then wrote the target. */
+static void test_reset_get_waits_for_parts(void **state)
+{
+	struct fx *f = fx_open(state, 23, 0);
+	uint8_t *snap = malloc(3 * MiB);
+
+	assert_non_null(snap);
+	f->lane_loss[2] = 1000000;    /* lane 2's part stays out */
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
+				     .rkey = KEY_B, .roff = 0, .len = 3 * MiB, .user_data = 1 });
+	for (int i = 0; i < 50; i++)
+		step(f);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_splits, 1);
+	assert_false(has_cqe(f, 1));
+	assert_int_equal(engine_conn_reset(f->e[0][0], EP_A, 0), 0);
+	observe(f);
+	assert_false(has_cqe(f, 1));
+	f->lane_loss[2] = 0;
+	run_until_cqes(f, 1);
+	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
+	memcpy(snap, f->src, 3 * MiB);
+	for (int i = 0; i < 2000; i++)
+		if (step(f) == 0)
+			break;
+	assert_memory_equal(snap, f->src, 3 * MiB);
+	assert_int_equal(f->late_dones, 0);
+	free(snap);
+}
+
+/* The endpoint goes while its reset split put waits for a part: the put
+ * goes with it, no completion, and the part's late report finds nothing. */
+static void test_linger_dropped_with_endpoint(void **state)
+{
+	struct fx *f = fx_open(state, 24, 0);
+
+	f->lane_loss[2] = 1000000;
+	put(f, 0, 3 * MiB, 1);
+	for (int i = 0; i < 50; i++)
+		step(f);
+	assert_int_equal(engine_conn_reset(f->e[0][0], EP_A, 0), 0);
+	assert_int_equal(engine_ep_remove(f->e[0][0], EP_A), 0);
+	f->lane_loss[2] = 0;
+	for (int i = 0; i < 2000; i++)
+		if (step(f) == 0)
+			break;
+	assert_int_equal(f->nlog, 0);
+	assert_true(f->late_dones >= 1);
 }
 
 /* A lane's region goes away under its part: the part reports -ECANCELED
@@ -709,7 +770,7 @@ static void test_stale_part_on_reused_conn(void **state)
 		step(f);
 	assert_int_equal(engine_conn_reset(f->e[0][0], EP_A, 0), 0);
 	observe(f);
-	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
+	assert_false(has_cqe(f, 1));  /* its parts are out */
 	/* the daemon: conn removed on the owner and lanes, the peer's too */
 	for (int h = 0; h < 2; h++)
 		for (int k = 0; k < NT; k++)
@@ -733,6 +794,8 @@ static void test_stale_part_on_reused_conn(void **state)
 	for (size_t i = MiB; i < 3 * MiB && !written; i++)
 		written = f->dst[i] != 0;
 	assert_false(written);
+	/* refused on the new sides, they reported: the put failed */
+	assert_int_equal(cqe(f, 1)->res, -ECONNRESET);
 }
 
 /* engine_lane_start checks what a daemon could get wrong. */
@@ -781,6 +844,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_split_get, teardown),
 		cmocka_unit_test_teardown(test_part_refused, teardown),
 		cmocka_unit_test_teardown(test_reset_with_parts_out, teardown),
+		cmocka_unit_test_teardown(test_reset_get_waits_for_parts, teardown),
+		cmocka_unit_test_teardown(test_linger_dropped_with_endpoint, teardown),
 		cmocka_unit_test_teardown(test_region_removed_on_lane, teardown),
 		cmocka_unit_test_teardown(test_shadow_removed_under_part, teardown),
 		cmocka_unit_test_teardown(test_signal_not_held_by_later_parts, teardown),
