@@ -13,31 +13,30 @@ expect "itest_client backpressure" "$ITEST" backpressure
 stop_daemon
 printf 'ring_depth = 16\n' >"$TMPD/small.conf"
 start_daemon "$TMPD/small.conf"
-timeout 60 "$XFER" --bytes 1M --chunk 64 --slots 1024 --quiet recv tiny >"$TMPD/recv.out" 2>&1 &
-RP=$!
-expect "the receiver listens" wait_ep "$UCCL_SOCKET" tiny
-timeout 60 "$XFER" --bytes 1M --chunk 64 --slots 1024 send tiny >"$TMPD/send.out" 2>&1
-rc=$?
-wait $RP
-rrc=$?
-cat "$TMPD/send.out" "$TMPD/recv.out"
+# pair NAME PRELOAD ARGS...: a receiver and a sender of uccl_xfer ARGS on
+# NAME, with LD_PRELOAD=PRELOAD; their exit statuses in rc and rrc, their
+# output in $TMPD/NAME.send and $TMPD/NAME.recv
+pair() {
+	local name=$1 pre=$2
+	shift 2
+	timeout 60 env LD_PRELOAD="$pre" "$XFER" "$@" --quiet recv "$name" \
+		>"$TMPD/$name.recv" 2>&1 &
+	local rp=$!
+	expect "the receiver listens" wait_ep "$UCCL_SOCKET" "$name"
+	timeout 60 env LD_PRELOAD="$pre" "$XFER" "$@" send "$name" >"$TMPD/$name.send" 2>&1
+	rc=$?
+	wait $rp
+	rrc=$?
+	cat "$TMPD/$name.send" "$TMPD/$name.recv"
+}
+pair tiny "" --bytes 1M --chunk 64 --slots 1024
 expect "16384 chunks of 64 B through rings of 16 (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
-expect "... each put once: 0 failed of 2 x 16384 + 2000" grep -q "0 failed operations of 34768" "$TMPD/send.out"
+expect "... each put once: 0 failed of 2 x 16384 + 2000" grep -q "0 failed operations of 34768" "$TMPD/tiny.send"
 # Posts refused (eagain_shim): each is tried again, none posted twice.
-SHIM=$top_builddir/tests/integration/.libs/libeagain_shim.so
 # ASan wants its runtime first among the libraries; the shim comes first
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
-timeout 60 env LD_PRELOAD="$SHIM" "$XFER" --bytes 256K --chunk 1K --slots 8 --quiet \
-	recv refused >"$TMPD/recv2.out" 2>&1 &
-RP=$!
-expect "the receiver listens" wait_ep "$UCCL_SOCKET" refused
-timeout 60 env LD_PRELOAD="$SHIM" "$XFER" --bytes 256K --chunk 1K --slots 8 send refused \
-	>"$TMPD/send2.out" 2>&1
-rc=$?
-wait $RP
-rrc=$?
-cat "$TMPD/send2.out" "$TMPD/recv2.out"
+pair refused "$top_builddir/tests/integration/.libs/libeagain_shim.so" --bytes 256K --chunk 1K --slots 8
 expect "posts refused: the transfer still ends (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
-expect "... each put once: 0 failed of 2 x 256 + 2000" grep -q "0 failed operations of 2512" "$TMPD/send2.out"
+expect "... each put once: 0 failed of 2 x 256 + 2000" grep -q "0 failed operations of 2512" "$TMPD/refused.send"
 stop_daemon
 finish
