@@ -523,7 +523,7 @@ fail:
  * with res; with drop, nothing is posted (the endpoint is going away). */
 static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 {
-	struct opq_op *op;
+	struct opq_op *op, *last = NULL;
 
 	/* a broken endpoint's ring may be garbage: never write to it; a
 	 * shadow's parts always report (their owner waits for them), and
@@ -534,16 +534,18 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 	if (c->remote)
 		remote_conn_detach(e, c, !drop);
 	while ((op = opq_conn_take(&c->q))) {
-		if (op->rlinger) {
-			/* its parts are out: it completes with the last of them
-			 * (engine_lane_done), so that no lane touches its
-			 * buffer after the client saw it complete */
-			if (op->res == 0) {
+		if (op->rlinger || last) {
+			/* a split op with parts out completes with the last
+			 * of them (engine_lane_done), so that no lane touches
+			 * its buffer after the client saw it complete; what
+			 * follows it completes after it (a flush, a strict op) */
+			if (op->state != OPQ_DONE && op->res == 0) {
 				op->res = res < 0 ? res : -ECANCELED;
+				op->res_len = 0;
+				op->res_tag = 0;
 				eng_count_err(e, op->res);
 			}
-			op->res_len = 0;
-			op->res_tag = 0;
+			last = lanes_linger_follow(last, op);
 			continue;
 		}
 		if (!drop) {
@@ -1042,14 +1044,14 @@ static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 {
 	struct conn *c = ep_conn(ep, op->conn);   /* it holds an op: allocated */
 
+	if (op->rparked) {
+		op->lmr = NULL;        /* no side holds it, its result is set */
+		return;
+	}
 	eng_count_err(e, -ECANCELED);
 	op->res = -ECANCELED;
 	op->res_len = 0;
 	op->res_tag = 0;
-	if (op->rlinger) {
-		op->lmr = NULL;        /* no side holds it; its parts will report */
-		return;
-	}
 	if (op->state == OPQ_WAITING && c->remote) {
 		remote_cancel(e, c, op);
 		return;

@@ -182,8 +182,12 @@ void remote_cancel(struct engine *e, struct conn *c, struct opq_op *op);
  * than forget them, as the caller will complete the side's ops. */
 void remote_conn_detach(struct engine *e, struct conn *c, bool keep_parts);
 
-/* lanes.c, for engine.c: ep goes; its split ops still waiting for their
- * parts after a reset (lanes_linger) are freed without completions. */
+/* lanes.c, for engine.c: op comes after `last` (NULL: none) on a side
+ * being reset (op's result set): it completes after last, and a lingering
+ * op after everything before it. Returns the side's last lingering op. */
+struct opq_op *lanes_linger_follow(struct opq_op *last, struct opq_op *op);
+/* ep goes: its ops waiting on the linger list are freed without
+ * completions. */
 void lanes_linger_drop(struct engine *e, struct ep *ep);
 
 #endif

@@ -140,7 +140,9 @@ void lanes_forget(struct engine *e, struct opq_op *op)
  * free while a lane thread still reads it (a put) or writes it (a get);
  * every part reports exactly once (the lane bus reports a refused part
  * too), so the op completes, with the reset's error, once the last did.
- * It leaves its side, which may be removed and made again meanwhile. */
+ * It leaves its side, which may be removed and made again meanwhile, and
+ * takes along the side's later ops (lanes_linger_follow): a flush or a
+ * strict op behind it must not complete before it. */
 void lanes_linger(struct engine *e, struct opq_op *op)
 {
 	struct remote *rm = e->rm;
@@ -148,6 +150,9 @@ void lanes_linger(struct engine *e, struct opq_op *op)
 	if (op->opcode == UCCL_OP_PUT)
 		lput_del(op->rside, op);
 	op->rlinger = true;
+	op->rparked = true;
+	op->rblocked = false;
+	op->tnext = op->tprev = NULL;
 	op->mprev = NULL;
 	op->mnext = rm->linger;
 	if (rm->linger)
@@ -155,6 +160,22 @@ void lanes_linger(struct engine *e, struct opq_op *op)
 	rm->linger = op;
 }
 
+struct opq_op *lanes_linger_follow(struct opq_op *last, struct opq_op *op)
+{
+	op->rparked = true;
+	if (last) {
+		op->onext = NULL;
+		if (last->tprev)
+			last->tprev->onext = op;
+		else
+			last->tnext = op;
+		last->tprev = op;
+		op->rblocked = op->rlinger;    /* it waits for last too */
+	}
+	return op->rlinger ? op : last;
+}
+
+/* Its parts all reported (or its endpoint goes): off the list. */
 static void linger_del(struct remote *rm, struct opq_op *op)
 {
 	if (op->mprev)
@@ -170,14 +191,46 @@ static void linger_del(struct remote *rm, struct opq_op *op)
 	op->rlanes = 0;
 }
 
+/* l (done, nothing before it waiting) and the ops after it go back to
+ * ep's pool, completed when post: up to a lingering op that still waits
+ * for its parts, which is then no longer blocked. */
+static void linger_release(struct engine *e, struct ep *ep, struct opq_op *l, bool post)
+{
+	while (l) {
+		struct opq_op *f = l->tnext, *next = NULL;
+
+		eng_op_post_free(e, ep, l, post);
+		for (struct opq_op *n; f; f = n) {
+			n = f->onext;
+			if (f->rblocked) {     /* a lingering op: always the last */
+				f->rblocked = false;
+				if (!f->rlinger)
+					next = f;   /* its parts are in: it goes too */
+				break;
+			}
+			eng_op_post_free(e, ep, f, post);
+		}
+		l = next;
+	}
+}
+
 void lanes_linger_drop(struct engine *e, struct ep *ep)
 {
-	for (struct opq_op *op = e->rm->linger, *next; op; op = next) {
-		next = op->mnext;
-		if (((struct conn *)op->rside)->ep != ep)
+	struct remote *rm = e->rm;
+	struct opq_op *op = rm->linger;
+
+	/* from each unblocked one, with those blocked behind it */
+	while (op) {
+		if (((struct conn *)op->rside)->ep != ep || op->rblocked) {
+			op = op->mnext;
 			continue;
-		linger_del(e->rm, op);
-		eng_op_post_free(e, ep, op, false);
+		}
+		/* all off the list first, so that the release goes through */
+		for (struct opq_op *l = op; l; l = l->tprev && l->tprev->rblocked ? l->tprev : NULL)
+			if (l->rlinger)
+				linger_del(rm, l);
+		linger_release(e, ep, op, false);
+		op = rm->linger;       /* the list changed: from the start */
 	}
 }
 
@@ -266,7 +319,8 @@ int engine_lane_done(struct engine *e, uint64_t cookie, int res)
 		/* its side is gone (and may be another connection now) */
 		if (op->rlanes == 0) {
 			linger_del(e->rm, op);
-			eng_op_post_free(e, c->ep, op, true);
+			if (!op->rblocked)
+				linger_release(e, c->ep, op, true);
 			eng_settle(e);
 		}
 		return 0;

@@ -67,14 +67,19 @@ struct opq_op {
 	/* lanes (engine/lanes.c). A put split over lanes: its parts' slot
 	 * + 1 (0: not split), parts still out, its whole length (len is its
 	 * own first part), and its own part's result is in. A lane's part:
-	 * where to report it (user_data is the owner's cookie). rlinger: its
-	 * side was reset with parts out; it left the side and waits for them
-	 * on the engine's linger list (through mnext/mprev). */
+	 * where to report it (user_data is the owner's cookie). After a
+	 * reset (engine/lanes.c, the linger list): rparked, it left its side
+	 * and waits, its result set, for a split op's parts; rlinger, it is
+	 * that split op, on the engine's linger list through mnext/mprev,
+	 * and the ops that complete after it follow from tnext to tprev
+	 * (through onext); rblocked, an earlier one has not completed. */
 	uint32_t rlslot;
 	uint32_t rlanes;
 	uint64_t rsplit;
 	bool rown_done;
 	bool rlinger;
+	bool rparked;
+	bool rblocked;
 	uint32_t rorigin;
 };
 #define OPQ_NO_RMSG UINT32_MAX
