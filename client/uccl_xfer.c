@@ -135,10 +135,9 @@ static void note_reaped(const struct uccl_cqe *c, int n)
 			reaped |= 1ull << c[i].user_data;
 }
 
-/* Completions as they come (waiting up to wait_ms for the first): counted
- * into *done, the failed ones into *failed. */
-static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, uint64_t *done,
-		 int wait_ms)
+/* Completions as they come (waiting up to wait_ms for the first), the
+ * failed ones counted into *failed. */
+static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, int wait_ms)
 {
 	struct uccl_cqe c[64];
 	int n = wait_ms ? uccl_cq_wait(ep, c, 64, wait_ms) : uccl_poll(ep, c, 64);
@@ -147,10 +146,8 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, uin
 		n = 0;                 /* none in wait_ms */
 	if (n < 0)
 		die("taking completions", n, ctx);
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k++)
 		*failed += c[k].res < 0;
-		(*done)++;
-	}
 	note_reaped(c, n);
 }
 
@@ -160,11 +157,10 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, uin
  * call is tried again, as nothing refused is queued. */
 #define POST(ctx, ep, failed, call) do {                                        \
 	double u_ = now_s() + TIMEOUT_MS / 1000.0;                              \
-	uint64_t d_ = 0;                                                        \
 	int r_;                                                                 \
 	while ((r_ = (call)) == -EAGAIN && now_s() < u_) {                      \
 		uccl_submit(ep);                                                \
-		reap(ep, ctx, failed, &d_, 10);                                 \
+		reap(ep, ctx, failed, 10);                                      \
 	}                                                                       \
 	if (r_ < 0)                                                             \
 		die(#call, r_, ctx);                                            \
@@ -177,12 +173,11 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, uin
 static void drain(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed)
 {
 	double until = now_s() + TIMEOUT_MS / 1000.0;
-	uint64_t done = 0;
 
 	while (inflight) {
 		if (now_s() > until)
 			die("taking the last completions", -ETIMEDOUT, ctx);
-		reap(ep, ctx, failed, &done, 100);
+		reap(ep, ctx, failed, 100);
 	}
 }
 
@@ -242,7 +237,7 @@ static int do_recv(const struct opts *o)
 	struct uccl_mr *ring, *msg;
 	struct hello h;
 	struct verdict v = { 0, 0, 0 };
-	uint64_t failed = 0, done = 0;     /* of the signals handing slots back */
+	uint64_t failed = 0;               /* of the signals handing slots back */
 	uint32_t conn;
 
 	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-recv", &ctx));
@@ -283,7 +278,7 @@ static int do_recv(const struct opts *o)
 		/* hand the slot back; completions are reaped in batches, and
 		 * while the ring is full */
 		POST(ctx, ep, &failed, uccl_signal(ep, conn, 0, 100));
-		reap(ep, ctx, &failed, &done, 0);
+		reap(ep, ctx, &failed, 0);
 		if (failed)
 			die("signal failed", -EIO, ctx);
 	}
@@ -342,7 +337,7 @@ static int do_send(const struct opts *o, struct result *res)
 	struct verdict v;
 	uint32_t conn;
 	uint64_t chunks = (o->total + o->slot_size - 1) / o->slot_size;
-	uint64_t failed = 0, posted = 0, done_ops = 0;
+	uint64_t failed = 0, posted = 0;
 
 	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-send", &ctx));
 	TRY(ctx, uccl_mem_alloc(ctx, 4096, &msg));
@@ -381,7 +376,7 @@ static int do_send(const struct opts *o, struct result *res)
 		POST(ctx, ep, &failed, uccl_signal(ep, conn, 0, 11));
 		posted += 2;
 		sent += len;
-		reap(ep, ctx, &failed, &done_ops, 0);
+		reap(ep, ctx, &failed, 0);
 		double t = now_s();
 		if (!o->quiet && !o->streams && t - tlast >= 1.0) {
 			fprintf(stderr, "  progress: %6" PRIu64 " MiB  %6.2f GB/s\n", sent >> 20,
@@ -438,7 +433,6 @@ static int do_send(const struct opts *o, struct result *res)
 	res->ok = v.chunks_bad == 0 && v.chunks_ok == chunks && v.bytes == o->total && failed == 0;
 	if (!o->streams)
 		print_result(o, res, 1);
-	(void)done_ops;
 	free(lat);
 	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));   /* lets the receiver finish */
 	wait_ud(ep, 30, ctx);
@@ -538,10 +532,6 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 		printf("transport: same-host (one daemon); no retransmissions on this path\n");
 }
 
-/* --streams K: K processes, stream i on "NAME.i" with total/K bytes (the
- * last takes the rest; main checked that every share is at least 8 bytes);
- * senders report through a pipe and the parent prints the sum, with the
- * streams that failed named. */
 /* demo: the receiver forked beside the sender; if the sender fails and
  * exits first, the receiver would wait for it in accept for its whole
  * timeout, reparented, after the command returned. It leads a process
@@ -558,6 +548,10 @@ static void end_demo_child(void)
 	}
 }
 
+/* --streams K: K processes, stream i on "NAME.i" with total/K bytes (the
+ * last takes the rest; main checked that every share is at least 8 bytes);
+ * senders report through a pipe and the parent prints the sum, with the
+ * streams that failed named. */
 static int run_streams(const struct opts *base, bool send)
 {
 	struct result rs[MAX_STREAMS];
