@@ -520,7 +520,11 @@ fail:
 /* ---- teardown ---- */
 
 /* Finish every op of side c: DONE ones with their own result, the others
- * with res; with drop, nothing is posted (the endpoint is going away). */
+ * with res; with drop, nothing is posted (the endpoint is going away).
+ * Except a split op with parts out and the ops after it: their results
+ * set, they complete once its last part reports (lanes.c, the linger
+ * list), so that no lane touches its buffer after the client saw it
+ * complete and a flush or a strict op behind it does not come first. */
 static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 {
 	struct opq_op *op, *last = NULL;
@@ -532,31 +536,20 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 	if (c->ep->shadow && res == 0)
 		res = -ECANCELED;
 	if (c->remote)
-		remote_conn_detach(e, c, !drop);
+		remote_conn_detach(e, c, !drop);   /* without drop, split ops linger */
 	while ((op = opq_conn_take(&c->q))) {
+		if (!drop && op->state != OPQ_DONE && op->res == 0) {
+			op->res = res;
+			op->res_len = 0;
+			op->res_tag = 0;
+			eng_count_err(e, res);
+		}
 		if (op->rlinger || last) {
-			/* a split op with parts out completes with the last
-			 * of them (engine_lane_done), so that no lane touches
-			 * its buffer after the client saw it complete; what
-			 * follows it completes after it (a flush, a strict op) */
-			if (op->state != OPQ_DONE && op->res == 0) {
-				op->res = res < 0 ? res : -ECANCELED;
-				op->res_len = 0;
-				op->res_tag = 0;
-				eng_count_err(e, op->res);
-			}
 			last = lanes_linger_follow(last, op);
 			continue;
 		}
-		if (!drop) {
-			if (op->state != OPQ_DONE && op->res == 0) {
-				op->res = res;
-				op->res_len = 0;
-				op->res_tag = 0;
-				eng_count_err(e, res);
-			}
+		if (!drop)
 			post_op(e, c->ep, op);
-		}
 		op_release(c->ep, op);
 	}
 }

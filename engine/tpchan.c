@@ -251,7 +251,7 @@ struct tchan {
 	uint64_t rto_at;
 	uint32_t rto_psn;
 	/* when the timer last fired: the next timeout is an RTO after that at
-	 * the earliest (RFC 6298 5.5), however recent the unacked packets */
+	 * the earliest (RFC 6298 5.6), however recent the unacked packets */
 	uint64_t rto_fired;
 	bool rto_judge;
 	uint16_t ack_path;

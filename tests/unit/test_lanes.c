@@ -977,7 +977,7 @@ static void test_random_resets_and_parts(void **state)
 		if (seed % 3 == 0) {
 			/* abrupt: the owner endpoint goes (sometimes not even
 			 * that: engine_free) with ops maybe lingering */
-			int before = f->nlog;
+			int before;
 
 			engine_conn_reset(f->e[0][0], EP_A, 0);
 			observe(f);
