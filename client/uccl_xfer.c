@@ -156,9 +156,13 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, int
  * (failures counted into *failed) for up to TIMEOUT_MS; only the refused
  * call is tried again, as nothing refused is queued. */
 #define POST(ctx, ep, failed, call) do {                                        \
-	double u_ = now_s() + TIMEOUT_MS / 1000.0;                              \
+	double u_ = 0;         /* the clock only once refused */                \
 	int r_;                                                                 \
-	while ((r_ = (call)) == -EAGAIN && now_s() < u_) {                      \
+	while ((r_ = (call)) == -EAGAIN) {                                      \
+		if (u_ == 0)                                                    \
+			u_ = now_s() + TIMEOUT_MS / 1000.0;                     \
+		else if (now_s() >= u_)                                         \
+			break;                                                  \
 		uccl_submit(ep);                                                \
 		reap(ep, ctx, failed, 10);                                      \
 	}                                                                       \

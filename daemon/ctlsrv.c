@@ -58,7 +58,6 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
  * bind atomic against a second daemon starting on the same runtime dir */
 static int lock_fd = -1;
 
-/* Is a daemon answering on path? */
 /* The runtime dir holds the lock and the socket, which a root daemon
  * creates and opens by path: a directory that another user owns or may
  * write (a --runtime-dir under /tmp made beforehand) would let that user
@@ -69,8 +68,10 @@ static int runtime_dir_ok(const char *dir)
 	struct stat st;
 
 	if (lstat(dir, &st) < 0) {
-		log_err("runtime dir %s: %s", dir, strerror(errno));
-		return -errno;
+		int r = -errno;        /* before logging may change errno */
+
+		log_err("runtime dir %s: %s", dir, strerror(-r));
+		return r;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_err("runtime dir %s: not a directory (a symbolic link is not followed)", dir);
@@ -89,6 +90,7 @@ static int runtime_dir_ok(const char *dir)
 	return 0;
 }
 
+/* Is a daemon answering on path? */
 static int socket_alive(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

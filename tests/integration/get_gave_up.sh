@@ -47,6 +47,8 @@ expect "a says its channel gave up and restarted the peer" \
 nft delete table inet "$NT"
 touch "$TMPD/done"
 wait "$GS"
+grc=$?
+expect "a's server ended when told (rc $grc)" [ "$grc" -eq 0 ]
 # and the pair works again
 expect "the channel is back up" wait_chan "$SOCK_B" 200
 xfer "$SOCK_A" "$SOCK_B" node-b 16M again

@@ -901,10 +901,10 @@ static int mode_peer(const char *name)
 #define FPUT_OFF 4096u
 #define FPUT_LEN 64u
 
-/* Until the file go exists, at most T_MS. */
-static bool wait_file(const char *go)
+/* Until the file go exists, at most ms. */
+static bool wait_file(const char *go, int64_t ms)
 {
-	for (int64_t t0 = now_ms(); now_ms() - t0 < T_MS; usleep(10000))
+	for (int64_t t0 = now_ms(); now_ms() - t0 < ms; usleep(10000))
 		if (access(go, F_OK) == 0)
 			return true;
 	return false;
@@ -986,7 +986,7 @@ static int mode_fserve(const char *name, const char *go)
 	fill(want + FPUT_OFF, FPUT_LEN, 44);
 	check(memcmp(uccl_mr_addr(mr), want, FREG) == 0, "the peer's put landed, nothing else changed");
 	printf("ready\n");
-	check(wait_file(go), "told to look again");
+	check(wait_file(go, T_MS), "told to look again");
 	check(memcmp(uccl_mr_addr(mr), want, FREG) == 0, "the region is unchanged after the forged packets");
 	free(want);
 	uccl_detach(ctx);
@@ -1008,7 +1008,7 @@ static int mode_fclient(const char *target, const char *go)
 	check(op_res(k.ep, &k.st, 3) == 0, "signal");
 	printf("put done\n");
 	/* the connection stays: the forged packets name it */
-	check(wait_file(go), "told to go");
+	check(wait_file(go, T_MS), "told to go");
 	uccl_detach(ctx);
 	return failures ? 1 : 0;
 }
@@ -1021,8 +1021,8 @@ static int mode_gserve(const char *name, uint64_t bytes, const char *go)
 
 	who = " [gserve]";
 	key_serve(&k, "itest-gserve", name, bytes, 0);
-	for (int64_t t0 = now_ms(); access(go, F_OK) != 0 && now_ms() - t0 < 60000;)
-		usleep(10000);
+	/* longer than the client waits: it is the one that must give up */
+	check(wait_file(go, 60000), "told to go");
 	uccl_detach(k.ctx);
 	return failures ? 1 : 0;
 }
@@ -1036,7 +1036,7 @@ static int mode_gclient(const char *target, uint64_t bytes, const char *go)
 	key_take(&k, "itest-gclient", target, bytes);
 	printf("keyed\n");
 	fflush(stdout);
-	check(wait_file(go), "told to go");
+	check(wait_file(go, T_MS), "told to go");
 	TRY(k.ctx, uccl_get(k.ep, k.conn, k.mr, 0, k.key, 0, bytes, 0, 2));
 	t0 = now_ms();
 	while (now_ms() - t0 < 30000) {

@@ -178,10 +178,10 @@ start_endless() {
 	sleep 1
 }
 
-# cut_data NS WHO [big|1000 [SOCKET]]: drop every UDP packet into NS (or every
-# data packet: big) until the endless transfer's sender fails (WHO's channel
-# gave up; 10 s at most) and, with SOCKET, that daemon's channel shows
-# failed (10 s more at most), then let them through again and stop the receiver
+# cut_data NS WHO [big|1000 [wait]]: drop every UDP packet into NS (or every
+# data packet: big) until the endless transfer's sender (WHO's) fails (10 s
+# at most) and, with wait, until either daemon's log says a channel gave up
+# (10 s more at most), then let them through again and stop the receiver
 # gaveup: how many times the daemons' logs say a channel gave up
 gaveup() { cat "$TMPD/a.log" "$TMPD/b.log" | grep -c "a data channel gave up while the peer stayed connected"; }
 cut_data() {
@@ -193,9 +193,9 @@ cut_data() {
 	wait $SP
 	rc=$?
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	# 4th argument: keep the cut until a daemon's channel gave up (its log
-	# says so as it restarts the peer), not only until the transfer ended,
-	# which it may do first by a reset from the other side
+	# wait: keep the cut until a daemon's channel gave up (its log says so
+	# as it restarts the peer), not only until the transfer ended, which
+	# it may do first by a reset from the other side
 	if [ -n "${4:-}" ]; then
 		for _ in $(seq 100); do
 			[ "$(gaveup)" -gt "$g0" ] && break
@@ -312,7 +312,7 @@ expect "transfer to the restarted b verified (rc $XRC/$XRRC)" eval '[ "$XRC" -eq
 # lasted)
 g0=$(gaveup)
 start_endless cut
-cut_data "$NS2" a 1000 a
+cut_data "$NS2" a 1000 wait
 cat "$TMPD/send-cut.out"
 expect "a daemon restarted the peer on its own when its channel gave up ($g0 -> $(gaveup))" \
 	[ "$(gaveup)" -gt "$g0" ]
@@ -330,7 +330,7 @@ expect "a's rebuilt channel is not failed" [ "$(chan_field "$SOCK_A" failed)" = 
 gaveup_of() { grep -c "a data channel gave up while the peer stayed connected" "$TMPD/$1.log"; }
 ga=$(gaveup_of a) gb=$(gaveup_of b)
 start_endless cutb b2a
-cut_data "$NS1" b big b
+cut_data "$NS1" b big wait
 expect "a's channel did not give up ($ga -> $(gaveup_of a) times)" [ "$(gaveup_of a)" = "$ga" ]
 expect "b restarted the peer on its own when its channel gave up ($gb -> $(gaveup_of b) times)" \
 	[ "$(gaveup_of b)" -gt "$gb" ]
