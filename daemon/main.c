@@ -177,6 +177,7 @@ static void report_line(void *arg, const char *line)
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon *d = arg;
+	struct peerauth_key *key = NULL;
 	struct conf next, old;
 	char err[512];
 	int n;
@@ -195,26 +196,24 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 	}
 	/* a key file that cannot be used refuses the whole reload, as a bad
 	 * line does: taking the rest would leave the file named and peers
-	 * unauthenticated, and the next start would fail on it */
-	if (d->peers && next.peer_key_file[0] &&
-	    peerauth_key_check(next.peer_key_file, err, sizeof(err)) < 0) {
-		log_err("reload refused, keeping the running configuration: %s: %s", d->config_path,
-			err);
-		sdn_reloading(1);
-		return;
+	 * unauthenticated, and the next start would fail on it. Read once,
+	 * here: what is checked is what peering takes. */
+	if (d->peers && next.peer_key_file[0]) {
+		key = calloc(1, sizeof(*key));   /* up to 1 KiB: not on the stack */
+		if (!key)
+			snprintf(err, sizeof(err), "out of memory");
+		if (!key || peerauth_key_load(next.peer_key_file, key, err, sizeof(err)) < 0)
+			goto refused;
 	}
 	old = d->conf;
 	n = conf_reload(&d->conf, &next, report_line, NULL, err, sizeof(err));
-	if (n < 0) {
-		log_err("reload refused, keeping the running configuration: %s: %s", d->config_path, err);
-		sdn_reloading(1);
-		return;
-	}
+	if (n < 0)
+		goto refused;
 	log_set_level(d->conf.log_level);
 	for (uint32_t i = 0; i < d->n_thr; i++)
 		engthr_set_idle_spin(d->thr[i], d->conf.engine_idle_spin_us);
 	if (d->peers) {
-		peermgr_reload(d->peers, &d->conf);
+		peermgr_reload(d->peers, &d->conf, key);
 		chancc_reload(d, &old);
 	}
 	else if (d->conf.n_peers)
@@ -222,6 +221,14 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 			 "a restart starts it");
 	d->stats.reloads++;
 	log_info("reloaded %s: %d option(s) changed", d->config_path, n);
+	goto out;
+refused:
+	log_err("reload refused, keeping the running configuration: %s: %s", d->config_path, err);
+out:
+	if (key) {
+		peerauth_key_wipe(key);
+		free(key);
+	}
 	sdn_reloading(1);
 }
 

@@ -1745,15 +1745,11 @@ struct peermgr *peermgr_free(struct peermgr *pm)
 	return NULL;
 }
 
-/* Read the key again (its file may have changed with the same name); it
- * counts for connections made from now on. A key that cannot be read
- * leaves the one there was, or none. */
-static void peermgr_reload_key(struct peermgr *pm, const char *path)
+/* The key read again (its file may have changed under the same name); it
+ * counts for connections made from now on. */
+static void peermgr_reload_key(struct peermgr *pm, const char *path, const struct peerauth_key *k)
 {
-	struct peerauth_key k;
-	char why[CONF_PATH_MAX + 128];
-
-	if (!path[0]) {
+	if (!k || !k->len) {
 		if (pm->key.len) {
 			log_info("peer_key_file = none: peers are no longer authenticated");
 			pm->key_gen++;
@@ -1762,22 +1758,16 @@ static void peermgr_reload_key(struct peermgr *pm, const char *path)
 		pm->key_file[0] = '\0';
 		return;
 	}
-	if (peerauth_key_load(path, &k, why, sizeof(why)) < 0) {
-		log_err("%s; %s", why, pm->key.len ? "keeping the key read before" :
-			"peers stay unauthenticated");
-		return;
-	}
-	if (!pm->key.len || k.len != pm->key.len || memcmp(k.b, pm->key.b, k.len) != 0) {
+	if (!pm->key.len || k->len != pm->key.len || memcmp(k->b, pm->key.b, k->len) != 0) {
 		log_info("peer_key_file %s: %s key for new peer connections", path,
 			 pm->key.len ? "a new" : "peers authenticated from now on with its");
 		pm->key_gen++;
 	}
-	pm->key = k;
-	peerauth_key_wipe(&k);
+	pm->key = *k;
 	snprintf(pm->key_file, sizeof(pm->key_file), "%s", path);
 }
 
-void peermgr_reload(struct peermgr *pm, const struct conf *c)
+void peermgr_reload(struct peermgr *pm, const struct conf *c, const struct peerauth_key *key)
 {
 	if (pm->timeout_ms != c->peer_timeout_ms) {
 		pm->timeout_ms = c->peer_timeout_ms;
@@ -1790,7 +1780,7 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c)
 			}
 		}
 	}
-	peermgr_reload_key(pm, c->peer_key_file);
+	peermgr_reload_key(pm, c->peer_key_file, c->peer_key_file[0] ? key : NULL);
 	/* a lower limit lets the dynamic peers there are stay until they go */
 	pm->max_dynamic = c->dynamic_peers;
 	/* removals first, so that the table never holds more than the limit */

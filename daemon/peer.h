@@ -47,9 +47,12 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
  * yet are freed. Accepts NULL, returns NULL. */
 struct peermgr *peermgr_free(struct peermgr *pm);
 /* Apply reloadable options: peers (added ones are dialed or awaited,
- * removed ones closed, re-addressed ones reconnected) and peer_timeout_ms.
- * Logs each change. */
-void peermgr_reload(struct peermgr *pm, const struct conf *c);
+ * removed ones closed, re-addressed ones reconnected), peer_timeout_ms and
+ * the key: key is c->peer_key_file's content, read by the caller (so that a
+ * file that cannot be read refuses the reload before anything changed, and
+ * is read once), or NULL when c names none. Logs each change. */
+struct peerauth_key;
+void peermgr_reload(struct peermgr *pm, const struct conf *c, const struct peerauth_key *key);
 
 /* ---- what ucclctl peers shows ---- */
 

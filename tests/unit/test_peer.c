@@ -1465,7 +1465,7 @@ static void test_reload_adds_and_removes(void **state)
 		 "peer_listen = 127.0.0.1:%d\npeers = %s, c=127.0.0.1:%d\nhost_name = a\n"
 		 "peer_timeout_ms = 500\n", port_a, peers_ab, port_c);
 	assert_int_equal(conf_parse("t.conf", more, strlen(more), &c, err, sizeof(err)), 0);
-	peermgr_reload(a.pm, &c);
+	peermgr_reload(a.pm, &c, NULL);
 	assert_int_equal(peermgr_count(a.pm), 2);
 	run_ms(100);
 	assert_int_equal(peermgr_status(a.pm, st, 3), 2);
@@ -1479,7 +1479,7 @@ static void test_reload_adds_and_removes(void **state)
 	snprintf(more, sizeof(more), "peer_listen = 127.0.0.1:%d\npeers = b=127.0.0.1:%d\n"
 		 "host_name = a\n", port_a, port_b);
 	assert_int_equal(conf_parse("t.conf", more, strlen(more), &c, err, sizeof(err)), 0);
-	peermgr_reload(a.pm, &c);
+	peermgr_reload(a.pm, &c, NULL);
 	assert_int_equal(peermgr_count(a.pm), 1);
 	run_ms(100);
 	assert_int_equal(peermgr_status(a.pm, st, 3), 1);
@@ -1489,7 +1489,7 @@ static void test_reload_adds_and_removes(void **state)
 	snprintf(more, sizeof(more), "peer_listen = 127.0.0.1:%d\npeers = b=127.0.0.1:%d\n"
 		 "host_name = a\n", port_a, port_c);
 	assert_int_equal(conf_parse("t.conf", more, strlen(more), &c, err, sizeof(err)), 0);
-	peermgr_reload(a.pm, &c);
+	peermgr_reload(a.pm, &c, NULL);
 	assert_int_equal(peermgr_status(a.pm, st, 3), 1);
 	assert_int_equal(st[0].state, PEER_CONNECTING);
 	assert_int_equal(a.downs, 1);
