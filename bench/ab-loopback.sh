@@ -17,6 +17,7 @@
 #             daemons of that entry (an A/B of an option with one binary)
 #   CONF      uccl.conf lines for both daemons (default "mtu = 1500")
 #   SECONDS_PER_RUN, SIZE  as in uccl_rperf --seconds, --sizes (3, 16M)
+#   RPERF_ARGS  more uccl_rperf options for both sides (e.g. --vmem)
 set -euo pipefail
 
 [ $# -ge 3 ] || { echo "usage: $0 BUILDDIR ROUNDS DAEMON..." >&2; exit 2; }
@@ -25,6 +26,7 @@ shift 2
 conf=${CONF:-mtu = 1500}
 secs=${SECONDS_PER_RUN:-3}
 size=${SIZE:-16M}
+read -r -a rargs <<<"${RPERF_ARGS:-}"
 rperf=$(cd "$builddir" && pwd)/bench/uccl_rperf
 keep=0                   # 1: a failed run's logs stay for the message that names them
 die() { echo "ab-loopback.sh: $*" >&2; exit 1; }
@@ -59,12 +61,12 @@ $extra}"
 			keep=1
 			die "$b: the daemons did not peer (logs in $d)"
 		fi
-		timeout $((secs + 30)) "$rperf" --socket "$d/b/ucclsvcd.sock" --timeout $((secs + 20)) server x \
+		timeout $((secs + 30)) "$rperf" --socket "$d/b/ucclsvcd.sock" --timeout $((secs + 20)) ${rargs[@]+"${rargs[@]}"} server x \
 			>/dev/null 2>&1 &
 		sp=$!
 		sleep 0.2
 		out=$(timeout $((secs + 30)) "$rperf" --socket "$d/a/ucclsvcd.sock" --sizes "$size" \
-			--seconds "$secs" --lat-samples 0 client node-b/x 2>&1) || true
+			--seconds "$secs" ${rargs[@]+"${rargs[@]}"} --lat-samples 0 client node-b/x 2>&1) || true
 		wait "$sp" 2>/dev/null || true
 		g=$(echo "$out" | grep -o "[0-9.]* Gbit/s" | head -n 1 | cut -d' ' -f1)
 		if [ -z "$g" ]; then

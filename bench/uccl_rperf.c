@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <uccl/uccl.h>
@@ -139,6 +140,7 @@ struct opts {
 	double timeout_s;                /* server: for the client to connect and finish */
 	bool spin;
 	bool json;
+	bool vmem;                       /* data regions: uccl_mem_reg of our own memory */
 };
 
 struct rperf {
@@ -312,6 +314,25 @@ static void attach(struct rperf *p, const char *name)
 		api_fail("uccl_mem_alloc (control region)", r);
 }
 
+/* A data region: one the daemon maps (uccl_mem_alloc), or with --vmem this
+ * process's own memory, registered (uccl_mem_reg: the daemon copies with
+ * process_vm_readv/writev). Left mapped at the end: the process exits. */
+static int data_region(struct rperf *p, uint64_t len, struct uccl_mr **mr)
+{
+	void *a;
+	int r;
+
+	if (!p->o->vmem)
+		return uccl_mem_alloc(p->ctx, len, mr);
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return -ENOMEM;
+	r = uccl_mem_reg(p->ctx, a, len, mr);
+	if (r < 0)
+		munmap(a, len);
+	return r;
+}
+
 /* ---- server ---- */
 
 /* The receive region: what the client asked for, capped at REGION_CAP;
@@ -327,7 +348,7 @@ static int server_region(struct rperf *p, uint64_t want)
 	len = (len + 4095) & ~4095ull;
 	p->region_asked = len;
 	for (;;) {
-		r = uccl_mem_alloc(p->ctx, len, &p->region);
+		r = data_region(p, len, &p->region);
 		if (r == 0)
 			break;
 		if ((r != -ENOSPC && r != -ENOMEM) || len / 2 < floor)
@@ -738,9 +759,9 @@ static int run_client(const struct opts *o)
 	if (src_len < 2 * LAT_SIZE)
 		src_len = 2 * LAT_SIZE;
 	src_len = (src_len + 4095) & ~4095ull;
-	r = uccl_mem_alloc(p->ctx, src_len, &p->src);
+	r = data_region(p, src_len, &p->src);
 	if (r < 0)
-		api_fail("uccl_mem_alloc (source region)", r);
+		api_fail(o->vmem ? "uccl_mem_reg (source region)" : "uccl_mem_alloc (source region)", r);
 	memset(uccl_mr_addr(p->src), 0x5a, src_len);
 	r = uccl_mem_alloc(p->ctx, 4096, &p->lat);
 	if (r < 0)
@@ -901,6 +922,7 @@ static void usage(FILE *f)
 		"  -p, --put-max BYTES    largest single put (default 16M)\n"
 		"  -w, --window BYTES     puts in flight, in bytes (default 32M; at least 2 puts)\n"
 		"  -S, --spin             both sides busy-poll during the ping-pong\n"
+		"  -v, --vmem             data in this process's memory, uccl_mem_reg (either side)\n"
 		"  -j, --json             print results as JSON\n"
 		"server:\n"
 		"  -T, --timeout S        for the client to connect and finish (default 600)\n"
@@ -920,6 +942,7 @@ int main(int argc, char **argv)
 		{ "put-max", required_argument, NULL, 'p' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "spin", no_argument, NULL, 'S' },
+		{ "vmem", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -933,7 +956,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	parse_sizes("64K,1M,16M,256M,1G", &o);
-	while ((opt = getopt_long(argc, argv, "s:z:t:n:p:w:SjT:hV", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:z:t:n:p:w:SvjT:hV", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			o.socket = optarg;
@@ -979,6 +1002,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			o.spin = true;
+			break;
+		case 'v':
+			o.vmem = true;
 			break;
 		case 'j':
 			o.json = true;

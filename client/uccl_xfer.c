@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@ struct opts {
 	uint64_t slots;
 	bool json;
 	bool quiet;
+	bool vmem;                  /* data buffers: uccl_mem_reg, not uccl_mem_alloc */
 	uint32_t streams;           /* 0: one, with no thread asked for */
 	uint32_t stream;            /* which one this process runs */
 	char stream_name[160];      /* NAME.i */
@@ -234,6 +236,23 @@ static void create_ep(const struct opts *o, struct uccl_ctx *ctx, struct uccl_ep
 	TRY(ctx, uccl_ep_create(ctx, o->streams ? &a : NULL, ep));
 }
 
+/* A data buffer: shared memory the daemon maps, or (--vmem) this
+ * process's own memory registered, which the daemon copies with
+ * process_vm_readv/writev. */
+static void data_buf(const struct opts *o, struct uccl_ctx *ctx, uint64_t len, struct uccl_mr **mr)
+{
+	void *p;
+
+	if (!o->vmem) {
+		TRY(ctx, uccl_mem_alloc(ctx, len, mr));
+		return;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mapping a buffer", -errno, ctx);
+	TRY(ctx, uccl_mem_reg(ctx, p, len, mr));
+}
+
 static int do_recv(const struct opts *o)
 {
 	struct uccl_ctx *ctx;
@@ -260,7 +279,7 @@ static int do_recv(const struct opts *o)
 			h.slots, h.slot_size);
 		return 1;
 	}
-	TRY(ctx, uccl_mem_alloc(ctx, h.slots * h.slot_size, &ring));
+	data_buf(o, ctx, h.slots * h.slot_size, &ring);
 	struct ready rd = { .rkey = uccl_mr_key(ring) };
 	memcpy((uint8_t *)uccl_mr_addr(msg) + 64, &rd, sizeof(rd));
 	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
@@ -346,7 +365,7 @@ static int do_send(const struct opts *o, struct result *res)
 	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-send", &ctx));
 	TRY(ctx, uccl_mem_alloc(ctx, 4096, &msg));
 	/* one source buffer per slot, filled just before its put */
-	TRY(ctx, uccl_mem_alloc(ctx, o->slots * o->slot_size, &src));
+	data_buf(o, ctx, o->slots * o->slot_size, &src);
 	create_ep(o, ctx, &ep);
 	TRY(ctx, uccl_connect(ep, o->name, TIMEOUT_MS * 3, &conn));
 	memcpy(uccl_mr_addr(msg), &h, sizeof(h));
@@ -657,7 +676,9 @@ static void usage(FILE *f)
 		   "       uccl_xfer [options] demo\n"
 		   "options: --socket PATH  --bytes N[K|M|G] (default 1G)  --chunk N[K|M] (default 1M)\n"
 		   "         --slots N (default 16)  --streams K (1..%u: split over K endpoint pairs,\n"
-		   "         stream i on engine thread i, named NAME.i)  --json  --quiet\n", MAX_STREAMS);
+		   "         stream i on engine thread i, named NAME.i)  --vmem (register this\n"
+		   "         process's memory, uccl_mem_reg, instead of uccl_mem_alloc)  --json  --quiet\n",
+		MAX_STREAMS);
 }
 
 int main(int argc, char **argv)
@@ -666,7 +687,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "bytes", required_argument, NULL, 'b' },
 		{ "chunk", required_argument, NULL, 'c' },  { "slots", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },         { "quiet", no_argument, NULL, 'q' },
-		{ "streams", required_argument, NULL, 'k' },
+		{ "streams", required_argument, NULL, 'k' }, { "vmem", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
 	};
 	struct result res;
@@ -674,9 +695,10 @@ int main(int argc, char **argv)
 	char demo_name[64];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:b:c:n:k:jqh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:b:c:n:k:jqvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o.sock = optarg; break;
+		case 'v': o.vmem = true; break;
 		case 'b':
 			if (parse_size(optarg, &o.total) < 0) {
 				fprintf(stderr, "uccl_xfer: bad --bytes '%s'\n", optarg);
