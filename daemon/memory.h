@@ -25,9 +25,25 @@ void mem_unmap(void *base, uint64_t len);
 int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len);
 /* A random non-zero key. */
 uint64_t mem_new_rkey(void);
-/* A pidfd of pid (close-on-exec), for mr.pidfd; -errno, -EOPNOTSUPP where
- * the headers this was built with have no pidfd_open (Linux 5.3). */
+/* A pidfd of pid (close-on-exec); -errno, -EOPNOTSUPP where the headers
+ * this was built with have no pidfd_open (Linux 5.3). */
 int mem_pidfd_open(pid_t pid);
+
+/* The process that registered MR_REMOTE_VA regions, watched from an event
+ * loop: its pidfd turns readable when it exits, and gone (what mr.gone
+ * points at) is set then. */
+struct event;
+struct event_base;
+struct mem_owner {
+	int pidfd;                 /* -1: not watched */
+	int gone;
+	struct event *ev;
+};
+/* Watch pid from base. 0; -ENOSYS or -EOPNOTSUPP without pidfds (o then
+ * watches nothing, and mem_owner_gone is NULL); other -errno. */
+int mem_owner_watch(struct event_base *base, pid_t pid, struct mem_owner *o);
+const int *mem_owner_gone(const struct mem_owner *o);
+void mem_owner_end(struct mem_owner *o);      /* accepts one never watched */
 
 extern const struct engine_mem_ops mem_copy_ops;
 

@@ -53,8 +53,7 @@ static void free_mr(struct smr *m)
 {
 	if (m->kind == MR_MAPPED)
 		mem_unmap(m->base, m->len);
-	if (m->pidfd >= 0)
-		close(m->pidfd);
+	mem_owner_end(&m->owner);
 	free(m);
 }
 
@@ -107,7 +106,7 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		goto out_fds;
 	}
 	m->len = q->len;
-	m->pidfd = -1;
+	m->owner.pidfd = -1;
 	if (q->kind == UCCL_CTL__MEM_KIND__MEM_MEMFD) {
 		m->kind = MR_MAPPED;
 		r = mem_map_memfd(fds[0], q->len, &m->base);
@@ -143,14 +142,13 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		/* copies check that this process is still the one at its pid
 		 * (it may exit while a child keeps the session); a kernel
 		 * without pidfds (before 5.3) registers without the check */
-		r = mem_pidfd_open(s->pid);
+		r = mem_owner_watch(s->d->base, s->pid, &m->owner);
 		if (r < 0 && r != -ENOSYS && r != -EOPNOTSUPP) {
 			session_reply_err(s, r, "cannot register memory of pid %d: %s", (int)s->pid,
 					  strerror(-r));
 			free(m);
 			goto out_fds;
 		}
-		m->pidfd = r >= 0 ? r : -1;
 	}
 	c = session_cmd_new(s, ENGCMD_MR_ADD, mr_add_done);
 	if (!c) {
@@ -170,7 +168,8 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 	s->d->reg_bytes += m->len;
 	c->u.mr = (struct mr){
 		.id = m->id, .client_id = s->id, .rkey = m->rkey, .len = m->len,
-		.kind = m->kind, .base = m->base, .pid = s->pid, .addr = m->addr, .pidfd = m->pidfd,
+		.kind = m->kind, .base = m->base, .pid = s->pid, .addr = m->addr,
+		.gone = mem_owner_gone(&m->owner),
 	};
 	daemon_submit_all(s->d, c);
 out_fds:

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <uccl/shm.h>
 
+#include "daemon/memory.h"
 #include "proto/ctlio.h"
 #include "proto/frame.h"
 
@@ -69,7 +70,7 @@ struct smr {
 	void *base;
 	uint64_t len;
 	uint64_t addr;
-	int pidfd;                     /* MR_REMOTE_VA: the registering process; -1: none */
+	struct mem_owner owner;        /* MR_REMOTE_VA: the registering process */
 	uint64_t rkey;
 	bool live;
 };

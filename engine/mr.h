@@ -26,10 +26,10 @@ struct mr {
 	void *base;            /* MR_MAPPED */
 	int32_t pid;           /* MR_REMOTE_VA */
 	uint64_t addr;         /* MR_REMOTE_VA */
-	/* MR_REMOTE_VA: a pidfd of the process that registered it, so that a
-	 * copy after it exited (its pid may name another process by then) is
-	 * refused; <= 0: none (0 is stdin, never a pidfd) */
-	int32_t pidfd;
+	/* MR_REMOTE_VA: nonzero once the process that registered it exited,
+	 * so that a copy then (its pid may name another process by then) is
+	 * refused; set by another thread, read atomically; NULL: not known */
+	const int *gone;
 };
 
 /* true if [off, off+len) lies inside m (len 0 allowed at off <= m->len). */

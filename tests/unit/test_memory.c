@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <event2/event.h>
 
 #include "daemon/memory.h"
 
@@ -95,44 +96,63 @@ static void test_a_huge_page_memfd_is_refused(void **state)
 }
 
 /* A region of this process's memory as uccl_mem_reg makes it: copies run
- * while pidfd's process lives; one whose registering process exited is
- * refused (-ESRCH) even though its pid (ours here) names a live process,
- * which is what a reused pid would look like. */
+ * while the registering process lives; once the event loop saw it exit,
+ * they are refused (-ESRCH) even though the region's pid (ours here) names
+ * a live process, which is what a reused pid would look like. */
 static void test_a_copy_needs_the_registering_process(void **state)
 {
 	static char from[64] = "registered bytes", to[64];
 	struct mr src = { .id = 1, .client_id = 1, .len = sizeof(from), .kind = MR_REMOTE_VA,
 			  .pid = (int32_t)getpid(), .addr = (uint64_t)(uintptr_t)from };
 	struct mr dst = { .id = 2, .client_id = 1, .len = sizeof(to), .kind = MR_MAPPED, .base = to };
-	int self = mem_pidfd_open(getpid()), gone;
+	struct timeval limit = { .tv_sec = 5 };
+	struct event_base *base = event_base_new();
+	struct mem_owner o;
+	int pipefd[2], r;
 	pid_t child;
+	char c;
 
 	(void)state;
-	if (self == -EOPNOTSUPP || self == -ENOSYS) {
+	assert_non_null(base);
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(pipefd[1]);
+		_exit(read(pipefd[0], &c, 1) < 0);   /* until the parent closes its end */
+	}
+	close(pipefd[0]);
+	r = mem_owner_watch(base, child, &o);
+	if (r == -EOPNOTSUPP || r == -ENOSYS) {
+		close(pipefd[1]);
+		waitpid(child, NULL, 0);
+		event_base_free(base);
 		print_message("no pidfds here: registered memory is copied unchecked\n");
 		skip();
 	}
-	assert_true(self > 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0)
-		_exit(0);
-	gone = mem_pidfd_open(child);
-	assert_true(gone > 0);
-	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(r, 0);
+	src.gone = mem_owner_gone(&o);
+	assert_non_null(src.gone);
 
-	src.pidfd = self;
+	assert_int_equal(event_base_loop(base, EVLOOP_NONBLOCK), 0);
 	assert_int_equal(mem_copy_ops.copy(NULL, &dst, 0, &src, 0, 17), 0);
 	assert_string_equal(to, "registered bytes");
 	memset(to, 0, sizeof(to));
-	src.pidfd = gone;
+
+	close(pipefd[1]);                /* the child exits */
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	event_base_loopexit(base, &limit);
+	assert_int_equal(event_base_loop(base, EVLOOP_ONCE), 0);
+	assert_int_equal(*src.gone, 1);
 	assert_int_equal(mem_copy_ops.copy(NULL, &dst, 0, &src, 0, 17), -ESRCH);
 	assert_int_equal(mem_copy_ops.copy(NULL, &src, 0, &dst, 0, 17), -ESRCH);
 	assert_int_equal(to[0], 0);
-	src.pidfd = 0;                   /* none: not checked */
+	src.gone = NULL;                 /* not known: not checked */
 	assert_int_equal(mem_copy_ops.copy(NULL, &dst, 0, &src, 0, 17), 0);
-	close(self);
-	close(gone);
+	mem_owner_end(&o);
+	assert_int_equal(o.pidfd, -1);
+	mem_owner_end(&o);               /* twice is harmless */
+	event_base_free(base);
 }
 
 int main(void)
