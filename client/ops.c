@@ -84,8 +84,12 @@ static int sq_publish(struct uccl_ep *ep)
 
 static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flags)
 {
-	if (ring_prod_space(&ep->sq) == 0)
+	if (ring_prod_space(&ep->sq) == 0) {
+		/* a ring full of staged descriptors would stay full: the
+		 * daemon takes only published ones */
+		sq_publish(ep);
 		return -EAGAIN;
+	}
 	memcpy(ring_prod_slot(&ep->sq, 0), sqe, sizeof(*sqe));
 	ring_prod_stage(&ep->sq, 1);
 	if (!(flags & UCCL_F_MORE))

@@ -87,8 +87,8 @@ int uccl_close(struct uccl_ep *ep, uint32_t conn);
 /* Data operations: asynchronous, each produces exactly one completion that
  * carries user_data. flags: UCCL_SQE_F_STRICT / UCCL_SQE_F_FENCE, plus
  * UCCL_F_MORE to stage without publishing (batch; the next call without it,
- * or uccl_submit, publishes). -EAGAIN when the ring is full: poll completions
- * and retry; nothing is lost. A put, get, send or recv longer than the
+ * or uccl_submit, publishes). -EAGAIN when the ring is full (what was staged
+ * is published then): poll completions and retry; nothing is lost. A put, get, send or recv longer than the
  * daemon's max_op_bytes (default 64 MiB) completes with -EMSGSIZE. */
 #define UCCL_F_MORE 0x100u
 int uccl_put(struct uccl_ep *ep, uint32_t conn, const struct uccl_mr *src, uint64_t src_off,

@@ -696,6 +696,25 @@ static int mode_backpressure(void)
 	      (unsigned long long)completed, (unsigned long long)submitted);
 	check(uccl_poll(ep, c, 64) == 0, "no extra completions");
 
+	/* staged (UCCL_F_MORE) until the ring is full: the -EAGAIN hands
+	 * them over, so that polling and retrying, as documented, ends
+	 * without a uccl_submit */
+	submitted = completed = 0;
+	while ((r = uccl_nop(ep, UCCL_F_MORE, submitted)) == 0)
+		submitted++;
+	check(r == -EAGAIN && submitted == 16, "a full ring of staged descriptors says -EAGAIN (%d after %llu)",
+	      r, (unsigned long long)submitted);
+	for (int i = 0; i < 40 && completed < submitted; i++) {
+		n = uccl_cq_wait(ep, c, 64, 50);
+		for (int k = 0; k < n; k++)
+			if (c[k].user_data == completed && c[k].res == 0)
+				completed++;
+	}
+	check(completed == submitted, "... and they complete without uccl_submit (%llu/%llu)",
+	      (unsigned long long)completed, (unsigned long long)submitted);
+	check(uccl_nop(ep, 0, 99) == 0 && uccl_cq_wait(ep, c, 1, 2000) == 1 && c[0].user_data == 99,
+	      "the retried descriptor goes");
+
 	/* outstanding receives are bounded by max_outstanding, then the
 	 * ring fills; a late sender completes them all */
 	snprintf(name, sizeof(name), "bp-%d", (int)getpid());
