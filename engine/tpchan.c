@@ -235,6 +235,7 @@ struct tchan {
 	uint32_t rx_high;              /* one past the highest psn accepted */
 	bool ack_pending, ack_now;
 	bool ack_ece;                  /* a CE-marked DATA packet since the last ACK */
+	bool ack_echo_retx;            /* ack_tsecr is a new resend's */
 	uint32_t ack_hint;             /* highest in-band degree since the last ACK */
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
@@ -1346,9 +1347,15 @@ static void check_timer(struct tchan *c, uint64_t now)
 	/* a timeout again before the verdict (backoff) keeps the first: the
 	 * ACK of its resend must not read as older than a later one */
 	if (!c->p.go_back_n && !c->rto_judge) {
+		struct sb_pkt sp;
+		uint32_t lp;
+
 		c->rto_judge = true;
 		c->rto_at = now;
-		c->rto_psn = c->txk->una;
+		/* by the oldest packet it resends: una may be a fast
+		 * retransmit from before it, whose late ACK would echo a time
+		 * before the timeout and call a right one spurious */
+		c->rto_psn = sb_tx_next_lost(c->tx, &lp, &sp) ? lp : c->txk->una;
 	}
 	rtt_on_timeout(&c->rtt);
 	c->cc->on_loss(c->cc_st, now, true);
@@ -1443,6 +1450,7 @@ static void ack_schedule(struct tchan *c, const struct wire_data *d, uint64_t no
 		c->ack_pending = true;
 		c->ack_first_ns = now;
 		c->ack_tsecr = d->tsval;
+		c->ack_echo_retx = false;
 		c->ack_path = d->path;
 	}
 	if (counted)
@@ -1614,9 +1622,13 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	/* a resend that arrived new (its original was lost) is what the ACK
 	 * echoes, not an older arrival waiting for the same ACK: the sender
 	 * tells a right timeout from a spurious one by the echo (RFC 3522),
-	 * and the resend's own send time gives an exact RTT */
-	if (d->flags & WIRE_F_RETX)
+	 * and the resend's own send time gives an exact RTT. Of two, the
+	 * newer: a fast retransmit from before a timeout may arrive after the
+	 * timeout's resend, and its echo would call the timeout spurious. */
+	if ((d->flags & WIRE_F_RETX) && (!c->ack_echo_retx || d->tsval > c->ack_tsecr)) {
 		c->ack_tsecr = d->tsval;
+		c->ack_echo_retx = true;
+	}
 	return 0;
 }
 
@@ -1899,11 +1911,16 @@ static uint64_t ch_credit_grant(struct tchan *c, uint64_t bytes)
 {
 	uint64_t pkts = (bytes + c->mss - 1) / c->mss;
 	uint32_t base = psn_lt(c->cr_grant, c->rx_high) ? c->rx_high : c->cr_grant;
+	uint32_t cap = c->rx_high + c->cr_ahead_pkts;
 
+	/* never past the cap (docs/wire-protocol.md "Credit"): a whole
+	 * quantum on top of a limit just below it went up to a quantum over */
+	if (!psn_lt(base, cap))
+		return 0;
 	if (pkts == 0)
 		pkts = 1;
-	if (pkts > c->cr_ahead_pkts)
-		pkts = c->cr_ahead_pkts;
+	if (pkts > cap - base)
+		pkts = cap - base;
 	c->cr_grant = base + (uint32_t)pkts;
 	c->cr_grant_owed = true;
 	c->deadline = 0;

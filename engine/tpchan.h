@@ -254,9 +254,10 @@ uint32_t tpchan_path_stats(const struct tpchan *c, struct paths_stat *out, uint3
  * (engine/pull.h) decides when and to whom. wanted: the peer says it has
  * data waiting and the credit already granted does not run too far ahead
  * of what arrived. grant: extend the peer's credit by about `bytes` (whole
- * packets, at least one); the GRANT goes with the next tpchan_tx. Returns
- * the wire bytes the grant lets in (at the mean size of the packets
- * received so far), for the pacer's accounting.
+ * packets, at least one, up to the cap wanted looks at); the GRANT goes
+ * with the next tpchan_tx. Returns the wire bytes the grant lets in (at the
+ * mean size of the packets received so far), for the pacer's accounting:
+ * 0 when the cap was reached (nothing granted).
  */
 bool tpchan_credit_wanted(const struct tpchan *c);
 uint64_t tpchan_credit_grant(struct tpchan *c, uint64_t bytes);

@@ -1375,6 +1375,60 @@ static void test_an_ack_echoes_a_resend_that_filled_a_hole(void **state)
 	world_fini(&w);
 }
 
+/* Two resends in one ACK's interval, the newer first: the ACK echoes the
+ * newer. Echoing the later arrival would give the time of a fast
+ * retransmit sent before a timeout whose own resend arrived first, and
+ * the sender would judge that right timeout spurious. */
+static void test_an_ack_echoes_the_newest_resend(void **state)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	static struct grab g;
+	struct tpchan_txpkt out[8];
+	uint8_t bufs[8][9000];
+	struct wire_pkt d0, d1, ack;
+	uint8_t r0[9000], r1[9000];
+	struct tpchan_msg m;
+	int n0, n1, n, found = 0;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	p.npaths = 1;
+	world_init(&w, 1, false);
+	w.msgs[0].len = 2 * MSS1500;
+	w.total = 2 * MSS1500;
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_tap(w.link, grab_data, &g);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(wire_parse(g.pkt[0], g.len[0], &d0), 0);
+	assert_int_equal(wire_parse(g.pkt[1], g.len[1], &d1), 0);
+	d0.data.flags |= WIRE_F_RETX;
+	d0.data.tsval = d1.data.tsval + 100 * US;      /* the older resend */
+	d1.data.flags |= WIRE_F_RETX;
+	d1.data.tsval = d1.data.tsval + 500 * US;      /* the newer one */
+	n0 = wire_write_data(r0, sizeof(r0), &d0.data);
+	n1 = wire_write_data(r1, sizeof(r1), &d1.data);
+	assert_true(n0 > 0 && n1 > 0);
+	assert_int_equal(wirelink_inject(w.link, 1, r1, (size_t)n1), 0);
+	assert_int_equal(wirelink_inject(w.link, 1, r0, (size_t)n0), 0);
+	for (int i = 0; i < 8; i++)
+		out[i].buf = bufs[i];
+	n = tpchan_tx(w.b, wirelink_now(w.link), out, 8);
+	for (int i = 0; i < n; i++) {
+		if (wire_parse(out[i].buf, out[i].len, &ack) < 0 || ack.type != WIRE_ACK)
+			continue;
+		assert_int_equal(ack.ack.cum_psn, d1.data.psn + 1);
+		assert_int_equal(ack.ack.tsecr, d1.data.tsval);
+		found++;
+	}
+	assert_int_equal(found, 1);
+	world_fini(&w);
+}
+
 /* One packet lost again and again while the rest of the transfer flows: its
  * losses are found by SACKs and the reordering window, the peer answers
  * all along, so resends past max_retx do not fail the channel; only the
@@ -3094,6 +3148,141 @@ static void test_one_lost_tail_one_timeout_per_rto(void **state)
 	world_fini(&w);
 }
 
+/* ---- one channel fed by hand: the receiver's credit cap, a timeout's verdict ---- */
+
+static int rv_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
+{
+	(void)arg; (void)cookie; (void)off;
+	memset(dst, 0x5a, len);
+	return 0;
+}
+static int rv_deliver(void *arg, const struct wire_data *d) { (void)arg; (void)d; return 0; }
+static void rv_complete(void *arg, uint64_t cookie, int res) { (void)arg; (void)cookie; (void)res; }
+static const struct tpchan_cb rv_cb = { .read = rv_read, .deliver = rv_deliver, .complete = rv_complete };
+
+static struct tpchan *rv_chan(void)
+{
+	struct tpchan_params p = chan_params(false);
+	struct tpchan *c;
+
+	p.npaths = 1;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb = &rv_cb;
+	c = tpchan_new(&p);
+	assert_non_null(c);
+	return c;
+}
+
+/* The GRANT a receiver sends (its psn), or -1. */
+static int64_t rv_grant_psn(struct tpchan *c, uint64_t now)
+{
+	uint8_t pk[1500];
+	struct tpchan_txpkt out = { .buf = pk };
+	struct wire_pkt w;
+
+	if (tpchan_tx(c, now, &out, 1) != 1 || wire_parse(pk, out.len, &w) < 0 || w.type != WIRE_CREDIT ||
+	    !(w.credit.flags & WIRE_F_GRANT))
+		return -1;
+	return w.credit.psn;
+}
+
+/* docs/wire-protocol.md "Credit": the pacer grants "at most 32 chunks past
+ * the highest psn received". 32 chunks of 32768 B at mss 1404 = 747 pkts. */
+static void test_grants_stay_within_32_chunks_of_what_arrived(void **state)
+{
+	const uint32_t ahead = (32u * 32768 + MSS1500 - 1) / MSS1500;   /* 747 */
+	uint64_t quanta[] = { 16384, 700ull * MSS1500 };
+
+	(void)state;
+	for (int q = 1; q >= 0; q--) {
+		struct tpchan *c = rv_chan();
+		struct wire_credit req = { .flags = WIRE_F_REQ, .token = TOKEN_A };
+		uint8_t buf[WIRE_CREDIT_LEN];
+		int64_t g;
+
+		assert_int_equal(wire_write_credit(buf, sizeof(buf), &req), WIRE_CREDIT_LEN);
+		assert_int_equal(tpchan_rx(c, buf, sizeof(buf), 0), 0);   /* nothing arrived: rx_high 0 */
+		while (tpchan_credit_wanted(c))                           /* an unpaced pacer */
+			tpchan_credit_grant(c, quanta[q]);
+		g = rv_grant_psn(c, 0);
+		assert_true(g >= 0 && g <= ahead);
+		tpchan_free(c);
+	}
+}
+
+static void rv_ack(struct tpchan *c, uint32_t cum, uint64_t sack0, uint64_t tsecr, uint64_t now)
+{
+	struct wire_ack a = { .token = TOKEN_A, .cum_psn = cum, .tsecr = tsecr,
+			      .sack_words = sack0 ? 1 : 0, .sack = { sack0 } };
+	uint8_t buf[256];
+	int n = wire_write_ack(buf, sizeof(buf), &a);
+
+	assert_true(n > 0);
+	assert_int_equal(tpchan_rx(c, buf, (size_t)n, now), 0);
+}
+
+/* Send what is due at now; return the psns sent (bitmask) and RETX ones. */
+static uint32_t rv_tx(struct tpchan *c, uint64_t now, uint32_t *retx)
+{
+	uint8_t pk[8][1500];
+	struct tpchan_txpkt out[8];
+	uint32_t sent = 0;
+	int n;
+
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = pk[i] };
+	n = tpchan_tx(c, now, out, 8);
+	*retx = 0;
+	for (int i = 0; i < n; i++) {
+		struct wire_pkt w;
+
+		if (wire_parse(pk[i], out[i].len, &w) < 0 || w.type != WIRE_DATA)
+			continue;
+		sent |= 1u << w.data.psn;
+		if (w.data.flags & WIRE_F_RETX)
+			*retx |= 1u << w.data.psn;
+	}
+	return sent;
+}
+
+/* RFC 3522: a timeout is spurious when the original of what it resent was
+ * acknowledged. Here the timeout resends psn 4 (truly lost); psn 0, the
+ * una it records, was fast-retransmitted before the timeout and not resent
+ * by it; that fast retransmit arrives late and the ACK echoes it. */
+static void test_a_timeout_is_judged_by_what_it_resent(void **state)
+{
+	struct tpchan *c = rv_chan();
+	struct tpchan_msg m1 = { .cookie = 1, .opcode = 2, .rkey = 0xabc, .len = 4 * MSS1500 };
+	struct tpchan_msg m2 = { .cookie = 2, .opcode = 2, .rkey = 0xabc, .roff = 4 * MSS1500, .len = 100 };
+	struct tpchan_stats st;
+	uint32_t sent, retx;
+
+	(void)state;
+	assert_int_equal(tpchan_submit(c, &m1), 0);
+	sent = rv_tx(c, 0, &retx);
+	assert_int_equal(sent, 0xf);                        /* psns 0..3 at t=0 */
+	assert_int_equal(tpchan_submit(c, &m2), 0);
+	sent = rv_tx(c, 5 * US, &retx);
+	assert_int_equal(sent, 0x10);                       /* psn 4 at t=5us */
+	/* 0 lost: 1,2,3 SACKed at 20us (an RTT sample of 20 us: rto 200 us) */
+	rv_ack(c, 0, 0x7, 0, 20 * US);
+	sent = rv_tx(c, 20 * US, &retx);
+	assert_int_equal(retx, 0x1);                        /* fast retransmit of 0 at 20us */
+	/* psn 4 was lost: the timer fires at 5 + 200 us and resends 4 alone */
+	sent = rv_tx(c, 205 * US, &retx);
+	tpchan_get_stats(c, &st);
+	assert_int_equal(st.retx_timeouts, 1);
+	assert_int_equal(retx, 0x10);
+	/* the fast retransmit of 0 (sent 20 us) arrives late: cum 4, echo 20 us */
+	rv_ack(c, 4, 0, 20 * US, 230 * US);
+	/* the resend of 4 fills it: echo 205 us */
+	rv_ack(c, 5, 0, 205 * US, 240 * US);
+	tpchan_get_stats(c, &st);
+	assert_int_equal(st.rto_spurious, 0);
+	tpchan_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3115,7 +3304,10 @@ int main(void)
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
+		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
+		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
 		cmocka_unit_test(test_an_ack_echoes_a_resend_that_filled_a_hole),
+		cmocka_unit_test(test_an_ack_echoes_the_newest_resend),
 		cmocka_unit_test(test_forged_and_damaged_packets_are_dropped_and_counted),
 		cmocka_unit_test(test_forged_refusal_counters_are_dropped),
 		cmocka_unit_test(test_refused_delivery_fails_the_message_at_the_sender),
