@@ -588,6 +588,15 @@ static void tell_peer_closed(struct rcon *rc, uint32_t rep_ep, uint32_t rep_conn
 
 static void rcon_connected(struct rcon *rc, int err);
 
+/* Whether the channel our side was bound to is still the one up for the
+ * peer (the slot may be another peer's by now, at the same generation). */
+static bool rcon_chan_same(const struct rcon *rc)
+{
+	const struct dchan *ch = &rc->s->d->rchans->ch[rc->chan];
+
+	return ch->up && ch->generation == rc->generation && strcmp(ch->peer, rc->peer) == 0;
+}
+
 static void lanes_connected(void *arg, int err)
 {
 	rcon_connected(arg, err);
@@ -631,7 +640,20 @@ static void rcon_connected(struct rcon *rc, int err)
 		UcclCtl__ConnectRep cr = UCCL_CTL__CONNECT_REP__INIT;
 		struct dconn *dc = rcon_dconn(rc);
 
-		dc->state = CONN_OPEN;
+		/* the channel went (or came back) after the connect was queued:
+		 * its removal reset our side behind it, and mark_reset skipped
+		 * it (pending) */
+		if (!rcon_chan_same(rc)) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "peer %s went down while connecting", rc->peer);
+			rcon_rebind(rc, -ECONNRESET, why);
+			return;
+		}
+		/* reset already if the peer closed its side meanwhile
+		 * (on_conn_close): the client learns it from its operations */
+		if (dc->state == CONN_PENDING)
+			dc->state = CONN_OPEN;
 		cr.conn_id = rc->conn;
 		rep.body_case = UCCL_CTL__REPLY__BODY_CONNECT;
 		rep.connect = &cr;
@@ -767,7 +789,12 @@ static void bind_done(struct engcmd *c)
 		rcon_fail(rc, c->result, "engine refused the connection: %s", strerror(-c->result));
 	} else {
 		rc->bound = true;
-		if (!rc->lanes)
+		if (!rcon_chan_same(rc)) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "peer %s restarted while connecting", rc->peer);
+			rcon_rebind(rc, -ECONNRESET, why);
+		} else if (!rc->lanes)
 			ask_peer(rc);
 		else if (lanes_bind(rc->s, rc->ep, rc->conn, rc->lanes, rc->chan, rc->rthr,
 				    rc->s->d->rchans->ch[rc->chan].rthreads, rc->wire, UINT32_MAX, 0,
@@ -1112,7 +1139,8 @@ static void accept_finish(struct racc *ra, struct session *s, int res)
 		l->n_conns--;
 		racc_answer(ra, res == -ECONNRESET || failed ? -ECONNRESET : -ECONNREFUSED, 0, 0);
 	} else {
-		dc->state = CONN_OPEN;
+		if (dc->state == CONN_PENDING)   /* else the peer closed it already */
+			dc->state = CONN_OPEN;
 		l->backlog[(l->backlog_head + l->backlog_n) % l->backlog_cap] = ra->conn;
 		l->backlog_n++;
 		racc_answer(ra, 0, l->id, dc->wire);
@@ -1255,9 +1283,13 @@ static void on_conn_close(void *arg, const char *peer, uint32_t ep_id, uint32_t 
 	if (!ep || !ep->live || id >= ep->max_conns || !chan_by_name(d, peer, &chan))
 		return;
 	dc = &ep->conns[id];
-	/* src_ep UINT32_MAX: the peer gave up before it learned ours */
+	/* src_ep UINT32_MAX: the peer gave up before it learned ours. A
+	 * pending side that knows the peer's (it answered) is reset too: the
+	 * close can come before our engine finished the connect, and would
+	 * otherwise be lost, the side left open with nothing behind it */
 	if (!dc->remote || dc->wire != conn || dc->chan != chan || dc->peer_conn != src_conn ||
-	    (src_ep != UINT32_MAX && dc->peer_ep != src_ep) || dc->state != CONN_OPEN)
+	    (src_ep != UINT32_MAX && dc->peer_ep != src_ep) ||
+	    (dc->state != CONN_OPEN && (dc->state != CONN_PENDING || dc->peer_ep == UINT32_MAX)))
 		return;
 	rc = calloc(1, sizeof(*rc));
 	if (rc)
