@@ -46,6 +46,18 @@ int64_t client_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The calling thread's text becomes the context's too. Writers are calls
+ * under ctx->lock and ctx_fail, which holds none: a spin lock of its own,
+ * held for one copy. */
+static void err_publish(struct uccl_ctx *ctx)
+{
+	thread_err.serial = ctx->serial;
+	while (__atomic_test_and_set(&ctx->err_busy, __ATOMIC_ACQUIRE))
+		;
+	memcpy(ctx->err, thread_err.text, sizeof(ctx->err));
+	__atomic_clear(&ctx->err_busy, __ATOMIC_RELEASE);
+}
+
 void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -53,21 +65,17 @@ void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(thread_err.text, sizeof(thread_err.text), fmt, ap);
 	va_end(ap);
-	thread_err.serial = ctx->serial;
-	memcpy(ctx->err, thread_err.text, sizeof(ctx->err));
+	err_publish(ctx);
 }
 
 int ctx_fail(struct uccl_ctx *ctx, int err, const char *fmt, ...)
 {
-	char text[CTX_ERR_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	vsnprintf(thread_err.text, sizeof(thread_err.text), fmt, ap);
 	va_end(ap);
-	ctx_lock(ctx);
-	ctx_set_error(ctx, "%s", text);
-	ctx_unlock(ctx);
+	err_publish(ctx);
 	return err;
 }
 
@@ -538,7 +546,8 @@ UCCL_EXPORT int uccl_attach(const char *socket_path, const char *name, struct uc
 	struct uccl_ctx *ctx;
 	int r;
 
-	attach_err[0] = '\0';
+	/* attach_err is written on failure only: a later attach that works
+	 * leaves the explanation of the one that failed */
 	if (!ret) {
 		snprintf(attach_err, sizeof(attach_err), "uccl_attach: no place for the context");
 		return -EINVAL;
@@ -624,8 +633,11 @@ UCCL_EXPORT const char *uccl_last_error(const struct uccl_ctx *ctx)
 
 UCCL_EXPORT int uccl_set_timeout(struct uccl_ctx *ctx, int timeout_ms)
 {
-	if (!ctx || timeout_ms <= 0)
+	if (!ctx)
 		return -EINVAL;
+	if (timeout_ms <= 0)
+		return ctx_fail(ctx, -EINVAL, "uccl_set_timeout: %d ms: the timeout must be positive",
+				timeout_ms);
 	__atomic_store_n(&ctx->timeout_ms, timeout_ms, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -81,6 +81,7 @@ struct uccl_ctx {
 	struct ctx_late late[CTX_LATE_MAX];
 	uint32_t nlate;
 	char err[CTX_ERR_LEN];           /* the last failure of any of its threads */
+	bool err_busy;                   /* err is being written (ctx_fail holds no lock) */
 };
 
 static inline void ctx_lock(struct uccl_ctx *ctx)
@@ -93,12 +94,14 @@ static inline void ctx_unlock(struct uccl_ctx *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-/* Record the explanation of a failure for uccl_last_error(). Lock held. */
+/* Record the explanation of a failure for uccl_last_error(). */
 void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* A call's own argument check failed: record why (lock not held), so that
- * uccl_last_error() does not show an older failure; returns err. */
+/* A call's own argument check failed: record why, so that
+ * uccl_last_error() does not show an older failure; returns err. Takes no
+ * lock: a refused argument must not wait for another thread's control
+ * call (up to the control timeout). */
 int ctx_fail(struct uccl_ctx *ctx, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -425,7 +425,19 @@ struct lasterr {
 	char name[64];
 	int order;                     /* fails before (0) or after (1) the other */
 	bool own;                      /* read its own failure's text */
+	struct uccl_ep *ep;            /* accept_a_while's listener */
 };
+
+/* Wait in uccl_accept for a second (nobody connects): a control call that
+ * holds the context meanwhile. */
+static void *accept_a_while(void *arg)
+{
+	struct lasterr *l = arg;
+	uint32_t conn;
+
+	(void)uccl_accept(l->ep, 1000, &conn);
+	return NULL;
+}
 
 /* Listen twice under one name: the second is refused, naming it. */
 static void *lasterr_thread(void *arg)
@@ -488,8 +500,40 @@ static int mode_lasterror(void)
 	r = uccl_mem_alloc(ctx, 4096, NULL);
 	check(r == -EINVAL && strstr(uccl_last_error(ctx), "uccl_mem_alloc"),
 	      "a missing result pointer is named: %s: '%s'", uccl_strerror(r), uccl_last_error(ctx));
+	r = uccl_set_timeout(ctx, 0);
+	check(r == -EINVAL && strstr(uccl_last_error(ctx), "uccl_set_timeout"),
+	      "a zero control timeout is named: %s: '%s'", uccl_strerror(r), uccl_last_error(ctx));
+
+	/* ... at once, while another thread waits in a control call */
+	struct lasterr acc = { .ctx = ctx };
+	pthread_t at;
+
+	TRY(ctx, uccl_ep_create(ctx, NULL, &acc.ep));
+	snprintf(acc.name, sizeof(acc.name), "lasterr-acc-%d", (int)getpid());
+	TRY(ctx, uccl_listen(acc.ep, acc.name));
+	if (pthread_create(&at, NULL, accept_a_while, &acc) != 0)
+		return 1;
+	usleep(200000);                /* it is in uccl_accept by now */
+	int64_t t0 = now_ms();
+	r = uccl_connect(ep, "x", -2, &conn);
+	int64_t waited = now_ms() - t0;
+	check(r == -EINVAL && waited < 400, "a refused argument does not wait for another thread's "
+	      "control call (%lld ms)", (long long)waited);
+	pthread_join(at, NULL);
+	uccl_ep_destroy(acc.ep);
 	uccl_ep_destroy(ep);
 	uccl_detach(ctx);
+
+	/* a failed attach's explanation survives a later one that works */
+	struct uccl_ctx *c2;
+
+	r = uccl_attach("/nonexistent/ucclsvcd.sock", "itest-lasterror", &c2);
+	check(r < 0 && uccl_last_error(NULL)[0], "a failed attach explains: %s: '%s'", uccl_strerror(r),
+	      uccl_last_error(NULL));
+	TRY(NULL, uccl_attach(NULL, "itest-lasterror", &c2));
+	check(strstr(uccl_last_error(NULL), "/nonexistent/ucclsvcd.sock") != NULL,
+	      "... and a later attach that works leaves it: '%s'", uccl_last_error(NULL));
+	uccl_detach(c2);
 	return failures ? 1 : 0;
 }
 
