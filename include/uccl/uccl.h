@@ -124,7 +124,7 @@ int uccl_cq_wait(struct uccl_ep *ep, struct uccl_cqe *cqes, int max, int timeout
 
 /* Switch the congestion controller of the data channel to peer (a name from
  * the daemon's uccl.conf peers) to cc ("window", "swift", "timely", "dcqcn",
- * "hint", "none"). Needs the daemon's admin role (-EPERM). 0: the channel
+ * "hint", "eqds", "none"). Needs the daemon's admin role (-EPERM). 0: the channel
  * runs it now, starting from its current window; 1: the peer is not up and
  * its channel will start with it. -EINVAL: unknown controller; -ENOENT:
  * unknown peer. */
