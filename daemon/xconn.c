@@ -35,9 +35,31 @@ static void plain_done(struct engcmd *c)
 	free(c);
 }
 
+static uint64_t *pair_token(struct daemon *d, uint32_t i, uint32_t k)
+{
+	return &d->xtoken[i < k ? i : k][i < k ? k : i];
+}
+
+/* An engine that could not make the channel: connects between the two
+ * threads fail (-EINVAL, no channel) until it is made again; a token of 0
+ * tells join_step so, and the next rebuild may come at once. */
+static void add_done(struct engcmd *c)
+{
+	struct daemon *d = c->arg;
+	uint32_t i = (uint32_t)(uintptr_t)c->ctx, k = c->u.chan.chan % CONF_MAX_ENGINE_THREADS;
+
+	if (c->result < 0 && *pair_token(d, i, k) == c->u.chan.tag) {
+		log_err("engine thread %u: no channel to thread %u: %s; connects between them fail "
+			"until it is made again (at the next one)", i, k, strerror(-c->result));
+		*pair_token(d, i, k) = 0;
+		d->xrebuilt_ms[i < k ? i : k][i < k ? k : i] = 0;
+	}
+	free(c);
+}
+
 /* Thread i's channel to thread k, with token (both directions carry the
- * same one: none of it leaves this host's data planes). */
-static int chan_add(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
+ * same one: none of it leaves this host's data planes); not submitted. */
+static struct engcmd *chan_add_cmd(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
 {
 	const struct conf *cf = &d->conf;
 	const struct conf_addr *a = conf_data_addr(cf);
@@ -45,9 +67,11 @@ static int chan_add(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
 	struct engcmd *c = calloc(1, sizeof(*c));
 
 	if (!c)
-		return -ENOMEM;
+		return NULL;
 	c->type = ENGCMD_CHAN_ADD;
-	c->done = plain_done;
+	c->done = add_done;
+	c->arg = d;
+	c->ctx = (void *)(uintptr_t)i;
 	c->u.chan.chan = nthr_self_chan(k, RCONN_MAX_CHANS);
 	if (a->family == AF_INET6) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&c->u.chan.addr;
@@ -67,9 +91,13 @@ static int chan_add(struct daemon *d, uint32_t i, uint32_t k, uint64_t token)
 	rconn_chan_params(d, cf->mtu - ip_udp, cf->data_paths, cf->max_inflight_bytes,
 			  chancc_for(d, ""), token, token, token ^ ((uint64_t)i << 32 | k), &c->u.chan.p);
 	c->u.chan.tag = token;         /* what a give-up of it is reported with */
-	d->xtoken[i < k ? i : k][i < k ? k : i] = token;
+	return c;
+}
+
+static void chan_add_submit(struct daemon *d, uint32_t i, struct engcmd *c)
+{
+	*pair_token(d, i, c->u.chan.chan % CONF_MAX_ENGINE_THREADS) = c->u.chan.tag;
 	engthr_submit(d->thr[i], c);
-	return 0;
 }
 
 static uint64_t new_token(void)
@@ -88,10 +116,16 @@ int xconn_start(struct daemon *d)
 	if (d->n_thr < 2)
 		return 0;
 	token = new_token();
-	for (uint32_t i = 0; i < d->n_thr; i++)
-		for (uint32_t k = 0; k < d->n_thr; k++)
-			if (k != i && chan_add(d, i, k, token) < 0)
-				return -ENOMEM;
+	for (uint32_t i = 0; i < d->n_thr; i++) {
+		for (uint32_t k = 0; k < d->n_thr; k++) {
+			struct engcmd *c = k != i ? chan_add_cmd(d, i, k, token) : NULL;
+
+			if (k != i && !c)
+				return -ENOMEM;     /* the daemon does not start */
+			if (c)
+				chan_add_submit(d, i, c);
+		}
+	}
 	d->xconn = true;
 	log_info("engine threads: %u x %u channels between them over the data planes", d->n_thr,
 		 d->n_thr - 1);
@@ -99,40 +133,55 @@ int xconn_start(struct daemon *d)
 }
 
 /* The channels between threads i and k gave up (a packet went unacknowledged
- * max_retx times: a thread stalled for seconds): the engines refuse every
- * connection over them from then on, and nothing else replaces them. Both
- * are made again, with a new token, so that the next connect works; the
- * connections that were on them were reset already. At most once a second
- * per pair, or joins failing together would tear down each other's. */
+ * max_retx times: a thread stalled for seconds), or one could not be made:
+ * the engines refuse every connection over them from then on, and nothing
+ * else replaces them. Both are made again, with a new token, so that the
+ * next connect works; the connections that were on them were reset
+ * already. At most once a second per pair, or joins failing together would
+ * tear down each other's. All four commands or none: half of them would
+ * leave one thread without a channel that nothing then reports. */
 static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
 {
 	uint64_t now = daemon_now_ms(), token = new_token();
 	uint64_t *last = &d->xrebuilt_ms[i < k ? i : k][i < k ? k : i];
+	struct engcmd *rm[2], *add[2];
+	bool ok = true;
 
 	if (*last && now - *last < 1000)
 		return;
+	for (int dir = 0; dir < 2; dir++) {
+		uint32_t x = dir ? k : i, y = dir ? i : k;
+
+		rm[dir] = calloc(1, sizeof(*rm[dir]));
+		add[dir] = chan_add_cmd(d, x, y, token);
+		ok = ok && rm[dir] && add[dir];
+	}
+	if (!ok) {
+		for (int dir = 0; dir < 2; dir++) {
+			free(rm[dir]);
+			free(add[dir]);
+		}
+		log_err("engine threads %u and %u: out of memory to make their channel again; "
+			"the next connect between them tries again", i, k);
+		return;
+	}
 	*last = now;
 	for (int dir = 0; dir < 2; dir++) {
 		uint32_t x = dir ? k : i, y = dir ? i : k;
-		struct engcmd *c = calloc(1, sizeof(*c));
 
-		if (!c)
-			return;
-		c->type = ENGCMD_CHAN_REMOVE;
-		c->done = plain_done;
-		c->u.chan_rm.chan = nthr_self_chan(y, RCONN_MAX_CHANS);
-		c->u.chan_rm.err = -ENETRESET;
-		engthr_submit(d->thr[x], c);   /* per-thread order: before the add */
-		if (chan_add(d, x, y, token) < 0)
-			return;
+		rm[dir]->type = ENGCMD_CHAN_REMOVE;
+		rm[dir]->done = plain_done;
+		rm[dir]->u.chan_rm.chan = nthr_self_chan(y, RCONN_MAX_CHANS);
+		rm[dir]->u.chan_rm.err = -ENETRESET;
+		engthr_submit(d->thr[x], rm[dir]);   /* per-thread order: before the add */
+		chan_add_submit(d, x, add[dir]);
 	}
 	log_warn("engine threads %u and %u: the channel between them gave up; made again", i, k);
 }
 
 void xconn_chan_gave_up(struct daemon *d, uint32_t i, uint32_t k, uint64_t tag)
 {
-	if (!d->xconn || i >= d->n_thr || k >= d->n_thr || i == k ||
-	    d->xtoken[i < k ? i : k][i < k ? k : i] != tag)
+	if (!d->xconn || i >= d->n_thr || k >= d->n_thr || i == k || *pair_token(d, i, k) != tag)
 		return;
 	chans_rebuild(d, i, k);
 }
@@ -148,6 +197,7 @@ struct xjoin {
 	uint32_t left;
 	int err;
 	int round;                     /* 1: binding, 2: connecting */
+	uint64_t token;                /* the pair's channels' when it began (pair_token) */
 };
 
 static struct dep *ep_of(struct daemon *d, uint32_t id, uint64_t serial)
@@ -265,9 +315,13 @@ static void join_step(struct engcmd *c)
 	l = ep_of(d, j->b, j->sb);
 	/* a side whose endpoint is going was reset with it */
 	if (j->err || j->s->closing || !ep || !ep->live || !l || !l->live) {
-		/* refused for a channel that gave up: make it again, for the
-		 * next connect (this one fails, saying so) */
-		if (j->err == -ENETRESET && ep && l)
+		/* refused for a channel that gave up, or that an engine could
+		 * not make (add_done): make it again, for the next connect
+		 * (this one fails, saying so) */
+		/* ... unless they were made again since it began: a stale
+		 * refusal would tear down the new ones */
+		if (ep && l && *pair_token(d, ep->thr, l->thr) == j->token &&
+		    (j->err == -ENETRESET || (j->err == -EINVAL && j->token == 0)))
 			chans_rebuild(d, ep->thr, l->thr);
 		join_fail(j, ep && ep->s == j->s ? ep : NULL, l);
 		return;
@@ -311,7 +365,8 @@ void xconn_join(struct session *s, struct dep *ep, uint32_t ca, struct dep *l, u
 		return;
 	}
 	*j = (struct xjoin){ .s = s, .ls = l->s, .a = ep->id, .ca = ca, .b = l->id, .cb = cb,
-			     .sa = ep->serial, .sb = l->serial, .round = 1 };
+			     .sa = ep->serial, .sb = l->serial, .round = 1,
+			     .token = *pair_token(d, ep->thr, l->thr) };
 	session_ref(s);
 	session_ref(l->s);
 	ep->conns[ca].xthr = l->conns[cb].xthr = true;
