@@ -29,6 +29,11 @@
  *   peer NAME           connect to NAME, post a recv, print "ready", then
  *                       expect -ECONNRESET once the holder is killed
  *   connect TARGET MS   one connect with that timeout; prints its result
+ *   closedearly TARGET MS  connects to TARGET, whose side the peer closes
+ *                       as it accepts; posts a recv and prints "recv res R
+ *                       after T ms" once it completes (exit 0 if R is
+ *                       -ECONNRESET) or "recv: no completion in MS ms"
+ *                       (exit 1)
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
  *   hup SECONDS [shut]  create an endpoint, close its doorbell (the SQ
@@ -1474,6 +1479,47 @@ static int mode_connect(const char *target, int timeout_ms)
 	return r == 0 ? 0 : 1;
 }
 
+/* ---- a connection the peer closed while we connected ---- */
+
+static int mode_closedearly(const char *target, int wait_ms)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
+	struct uccl_mr *mr;
+	uint32_t conn;
+	int64_t t0;
+	int r;
+
+	TRY(NULL, uccl_attach(NULL, "itest-closedearly", &ctx));
+	TRY(ctx, uccl_mem_alloc(ctx, 4096, &mr));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	/* succeeds either way: the peer accepted; what it closed shows in
+	 * the operations */
+	r = uccl_connect(ep, target, T_MS, &conn);
+	if (r < 0)
+		die("uccl_connect", r, ctx);
+	printf("connected\n");
+	/* nothing will ever arrive: the peer's side is gone */
+	TRY(ctx, uccl_recv(ep, conn, mr, 0, 64, 1, 0, 1));
+	t0 = now_ms();
+	while (now_ms() - t0 < wait_ms) {
+		struct uccl_cqe c;
+		int n = uccl_cq_wait(ep, &c, 1, (int)(wait_ms - (now_ms() - t0)) + 1);
+
+		if (n == 1 && c.user_data == 1) {
+			printf("recv res %d (%s) after %lld ms\n", c.res, uccl_strerror(c.res),
+			       (long long)(now_ms() - t0));
+			uccl_detach(ctx);
+			return c.res == -ECONNRESET ? 0 : 1;
+		}
+		if (n < 0 && n != -ETIMEDOUT)
+			die("uccl_cq_wait", n, ctx);
+	}
+	printf("recv: no completion in %d ms\n", wait_ms);
+	uccl_detach(ctx);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1510,6 +1556,8 @@ int main(int argc, char **argv)
 		return mode_peer(argv[2]);
 	if (argc >= 4 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], atoi(argv[3]));
+	if (argc >= 4 && strcmp(argv[1], "closedearly") == 0)
+		return mode_closedearly(argv[2], atoi(argv[3]));
 	if (argc >= 3 && strcmp(argv[1], "hup") == 0)
 		return mode_hup((unsigned)atoi(argv[2]), argc >= 4 && strcmp(argv[3], "shut") == 0);
 	if (argc >= 3 && strcmp(argv[1], "badinput") == 0)
@@ -1522,6 +1570,7 @@ int main(int argc, char **argv)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|emfile N|backpressure|isolation|"
 		"hold NAME|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
-		"gclient TARGET BYTES GO|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]\n");
+		"gclient TARGET BYTES GO|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]|"
+		"connect TARGET MS|closedearly TARGET MS\n");
 	return 2;
 }

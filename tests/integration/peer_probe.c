@@ -5,7 +5,8 @@
  * daemon would (garbage, a wrong version, an unknown name, nothing at all,
  * too many connections, a data port inside another peer's), or plays a
  * correct peer for a moment (a lookup, a
- * connect, a connection closed, an answer never asked for), and prints
+ * connect, a connection closed, an answer never asked for, a connect of
+ * the daemon's answered and closed at once), and prints
  * what the daemon answered, one line per fact, for the script to check.
  */
 #include "config.h"
@@ -398,6 +399,22 @@ static int mode_flood(const char *host, const char *port, const char *count, con
 	return 0;
 }
 
+/* Whether r is a keepalive of the daemon's; answered if it is. */
+static bool answer_keepalive(int fd, const UcclPeer__PeerMsg *r)
+{
+	UcclPeer__PeerMsg a = UCCL_PEER__PEER_MSG__INIT;
+	UcclPeer__KeepaliveAck ack = UCCL_PEER__KEEPALIVE_ACK__INIT;
+
+	if (r->body_case != UCCL_PEER__PEER_MSG__BODY_KEEPALIVE)
+		return false;
+	ack.seq = r->keepalive->seq;
+	ack.sent_us = r->keepalive->sent_us;
+	a.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK;
+	a.keepalive_ack = &ack;
+	send_msg(fd, &a);
+	return true;
+}
+
 /* squat NAME DATA_PORT HOLD_MS [FROM [DATA_ADDR]]: a valid peer NAME,
  * connecting from FROM (default any), whose hello announces data
  * DATA_ADDR:DATA_PORT (DATA_ADDR default FROM, else 127.0.0.1; any port,
@@ -437,16 +454,92 @@ static int mode_squat(const char *host, const char *port, const char *name, cons
 		r = recv_msg(fd);
 		if (!r)
 			return 1;
-		if (r->body_case == UCCL_PEER__PEER_MSG__BODY_KEEPALIVE) {
-			UcclPeer__PeerMsg a = UCCL_PEER__PEER_MSG__INIT;
-			UcclPeer__KeepaliveAck ack = UCCL_PEER__KEEPALIVE_ACK__INIT;
+		answer_keepalive(fd, r);
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+	}
+	close(fd);
+	return 0;
+}
 
-			ack.seq = r->keepalive->seq;
-			ack.sent_us = r->keepalive->sent_us;
-			a.body_case = UCCL_PEER__PEER_MSG__BODY_KEEPALIVE_ACK;
-			a.keepalive_ack = &ack;
-			send_msg(fd, &a);
-		}
+/* closeearly NAME HOLD_MS: as peer NAME, wait for the daemon to ask for a
+ * connection ("connect_req LISTEN EP WIRE"), then accept it and close the
+ * accepted side at once: the ConnectRep and a ConnClose naming the
+ * daemon's side go in one write, so that the daemon reads both before its
+ * engine has finished the connect the answer starts ("closed EP WIRE").
+ * Then answers keepalives (the peer stays up, its channel with it) for
+ * HOLD_MS, printing anything else the daemon sends ("got KIND", "got
+ * conn_close EP CONN"), and closes. Nothing answers on the data port the
+ * hello announces: the daemon's side never hears from the peer's. */
+static int mode_closeearly(const char *host, const char *port, const char *name, const char *hold)
+{
+	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
+	UcclPeer__ConnectRep cr = UCCL_PEER__CONNECT_REP__INIT;
+	UcclPeer__ConnClose cc = UCCL_PEER__CONN_CLOSE__INIT;
+	uint8_t *rep, *cls, *both;
+	size_t rep_len, cls_len;
+	int fd = dial(host, port);
+	int64_t end;
+
+	if (!handshake(fd, name)) {
+		close(fd);
+		return 1;
+	}
+	/* the daemon asks once a client of it connects to NAME/LISTEN */
+	while ((r = recv_msg(fd)) && answer_keepalive(fd, r))
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+	if (!r)
+		return 1;
+	if (r->body_case != UCCL_PEER__PEER_MSG__BODY_CONNECT_REQ) {
+		printf("got %s\n", peerframe_msg_name(r));
+		return 1;
+	}
+	printf("connect_req %s %u %u\n", r->connect_req->name, r->connect_req->src_ep,
+	       r->connect_req->src_conn);
+	/* our side: endpoint 5 conn 6, made up (nothing will use it) */
+	cr.id = r->connect_req->id;
+	cr.status = 0;
+	cr.has_ep_id = cr.has_conn = 1;
+	cr.ep_id = 5;
+	cr.conn = 6;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONNECT_REP;
+	m.connect_rep = &cr;
+	if (peerframe_pack(&m, &rep, &rep_len) < 0) {
+		fprintf(stderr, "peer_probe: cannot pack\n");
+		return 2;
+	}
+	cc.ep_id = r->connect_req->src_ep;
+	cc.conn = r->connect_req->src_conn;
+	cc.src_ep = cr.ep_id;
+	cc.src_conn = cr.conn;
+	m.body_case = UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE;
+	m.conn_close = &cc;
+	if (peerframe_pack(&m, &cls, &cls_len) < 0 || !(both = malloc(rep_len + cls_len))) {
+		fprintf(stderr, "peer_probe: cannot pack\n");
+		return 2;
+	}
+	memcpy(both, rep, rep_len);
+	memcpy(both + rep_len, cls, cls_len);
+	/* one write, one segment on loopback: the daemon's read takes both */
+	send_all(fd, both, rep_len + cls_len);
+	printf("closed %u %u\n", cc.ep_id, cc.conn);
+	free(both);
+	free(cls);
+	free(rep);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+
+	end = now_ms() + atoi(hold);
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		r = recv_msg(fd);
+		if (!r)
+			return 1;
+		if (r->body_case == UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE)
+			printf("got conn_close %u %u\n", r->conn_close->ep_id, r->conn_close->conn);
+		else if (!answer_keepalive(fd, r))
+			printf("got %s\n", peerframe_msg_name(r));
 		uccl_peer__peer_msg__free_unpacked(r, NULL);
 	}
 	close(fd);
@@ -468,10 +561,13 @@ int main(int argc, char **argv)
 				  argc > 8 ? argv[8] : NULL);
 	if (argc == 6 && strcmp(argv[1], "connect") == 0)
 		return mode_connect(argv[2], argv[3], argv[4], argv[5]);
+	if (argc == 6 && strcmp(argv[1], "closeearly") == 0)
+		return mode_closeearly(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: peer_probe garbage HOST PORT http|junk|empty|early|silent\n"
 			"       peer_probe hello HOST PORT NAME VERSION [LOOKUP]\n"
 			"       peer_probe flood HOST PORT N [FROM [HOLD_MS]]\n"
 			"       peer_probe squat HOST PORT NAME DATA_PORT HOLD_MS [FROM [DATA_ADDR]]\n"
-			"       peer_probe connect HOST PORT NAME LISTEN\n");
+			"       peer_probe connect HOST PORT NAME LISTEN\n"
+			"       peer_probe closeearly HOST PORT NAME HOLD_MS\n");
 	return 2;
 }
