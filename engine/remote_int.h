@@ -133,6 +133,11 @@ struct remote {
 	uint64_t pull_t;               /* when it next has work */
 	uint32_t failures_untold;      /* channels failed since engine_chan_failures */
 	struct opq_op *linger;         /* split ops waiting for their parts after a reset */
+	/* bytes read ahead of a packet from a region the daemon does not map
+	 * (cb_read): rd_len of them at rd_off of submission rd_cookie */
+	uint8_t *rd_buf;
+	uint64_t rd_cookie, rd_off;
+	uint32_t rd_len;
 };
 
 #define NO_SLOT UINT32_MAX

@@ -94,6 +94,8 @@ struct fx_params {
 	uint64_t ack_hold_ns;         /* tpchan_params.ack_hold_ns of both */
 	bool pack;                    /* packets of one engine_tx share datagrams, as the
 				       * UDP nic packs them (up to dgram_max) */
+	bool vmem;                    /* A's regions as uccl_mem_reg makes them (MR_REMOTE_VA:
+				       * copied, never mapped; fx_copy still reads base) */
 };
 #define PARAMS(...) ((struct fx_params){ .seed = 1, .mtu = 1500, .npaths = 4, __VA_ARGS__ })
 /* loss, duplication and reordering */
@@ -124,6 +126,7 @@ struct host {
 	bool in_rx;
 	uint64_t rx_cqes0;
 	uint64_t copies_after_cqe;
+	uint64_t vm_copies;           /* copies from MR_REMOTE_VA regions (a system call each) */
 };
 
 struct link_stats {
@@ -187,6 +190,8 @@ static int fx_copy(void *arg, const struct mr *dst, uint64_t dst_off, const stru
 		return -EFAULT;
 	}
 	memmove((uint8_t *)dst->base + dst_off, (const uint8_t *)src->base + src_off, len);
+	if (src->kind == MR_REMOTE_VA)
+		h->vm_copies++;
 	if (h->in_rx && engine_stats(h->e)->cqes != h->rx_cqes0)
 		h->copies_after_cqe++;
 	return 0;
@@ -235,15 +240,21 @@ static void cli_map(struct cli *c)
 	c->sems = (uint64_t *)((uint8_t *)c->region + c->hdr.sem_off);
 }
 
-static uint8_t *mr_add(struct host *h, uint32_t client, uint32_t id, uint64_t rkey, size_t len)
+static uint8_t *mr_add_kind(struct host *h, uint32_t client, uint32_t id, uint64_t rkey, size_t len,
+			    enum mr_kind kind)
 {
 	uint8_t *b = malloc(len);
 	struct mr m = { .id = id, .client_id = client, .rkey = rkey, .len = len,
-			.kind = MR_MAPPED, .base = b };
+			.kind = kind, .base = b };
 
 	assert_non_null(b);
 	assert_int_equal(engine_mr_add(h->e, &m), 0);
 	return b;
+}
+
+static uint8_t *mr_add(struct host *h, uint32_t client, uint32_t id, uint64_t rkey, size_t len)
+{
+	return mr_add_kind(h, client, id, rkey, len, MR_MAPPED);
 }
 
 static struct tpchan_params chan_params(const struct fx_params *p, int side, uint32_t gen)
@@ -291,8 +302,10 @@ static void host_new(struct fx *f, int side)
 	assert_int_equal(engine_ep_add(h->e, &pp), 0);
 	assert_int_equal(engine_chan_add(h->e, 0, &cp), 0);
 	if (side == HA) {
-		h->mr1 = mr_add(h, CLIENT_A, 1, KEY_A, REG_LEN);
-		h->mr2 = mr_add(h, CLIENT_A, 2, KEY_A + 1, REG_LEN);
+		enum mr_kind k = f->p.vmem ? MR_REMOTE_VA : MR_MAPPED;
+
+		h->mr1 = mr_add_kind(h, CLIENT_A, 1, KEY_A, REG_LEN, k);
+		h->mr2 = mr_add_kind(h, CLIENT_A, 2, KEY_A + 1, REG_LEN, k);
 		fill_pattern(h->mr1, REG_LEN, f->p.seed + 11);
 		fill_pattern(h->mr2, REG_LEN, f->p.seed + 22);
 	} else {
@@ -815,6 +828,10 @@ static void test_put_of_4mib_arrives_intact(void **state)
 		/* payloads gathered from the region instead of copied */
 		PARAMS(.seed = 6, .mtu = 1500, .npaths = 4, .gather = true),
 		PARAMS(.seed = 7, .mtu = 9000, .npaths = 6, ROUGH(10000), .gather = true),
+		/* from memory the daemon copies (uccl_mem_reg), read ahead */
+		PARAMS(.seed = 8, .mtu = 1500, .npaths = 4, .vmem = true),
+		PARAMS(.seed = 9, .mtu = 1500, .npaths = 8, ROUGH(10000), .vmem = true),
+		PARAMS(.seed = 10, .mtu = 9000, .npaths = 6, ROUGH(10000), .vmem = true, .gather = true),
 	};
 
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
@@ -822,10 +839,19 @@ static void test_put_of_4mib_arrives_intact(void **state)
 
 		put_4mib(f, NULL);
 		/* every 4 MiB put packet (and resends) went gathered, or none */
-		if (runs[i].gather)
+		if (runs[i].gather && !runs[i].vmem)
 			assert_true(f->gathered >= (4u << 20) / (runs[i].mtu - WIRE_DATA_HDR_LEN));
 		else
 			assert_int_equal(f->gathered, 0);
+		/* a copy per 64 KiB read ahead, not one a packet (2,990 at
+		 * MTU 1500); a resend of older bytes reads them again, and
+		 * the next new packet then reads its window again */
+		if (runs[i].vmem && !runs[i].loss_ppm)
+			assert_in_range(f->h[HA].vm_copies, 64, 80);
+		else if (runs[i].vmem)
+			assert_in_range(f->h[HA].vm_copies, 64, 64 + 2 * chst(f, HA, 0).tp.retx_pkts);
+		else
+			assert_int_equal(f->h[HA].vm_copies, 0);
 		if (runs[i].loss_ppm) {
 			/* the wire did its worst and the channel repaired it */
 			assert_true(f->ls.lost[0] > 0);
