@@ -1255,6 +1255,10 @@ static int run(const struct opts *o, const struct cmd *c)
 	r = c->print(rep, o->json);
 	if (r == 0 && fflush(stdout) != 0)
 		r = -errno;
+	if (r == -EPROTO) {           /* a member the answer must have is missing */
+		fprintf(stderr, "ucclctl: %s: the daemon's answer is incomplete\n", c->name);
+		goto out_reply;
+	}
 	if (r < 0) {
 		fprintf(stderr, "ucclctl: writing output: %s\n", strerror(-r));
 		goto out_reply;
@@ -1316,7 +1320,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "s:jt:hV", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			o.socket = optarg;
+			o.socket = *optarg ? optarg : NULL;   /* empty: unset, as in the library */
 			break;
 		case 'j':
 			o.json = true;

@@ -8,6 +8,8 @@ start_daemon
 rc=0; "$UCCLCTL" channels >"$TMPD/channels.txt" || rc=$?
 expect "channels without peering exits 0 (rc $rc)" [ "$rc" -eq 0 ]
 expect "... and lists none" grep -qx '(none)' "$TMPD/channels.txt"
+# an empty --socket is no socket given, as in the library ($UCCL_SOCKET)
+expect "ucclctl --socket '' takes \$UCCL_SOCKET" "$UCCLCTL" --socket '' status
 expect "itest_client primitives" "$ITEST" primitives
 expect "itest_client lasterror" "$ITEST" lasterror
 stop_daemon
