@@ -68,6 +68,11 @@ void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	err_publish(ctx);
 }
 
+const char *ctx_thread_error(void)
+{
+	return thread_err.text;
+}
+
 int ctx_fail(struct uccl_ctx *ctx, int err, const char *fmt, ...)
 {
 	va_list ap;

@@ -98,6 +98,10 @@ static inline void ctx_unlock(struct uccl_ctx *ctx)
 void ctx_set_error(struct uccl_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The calling thread's last text (ctx_set_error, ctx_fail): ctx->err may
+ * be another thread's by the time this one reads it. */
+const char *ctx_thread_error(void);
+
 /* A call's own argument check failed: record why, so that
  * uccl_last_error() does not show an older failure; returns err. Takes no
  * lock: a refused argument must not wait for another thread's control

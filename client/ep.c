@@ -181,7 +181,7 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 out_daemon_ep:
 	/* The daemon made the endpoint; do not leave it behind, but report
 	 * why the mapping failed rather than how the destroy went. */
-	memcpy(why, ctx->err, sizeof(why));
+	memcpy(why, ctx_thread_error(), sizeof(why));
 	(void)ep_destroy_remote(ctx, ep->id);
 	ctx_set_error(ctx, "%s", why);
 	close(fds[1]);

@@ -471,8 +471,16 @@ static void unbind_done(struct engcmd *c)
 	if (!rc->s->closing && rc->rebind) {
 		char why[sizeof(rc->last_why)];
 
+		struct dconn *dc = rcon_dconn(rc);
+
 		/* a copy: rcon_later may format into rc->last_why */
 		snprintf(why, sizeof(why), "%s", rc->last_why);
+		/* the next attempt knows no peer side yet: a close meant for
+		 * this one must not match it (on_conn_close), and a grace
+		 * reset armed for this one finds the side no longer reset */
+		dc->state = CONN_PENDING;
+		dc->peer_ep = UINT32_MAX;
+		dc->peer_conn = 0;
 		rc->rebind = false;
 		rc->bound = false;
 		rc->looked_up = false;
@@ -632,9 +640,17 @@ static void rcon_connected(struct rcon *rc, int err)
 	}
 	if (err < 0) {
 		tell_peer_closed(rc, rc->rep_ep, rc->rep_conn, rc->ep->id);
-		/* the channel went down in between: the engine reset our side */
-		rcon_fail(rc, err == -ECONNRESET ? -ECONNRESET : err,
-			  "connection to %s/%s was reset before it completed", rc->peer, rc->name);
+		if (!rcon_chan_same(rc)) {
+			/* the channel went, or came back, while our side (or a
+			 * lane's) connected: start over, as in the success case */
+			char why[96];
+
+			snprintf(why, sizeof(why), "peer %s went down while connecting", rc->peer);
+			rcon_rebind(rc, -ECONNRESET, why);
+			return;
+		}
+		rcon_fail(rc, err, "connection to %s/%s was reset before it completed", rc->peer,
+			  rc->name);
 	} else {
 		UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
 		UcclCtl__ConnectRep cr = UCCL_CTL__CONNECT_REP__INIT;
