@@ -415,6 +415,34 @@ static bool answer_keepalive(int fd, const UcclPeer__PeerMsg *r)
 	return true;
 }
 
+/* Stay a live peer for hold_ms: answer the daemon's keepalives; with tell,
+ * print what else it sends ("got KIND", "got conn_close EP CONN"). -1 if
+ * the daemon closed the connection. */
+static int stay_up(int fd, int hold_ms, bool tell)
+{
+	int64_t end = now_ms() + hold_ms;
+
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		UcclPeer__PeerMsg *r;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		r = recv_msg(fd);
+		if (!r)
+			return -1;
+		if (!answer_keepalive(fd, r) && tell) {
+			if (r->body_case == UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE)
+				printf("got conn_close %u %u\n", r->conn_close->ep_id,
+				       r->conn_close->conn);
+			else
+				printf("got %s\n", peerframe_msg_name(r));
+		}
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+	}
+	return 0;
+}
+
 /* squat NAME DATA_PORT HOLD_MS [FROM [DATA_ADDR]]: a valid peer NAME,
  * connecting from FROM (default any), whose hello announces data
  * DATA_ADDR:DATA_PORT (DATA_ADDR default FROM, else 127.0.0.1; any port,
@@ -426,7 +454,6 @@ static int mode_squat(const char *host, const char *port, const char *name, cons
 	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT, *r;
 	UcclPeer__Hello h = UCCL_PEER__HELLO__INIT;
 	int fd = from ? dial_from(host, port, from) : dial(host, port);
-	int64_t end;
 
 	hello_of(&h, name, PEER_PROTO_VERSION);
 	if (daddr || from)
@@ -445,18 +472,8 @@ static int mode_squat(const char *host, const char *port, const char *name, cons
 	}
 	printf("hello %s\n", r->hello->host_name);
 	uccl_peer__peer_msg__free_unpacked(r, NULL);
-	end = now_ms() + atoi(hold);
-	while (now_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		r = recv_msg(fd);
-		if (!r)
-			return 1;
-		answer_keepalive(fd, r);
-		uccl_peer__peer_msg__free_unpacked(r, NULL);
-	}
+	if (stay_up(fd, atoi(hold), false) < 0)
+		return 1;
 	close(fd);
 	return 0;
 }
@@ -478,7 +495,6 @@ static int mode_closeearly(const char *host, const char *port, const char *name,
 	uint8_t *rep, *cls, *both;
 	size_t rep_len, cls_len;
 	int fd = dial(host, port);
-	int64_t end;
 
 	if (!handshake(fd, name)) {
 		close(fd);
@@ -527,21 +543,8 @@ static int mode_closeearly(const char *host, const char *port, const char *name,
 	free(rep);
 	uccl_peer__peer_msg__free_unpacked(r, NULL);
 
-	end = now_ms() + atoi(hold);
-	while (now_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		r = recv_msg(fd);
-		if (!r)
-			return 1;
-		if (r->body_case == UCCL_PEER__PEER_MSG__BODY_CONN_CLOSE)
-			printf("got conn_close %u %u\n", r->conn_close->ep_id, r->conn_close->conn);
-		else if (!answer_keepalive(fd, r))
-			printf("got %s\n", peerframe_msg_name(r));
-		uccl_peer__peer_msg__free_unpacked(r, NULL);
-	}
+	if (stay_up(fd, atoi(hold), true) < 0)
+		return 1;
 	close(fd);
 	return 0;
 }

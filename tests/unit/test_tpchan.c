@@ -1323,55 +1323,80 @@ static int64_t grab_data(void *arg, int from, const uint8_t *pkt, uint32_t len)
 	return -1;
 }
 
+/* Two DATA packets from a to b on one path, taken off the wire (d0, d1 in
+ * psn order) for the test to hand b as it likes (echo_inject). */
+static void echo_setup(struct world *w, struct grab *g, struct wire_pkt *d0, struct wire_pkt *d1)
+{
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_msg m;
+
+	memset(g, 0, sizeof(*g));
+	p.npaths = 1;
+	world_init(w, 1, false);
+	w->msgs[0].len = 2 * MSS1500;
+	w->total = 2 * MSS1500;
+	world_chans(w, &p, &p, &lp);
+	wirelink_set_tap(w->link, grab_data, g);
+	m = msg_of(w, 0);
+	assert_int_equal(tpchan_submit(w->a, &m), 0);
+	assert_int_equal(wirelink_step(w->link), 1);
+	assert_int_equal(g->n, 2);
+	assert_int_equal(wire_parse(g->pkt[0], g->len[0], d0), 0);
+	assert_int_equal(wire_parse(g->pkt[1], g->len[1], d1), 0);
+	assert_int_equal(d1->data.psn, d0->data.psn + 1);
+}
+
+/* x (its flags and tsval as the test set them) arrives at b. */
+static void echo_inject(struct world *w, const struct wire_pkt *x)
+{
+	uint8_t buf[9000];
+	int n = wire_write_data(buf, sizeof(buf), &x->data);
+
+	assert_true(n > 0);
+	assert_int_equal(wirelink_inject(w->link, 1, buf, (size_t)n), 0);
+}
+
+/* b's one ACK now: its tsecr, after checking it acknowledges up to cum. */
+static uint64_t echo_of_ack(struct world *w, uint32_t cum)
+{
+	struct tpchan_txpkt out[8];
+	uint8_t bufs[8][9000];
+	struct wire_pkt ack;
+	uint64_t tsecr = 0;
+	int n, found = 0;
+
+	for (int i = 0; i < 8; i++)
+		out[i].buf = bufs[i];
+	n = tpchan_tx(w->b, wirelink_now(w->link), out, 8);
+	for (int i = 0; i < n; i++) {
+		if (wire_parse(out[i].buf, out[i].len, &ack) < 0 || ack.type != WIRE_ACK)
+			continue;
+		assert_int_equal(ack.ack.cum_psn, cum);
+		tsecr = ack.ack.tsecr;
+		found++;
+	}
+	assert_int_equal(found, 1);
+	return tsecr;
+}
+
 /* b gets psn 1 (sent at T1), then, before it answers, the resend of the
  * lost psn 0 (sent at T2, later): the ACK echoes the resend, so the
  * sender can see its timeout was right (an echo of T1 read as "the
  * original arrived"). */
 static void test_an_ack_echoes_a_resend_that_filled_a_hole(void **state)
 {
-	struct world w;
-	struct tpchan_params p = chan_params(false);
-	struct wirelink_params lp = clean_link();
 	static struct grab g;
-	struct tpchan_txpkt out[8];
-	uint8_t bufs[8][9000];
-	struct wire_pkt d0, d1, ack;
-	uint8_t resend[9000];
-	struct tpchan_msg m;
-	int n, found = 0;
+	struct wire_pkt d0, d1;
+	struct world w;
 
 	(void)state;
-	memset(&g, 0, sizeof(g));
-	p.npaths = 1;
-	world_init(&w, 1, false);
-	w.msgs[0].len = 2 * MSS1500;
-	w.total = 2 * MSS1500;
-	world_chans(&w, &p, &p, &lp);
-	wirelink_set_tap(w.link, grab_data, &g);
-	m = msg_of(&w, 0);
-	assert_int_equal(tpchan_submit(w.a, &m), 0);
-	assert_int_equal(wirelink_step(w.link), 1);
-	assert_int_equal(g.n, 2);
-	assert_int_equal(wire_parse(g.pkt[0], g.len[0], &d0), 0);
-	assert_int_equal(wire_parse(g.pkt[1], g.len[1], &d1), 0);
-	assert_int_equal(d1.data.psn, d0.data.psn + 1);
+	echo_setup(&w, &g, &d0, &d1);
 	d0.data.flags |= WIRE_F_RETX;
 	d0.data.tsval = d1.data.tsval + 500 * US;
-	n = wire_write_data(resend, sizeof(resend), &d0.data);
-	assert_true(n > 0);
-	assert_int_equal(wirelink_inject(w.link, 1, g.pkt[1], g.len[1]), 0);
-	assert_int_equal(wirelink_inject(w.link, 1, resend, (size_t)n), 0);
-	for (int i = 0; i < 8; i++)
-		out[i].buf = bufs[i];
-	n = tpchan_tx(w.b, wirelink_now(w.link), out, 8);
-	for (int i = 0; i < n; i++) {
-		if (wire_parse(out[i].buf, out[i].len, &ack) < 0 || ack.type != WIRE_ACK)
-			continue;
-		assert_int_equal(ack.ack.cum_psn, d1.data.psn + 1);
-		assert_int_equal(ack.ack.tsecr, d0.data.tsval);
-		found++;
-	}
-	assert_int_equal(found, 1);
+	echo_inject(&w, &d1);
+	echo_inject(&w, &d0);
+	assert_int_equal(echo_of_ack(&w, d1.data.psn + 1), d0.data.tsval);
 	world_fini(&w);
 }
 
@@ -1381,51 +1406,19 @@ static void test_an_ack_echoes_a_resend_that_filled_a_hole(void **state)
  * the sender would judge that right timeout spurious. */
 static void test_an_ack_echoes_the_newest_resend(void **state)
 {
-	struct world w;
-	struct tpchan_params p = chan_params(false);
-	struct wirelink_params lp = clean_link();
 	static struct grab g;
-	struct tpchan_txpkt out[8];
-	uint8_t bufs[8][9000];
-	struct wire_pkt d0, d1, ack;
-	uint8_t r0[9000], r1[9000];
-	struct tpchan_msg m;
-	int n0, n1, n, found = 0;
+	struct wire_pkt d0, d1;
+	struct world w;
 
 	(void)state;
-	memset(&g, 0, sizeof(g));
-	p.npaths = 1;
-	world_init(&w, 1, false);
-	w.msgs[0].len = 2 * MSS1500;
-	w.total = 2 * MSS1500;
-	world_chans(&w, &p, &p, &lp);
-	wirelink_set_tap(w.link, grab_data, &g);
-	m = msg_of(&w, 0);
-	assert_int_equal(tpchan_submit(w.a, &m), 0);
-	assert_int_equal(wirelink_step(w.link), 1);
-	assert_int_equal(g.n, 2);
-	assert_int_equal(wire_parse(g.pkt[0], g.len[0], &d0), 0);
-	assert_int_equal(wire_parse(g.pkt[1], g.len[1], &d1), 0);
+	echo_setup(&w, &g, &d0, &d1);
 	d0.data.flags |= WIRE_F_RETX;
 	d0.data.tsval = d1.data.tsval + 100 * US;      /* the older resend */
 	d1.data.flags |= WIRE_F_RETX;
 	d1.data.tsval = d1.data.tsval + 500 * US;      /* the newer one */
-	n0 = wire_write_data(r0, sizeof(r0), &d0.data);
-	n1 = wire_write_data(r1, sizeof(r1), &d1.data);
-	assert_true(n0 > 0 && n1 > 0);
-	assert_int_equal(wirelink_inject(w.link, 1, r1, (size_t)n1), 0);
-	assert_int_equal(wirelink_inject(w.link, 1, r0, (size_t)n0), 0);
-	for (int i = 0; i < 8; i++)
-		out[i].buf = bufs[i];
-	n = tpchan_tx(w.b, wirelink_now(w.link), out, 8);
-	for (int i = 0; i < n; i++) {
-		if (wire_parse(out[i].buf, out[i].len, &ack) < 0 || ack.type != WIRE_ACK)
-			continue;
-		assert_int_equal(ack.ack.cum_psn, d1.data.psn + 1);
-		assert_int_equal(ack.ack.tsecr, d1.data.tsval);
-		found++;
-	}
-	assert_int_equal(found, 1);
+	echo_inject(&w, &d1);
+	echo_inject(&w, &d0);
+	assert_int_equal(echo_of_ack(&w, d1.data.psn + 1), d1.data.tsval);
 	world_fini(&w);
 }
 
