@@ -3,7 +3,8 @@
 # Two daemons on 127.0.0.1 with different ports move data between their
 # clients: every primitive across hosts (with its data checked), a 64 B
 # ping-pong whose replies share datagrams (udp_pack), a verified transfer
-# of XFER_BYTES (default 1 GiB) with ucclctl paths read while it runs,
+# of XFER_BYTES (default 1 GiB) with ucclctl paths read while it runs and
+# one of 256 MiB from memory the clients registered (uccl_mem_reg),
 # clear errors for an unknown peer and a name nobody listens on, forged
 # UDP packets (random bytes, a truncated header, a wrong token) dropped and
 # counted while a transfer stays intact, a daemon killed mid-transfer (the
@@ -152,6 +153,18 @@ out=$("$UCCLCTL" --socket "$SOCK_A" paths nowhere 2>&1)
 expect "paths of a peer with no channel: exit 1, clear error ($out)" \
 	eval '! "$UCCLCTL" --socket "$SOCK_A" paths nowhere >/dev/null 2>&1 &&
 	      echo "$out" | grep -q "no data channel to .nowhere."'
+
+# 2a. the same from memory each process registered (uccl_mem_reg): the
+# daemons copy it with process_vm_readv/writev, the sender's read ahead
+"$XFER" --socket "$SOCK_B" --quiet --vmem recv vbig >"$TMPD/vrecv.out" 2>&1 &
+RP=$!
+wait_ep "$SOCK_B" vbig || fail "receiver vbig never showed up at b"
+rc=0; timeout 120 "$XFER" --socket "$SOCK_A" --vmem --bytes 256M send node-b/vbig \
+	>"$TMPD/vsend.out" 2>&1 || rc=$?
+wait $RP
+rrc=$?
+expect "256M from registered memory moved a->b and verified (rc $rc/$rrc)" \
+	eval '[ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ] && grep -q "verified: .* chunks intact" "$TMPD/vsend.out"'
 
 # 2b. the congestion controller of a live channel, at run time
 out=$("$UCCLCTL" --socket "$SOCK_A" set-cc node-b dcqcn 2>&1)
