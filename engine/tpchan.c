@@ -277,6 +277,8 @@ struct tchan {
 	/* as a receiver (any channel, whatever its own cc): */
 	uint32_t cr_grant;             /* psns granted so far: the peer may send below it */
 	uint32_t cr_ahead_pkts;        /* grants run at most this far past rx_high */
+	uint32_t rx_pkt16;             /* receiver: wire bytes of a new DATA packet, x16,
+					* averaged over the last few dozen (what a grant costs) */
 	bool cr_have_limit;            /* sender: cr_limit came from the peer, not spent */
 	bool cr_have_burst;            /* sender: cr_burst not spent */
 	bool cr_told;                  /* sender: the peer knows we wait (MORE or REQ since) */
@@ -1586,6 +1588,8 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	}
 	c->st.data_pkts_rx++;
 	c->st.data_bytes_rx += d->payload_len;
+	c->rx_pkt16 = c->rx_pkt16 ? c->rx_pkt16 - c->rx_pkt16 / 16 + d->payload_len + WIRE_DATA_HDR_LEN
+				  : 16 * (d->payload_len + WIRE_DATA_HDR_LEN);
 	in_order = d->psn == c->rx_high;
 	if ((int32_t)(d->psn + 1 - c->rx_high) > 0)
 		c->rx_high = d->psn + 1;
@@ -1925,13 +1929,14 @@ static uint64_t ch_credit_grant(struct tchan *c, uint64_t bytes)
 	c->cr_grant_owed = true;
 	c->deadline = 0;
 	c->st.credit_granted_pkts += pkts;
-	/* wire bytes at the mean size of the packets so far: a chunk's last
+	/* wire bytes at the mean size of the recent packets: a chunk's last
 	 * packet is short, and counting it as a full one would leave the
-	 * pacer's link idle by that much */
-	if (!c->st.data_pkts_rx)
+	 * pacer's link idle by that much; the mean since the channel began
+	 * would price a bulk transfer after many small messages at their
+	 * size, and let it in up to MTU / that size too fast */
+	if (!c->rx_pkt16)
 		return pkts * c->p.mtu;
-	return pkts * ((c->st.data_bytes_rx + c->st.data_pkts_rx * WIRE_DATA_HDR_LEN) /
-		       c->st.data_pkts_rx);
+	return pkts * (c->rx_pkt16 / 16);
 }
 
 static void ch_get_stats(const struct tchan *c, struct tpchan_stats *out)

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <uccl/shm.h>
 
 #include "engine/tpchan.h"
 #include "engine/wire.h"
@@ -3204,6 +3205,38 @@ static void test_grants_stay_within_32_chunks_of_what_arrived(void **state)
 	}
 }
 
+/* A grant is priced at the size of the packets that arrived lately (the
+ * pacer's accounting, pull.c): after 2,000 one-packet messages of 8 bytes,
+ * 64 full packets of a bulk put make it about a full packet; the mean
+ * since the start (about 98 bytes) let the pacer grant 15x its rate. */
+static void test_a_grant_is_priced_at_the_recent_packet_size(void **state)
+{
+	static uint8_t payload[MSS1500];
+	struct tpchan *c = rv_chan();
+	struct wire_data d = { .opcode = UCCL_OP_PUT, .token = TOKEN_A, .rkey = 0xabc,
+			       .payload = payload };
+	uint8_t buf[1600];
+	uint64_t bytes;
+	uint32_t psn = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 2064; i++, psn++) {
+		d.psn = psn;
+		d.msg_id = i;
+		d.payload_len = i < 2000 ? 8 : MSS1500;
+		d.msg_len = d.payload_len;
+		d.flags = i == 2063 ? WIRE_F_MORE : 0;   /* the sender waits for credit */
+		int n = wire_write_data(buf, sizeof(buf), &d);
+
+		assert_true(n > 0);
+		assert_int_equal(tpchan_rx(c, buf, (size_t)n, 1000 * i), 0);
+	}
+	assert_true(tpchan_credit_wanted(c));
+	bytes = tpchan_credit_grant(c, 10 * MSS1500);
+	assert_in_range(bytes, 10 * 1300, 10 * (MSS1500 + WIRE_DATA_HDR_LEN));
+	tpchan_free(c);
+}
+
 static void rv_ack(struct tpchan *c, uint32_t cum, uint64_t sack0, uint64_t tsecr, uint64_t now)
 {
 	struct wire_ack a = { .token = TOKEN_A, .cum_psn = cum, .tsecr = tsecr,
@@ -3298,6 +3331,7 @@ int main(void)
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
+		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
 		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
 		cmocka_unit_test(test_an_ack_echoes_a_resend_that_filled_a_hole),
 		cmocka_unit_test(test_an_ack_echoes_the_newest_resend),
