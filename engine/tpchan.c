@@ -277,8 +277,9 @@ struct tchan {
 	/* as a receiver (any channel, whatever its own cc): */
 	uint32_t cr_grant;             /* psns granted so far: the peer may send below it */
 	uint32_t cr_ahead_pkts;        /* grants run at most this far past rx_high */
-	uint32_t rx_pkt16;             /* receiver: wire bytes of a new DATA packet, x16,
-					* averaged over the last few dozen (what a grant costs) */
+	uint32_t rx_pkt16;             /* receiver: wire bytes of a credit sender's new DATA
+					* packet, x16, averaged over the last few dozen
+					* (what a grant costs) */
 	bool cr_have_limit;            /* sender: cr_limit came from the peer, not spent */
 	bool cr_have_burst;            /* sender: cr_burst not spent */
 	bool cr_told;                  /* sender: the peer knows we wait (MORE or REQ since) */
@@ -1588,8 +1589,11 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	}
 	c->st.data_pkts_rx++;
 	c->st.data_bytes_rx += d->payload_len;
-	c->rx_pkt16 = c->rx_pkt16 ? c->rx_pkt16 - c->rx_pkt16 / 16 + d->payload_len + WIRE_DATA_HDR_LEN
-				  : 16 * (d->payload_len + WIRE_DATA_HDR_LEN);
+	/* only from senders that wait for credit: nobody else is granted */
+	if ((d->flags & WIRE_F_MORE) || c->cr_more)
+		c->rx_pkt16 = c->rx_pkt16 ? c->rx_pkt16 - c->rx_pkt16 / 16 + d->payload_len +
+						    WIRE_DATA_HDR_LEN
+					  : 16 * (d->payload_len + WIRE_DATA_HDR_LEN);
 	in_order = d->psn == c->rx_high;
 	if ((int32_t)(d->psn + 1 - c->rx_high) > 0)
 		c->rx_high = d->psn + 1;
