@@ -155,6 +155,36 @@ except ValueError:
 print(eval(sys.argv[1]))' "$3"
 }
 
+# snap_while PID SOCK COMMAND EXPR WANT: while PID runs (up to 400 times),
+# save `ucclctl --json COMMAND` of SOCK every 20 ms; then print EXPR (as in
+# ctl_py, over d) of the first snapshot where it equals WANT, else of the
+# last ("none" without one). ucclctl alone in the loop: python3 may take
+# most of a second to start (a pyenv shim), longer than what is watched.
+snap_while() {
+	local n=0 i=0 files=
+	while kill -0 "$1" 2>/dev/null && [ $n -lt 400 ]; do
+		# shellcheck disable=SC2086 # COMMAND is split into its words on purpose
+		timeout 10 "$UCCLCTL" --socket "$2" --json $3 >"$TMPD/snap.$n.json" 2>/dev/null
+		n=$((n + 1))
+		sleep 0.02
+	done
+	while [ $i -lt $n ]; do files="$files $TMPD/snap.$i.json"; i=$((i + 1)); done
+	# shellcheck disable=SC2086 # one file name each
+	python3 -c '
+import json, sys
+seen = "none"
+for f in sys.argv[3:]:
+    try:
+        d = json.load(open(f))
+    except ValueError:
+        continue
+    seen = str(eval(sys.argv[1]))
+    if seen == sys.argv[2]:
+        break
+print(seen)' "$4" "$5" $files
+	rm -f $files
+}
+
 # wait_nchans SOCK N: until exactly N channels to peers (sub-channels,
 # one per pair of engine threads) are up (100 x 50 ms)
 wait_nchans() {

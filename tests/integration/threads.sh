@@ -134,31 +134,11 @@ b00=$(tx "$SOCK_A" 0 0) b11=$(tx "$SOCK_A" 1 1)
 "$XFER" --socket "$SOCK_A" --bytes 1G --streams 2 send node-b/split >"$TMPD/ssend.out" 2>&1 &
 SSP=$!
 # meanwhile ucclctl paths: one row per sub-channel, each thread's engine
-# filling its own rows (those that carry chunks show their 2 paths). The
-# snapshots are taken with ucclctl alone and read afterwards: with python
-# in the loop a poll took 0.35-0.7 s on a machine whose python3 is a
-# pyenv shim, and missed the 1G (0.5 s) in a distcheck run
-n=0
-while kill -0 $SSP 2>/dev/null && [ $n -lt 400 ]; do
-	timeout 10 "$UCCLCTL" --socket "$SOCK_A" --json paths node-b >"$TMPD/paths.$n.json" 2>/dev/null
-	n=$((n + 1))
-	sleep 0.02
-done
-seen=$(python3 -c '
-import json, sys
-seen = "none"
-for f in sys.argv[1:]:
-    try:
-        d = json.load(open(f))
-    except ValueError:
-        continue
-    seen = "%d %d %s" % (len(d["channels"]),
-        sum(len(c["path_stats"]) not in (0, c["paths"]) for c in d["channels"]),
-        ",".join(sorted("%d>%d" % (c["thread"], c["remote_thread"]) for c in d["channels"]
-                        if any(p["sent_chunks"] for p in c["path_stats"]))) or "-")
-    if seen == "4 0 0>0,1>1":
-        break
-print(seen)' $(i=0; while [ $i -lt $n ]; do echo "$TMPD/paths.$i.json"; i=$((i + 1)); done))
+# filling its own rows (those that carry chunks show their 2 paths)
+seen=$(snap_while $SSP "$SOCK_A" "paths node-b" "'%d %d %s' % (len(d['channels']),
+	sum(len(c['path_stats']) not in (0, c['paths']) for c in d['channels']),
+	','.join(sorted('%d>%d' % (c['thread'], c['remote_thread']) for c in d['channels']
+			if any(p['sent_chunks'] for p in c['path_stats']))) or '-')" "4 0 0>0,1>1")
 wait $SSP
 rc=$?
 wait $SRP
