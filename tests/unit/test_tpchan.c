@@ -3144,25 +3144,19 @@ static void test_one_lost_tail_one_timeout_per_rto(void **state)
 
 /* ---- one channel fed by hand: the receiver's credit cap, a timeout's verdict ---- */
 
-static int rv_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
-{
-	(void)arg; (void)cookie; (void)off;
-	memset(dst, 0x5a, len);
-	return 0;
-}
-static int rv_deliver(void *arg, const struct wire_data *d) { (void)arg; (void)d; return 0; }
-static void rv_complete(void *arg, uint64_t cookie, int res) { (void)arg; (void)cookie; (void)res; }
-static const struct tpchan_cb rv_cb = { .read = rv_read, .deliver = rv_deliver, .complete = rv_complete };
-
+/* Side a of two_chans (a's callbacks, and its tokens), with no peer: the
+ * test hands it every packet. */
 static struct tpchan *rv_chan(void)
 {
+	static int delivered;
 	struct tpchan_params p = chan_params(false);
 	struct tpchan *c;
 
 	p.npaths = 1;
 	p.tx_token = TOKEN_B;
 	p.rx_token = TOKEN_A;
-	p.cb = &rv_cb;
+	p.cb = &two_cb;
+	p.cb_arg = &delivered;
 	c = tpchan_new(&p);
 	assert_non_null(c);
 	return c;
