@@ -106,6 +106,16 @@ static struct dchan *chan_by_name(struct daemon *d, const char *peer, uint32_t *
 	return NULL;
 }
 
+/* Whether channel id is still the one that was up for peer at generation:
+ * the slot may be another peer's by now, at the same generation number
+ * (each peer counts its own), so the name tells them apart. */
+static bool chan_is(const struct daemon *d, uint32_t id, const char *peer, uint64_t generation)
+{
+	const struct dchan *ch = &d->rchans->ch[id];
+
+	return ch->used && ch->up && ch->generation == generation && strcmp(ch->peer, peer) == 0;
+}
+
 /* ---- channels follow the peers ---- */
 
 /* Every open connection over chan is reset in the engine by the channel's
@@ -413,11 +423,9 @@ static void on_peer_event(void *arg, const char *name, bool up, uint64_t generat
  * both sides, with new tokens; connections over it were reset already. */
 static void chan_failed(struct daemon *d, const char *peer, uint32_t id, uint64_t generation)
 {
-	const struct dchan *ch = &d->rchans->ch[id];
-
 	/* only the channel the refusal came from: a late one must not
 	 * restart a peer that is already back with fresh channels */
-	if (!ch->used || !ch->up || ch->generation != generation || strcmp(ch->peer, peer) != 0)
+	if (!chan_is(d, id, peer, generation))
 		return;
 	if (!d->peers || peer_restart(d->peers, peer, "data channel failed: rebuilding it") < 0)
 		return;
@@ -596,13 +604,10 @@ static void tell_peer_closed(struct rcon *rc, uint32_t rep_ep, uint32_t rep_conn
 
 static void rcon_connected(struct rcon *rc, int err);
 
-/* Whether the channel our side was bound to is still the one up for the
- * peer (the slot may be another peer's by now, at the same generation). */
+/* Whether the channel our side was bound to is still the one up. */
 static bool rcon_chan_same(const struct rcon *rc)
 {
-	const struct dchan *ch = &rc->s->d->rchans->ch[rc->chan];
-
-	return ch->up && ch->generation == rc->generation && strcmp(ch->peer, rc->peer) == 0;
+	return chan_is(rc->s->d, rc->chan, rc->peer, rc->generation);
 }
 
 static void lanes_connected(void *arg, int err)
@@ -1119,15 +1124,12 @@ static void accept_finish(struct racc *ra, struct session *s, int res)
 {
 	struct dep *l = ra->l;
 	struct dconn *dc = &l->conns[ra->conn];
-	const struct dchan *ch = &ra->d->rchans->ch[ra->chan];
 
 	if (!s->closing)
 		l->backlog_pending--;
 	/* the peer went down or restarted meanwhile: the engine reset this
-	 * side when the channel went, and mark_reset skipped it (pending).
-	 * The slot may now be another peer's, at the same generation number
-	 * (each peer counts its own): the name tells them apart. */
-	if (res == 0 && (!ch->up || ch->generation != ra->generation || strcmp(ch->peer, ra->peer) != 0))
+	 * side when the channel went, and mark_reset skipped it (pending) */
+	if (res == 0 && !chan_is(ra->d, ra->chan, ra->peer, ra->generation))
 		res = -ECONNRESET;
 	if (s->closing || !l->live) {
 		racc_answer(ra, -ECONNREFUSED, 0, 0);
