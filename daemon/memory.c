@@ -134,9 +134,11 @@ uint64_t mem_new_rkey(void)
 	return k;
 }
 
-int mem_pidfd_open(pid_t pid)
+/* A pidfd of pid (close-on-exec); -errno, -EOPNOTSUPP where the headers
+ * this was built with have no pidfd_open. */
+static int open_pidfd(pid_t pid)
 {
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+#ifdef SYS_pidfd_open
 	long fd = syscall(SYS_pidfd_open, pid, 0);
 
 	if (fd < 0)
@@ -160,7 +162,7 @@ static void owner_exited(evutil_socket_t fd, short what, void *arg)
 
 int mem_owner_watch(struct event_base *base, pid_t pid, struct mem_owner *o)
 {
-	int r = mem_pidfd_open(pid);
+	int r = open_pidfd(pid);
 
 	*o = (struct mem_owner){ .pidfd = -1 };
 	if (r < 0)

@@ -25,10 +25,6 @@ void mem_unmap(void *base, uint64_t len);
 int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len);
 /* A random non-zero key. */
 uint64_t mem_new_rkey(void);
-/* A pidfd of pid (close-on-exec); -errno, -EOPNOTSUPP where the headers
- * this was built with have no pidfd_open (Linux 5.3). */
-int mem_pidfd_open(pid_t pid);
-
 /* The process that registered MR_REMOTE_VA regions, watched from an event
  * loop: its pidfd turns readable when it exits, and gone (what mr.gone
  * points at) is set then. */
@@ -39,7 +35,8 @@ struct mem_owner {
 	int gone;
 	struct event *ev;
 };
-/* Watch pid from base. 0; -ENOSYS or -EOPNOTSUPP without pidfds (o then
+/* Watch pid from base. 0; -ENOSYS or -EOPNOTSUPP without pidfds (Linux
+ * 5.3, or headers without pidfd_open; o then
  * watches nothing, and mem_owner_gone is NULL); other -errno. */
 int mem_owner_watch(struct event_base *base, pid_t pid, struct mem_owner *o);
 const int *mem_owner_gone(const struct mem_owner *o);

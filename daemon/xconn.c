@@ -35,9 +35,16 @@ static void plain_done(struct engcmd *c)
 	free(c);
 }
 
+/* The pair's entry (one per unordered pair of threads) of its channels'
+ * token and of when they were last made again. */
 static uint64_t *pair_token(struct daemon *d, uint32_t i, uint32_t k)
 {
 	return &d->xtoken[i < k ? i : k][i < k ? k : i];
+}
+
+static uint64_t *pair_rebuilt(struct daemon *d, uint32_t i, uint32_t k)
+{
+	return &d->xrebuilt_ms[i < k ? i : k][i < k ? k : i];
 }
 
 /* An engine that could not make the channel: connects between the two
@@ -52,7 +59,7 @@ static void add_done(struct engcmd *c)
 		log_err("engine thread %u: no channel to thread %u: %s; connects between them fail "
 			"until it is made again (at the next one)", i, k, strerror(-c->result));
 		*pair_token(d, i, k) = 0;
-		d->xrebuilt_ms[i < k ? i : k][i < k ? k : i] = 0;
+		*pair_rebuilt(d, i, k) = 0;
 	}
 	free(c);
 }
@@ -143,7 +150,7 @@ int xconn_start(struct daemon *d)
 static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
 {
 	uint64_t now = daemon_now_ms(), token = new_token();
-	uint64_t *last = &d->xrebuilt_ms[i < k ? i : k][i < k ? k : i];
+	uint64_t *last = pair_rebuilt(d, i, k);
 	struct engcmd *rm[2], *add[2];
 	bool ok = true;
 
