@@ -194,8 +194,8 @@ void mem_owner_end(struct mem_owner *o)
 /* Whether the process that registered m is still the one at m->pid: once
  * it exited, the pid may be another process's, which the daemon's rights
  * would let it read and write. A flag set from the event loop rather than
- * a pidfd_send_signal per copy: that call cost 1.4-5 us here, as much as
- * copying the packet it guarded. Until the loop sees the exit, copies to
+ * a pidfd_send_signal per copy: that call cost about half of the copy it
+ * guarded (docs/PERFORMANCE.md). Until the loop sees the exit, copies to
  * the dead process fail by themselves (no pages), and its pid cannot be
  * another's before its parent reaped it and the pids went round. */
 static int vm_owner_alive(const struct mr *m)
