@@ -98,6 +98,10 @@ void remote_slot_put(struct remote *rm, uint32_t i)
 	rm->slots[i].used = false;
 	rm->slots[i].op = NULL;
 	rm->slots[i].gen++;
+	/* the read-ahead is keyed by cookie; a generation can come round
+	 * again (refused submits count too), so the data goes with the slot */
+	if (rm->rd_len && (uint32_t)rm->rd_cookie == i)
+		rm->rd_len = 0;
 	rm->slots[i].next_free = rm->free_head;
 	rm->free_head = i;
 	rm->no_slots = false;
@@ -134,21 +138,42 @@ static void queue_push(struct rchan *ch, struct opq_op *op)
 	ch->nqueued++;
 }
 
+/* Take op, which follows prev (NULL: op is the head), out of the queue. */
+static void queue_unlink(struct rchan *ch, struct opq_op *prev, struct opq_op *op)
+{
+	if (prev)
+		prev->rnext = op->rnext;
+	else
+		ch->q_head = op->rnext;
+	if (ch->q_tail == op)
+		ch->q_tail = prev;
+	ch->nqueued--;
+	op->rflags &= (uint8_t)~RFL_QUEUED;
+	op->rnext = NULL;
+}
+
+/* Put op back right after prev (NULL: at the head). */
+static void queue_relink(struct rchan *ch, struct opq_op *prev, struct opq_op *op)
+{
+	struct opq_op **at = prev ? &prev->rnext : &ch->q_head;
+
+	op->rnext = *at;
+	*at = op;
+	if (!op->rnext)
+		ch->q_tail = op;
+	ch->nqueued++;
+	op->rflags |= RFL_QUEUED;
+}
+
 static void queue_del(struct rchan *ch, struct opq_op *op)
 {
 	struct opq_op *prev = NULL;
 
 	for (struct opq_op *o = ch->q_head; o; prev = o, o = o->rnext) {
-		if (o != op)
-			continue;
-		if (prev)
-			prev->rnext = o->rnext;
-		else
-			ch->q_head = o->rnext;
-		if (ch->q_tail == o)
-			ch->q_tail = prev;
-		ch->nqueued--;
-		break;
+		if (o == op) {
+			queue_unlink(ch, prev, op);
+			return;
+		}
 	}
 	op->rflags &= (uint8_t)~RFL_QUEUED;
 	op->rnext = NULL;
@@ -346,10 +371,12 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 }
 
 /* Submit queued ops in order while the channel takes them; ops waiting for
- * a retry time are stepped over. */
+ * a retry time are stepped over. An op is out of the queue while it is
+ * submitted: a submit that fails it at once completes it, and that can
+ * start held signals, which join this queue's tail. */
 static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 {
-	struct opq_op *prev = NULL, *op = ch->q_head, *next;
+	struct opq_op *prev = NULL, *op = ch->q_head;
 	/* endpoints found at their limit in this walk carry its number */
 	uint64_t walk = ++e->rm->walks;
 	int r;
@@ -360,9 +387,6 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 	while (op) {
 		bool skip = op->rdue > now;
 
-		if (skip && op->rdue < ch->q_due)
-			ch->q_due = op->rdue;
-		next = op->rnext;
 		/* an endpoint's later ops do not overtake one held by its
 		 * limit; they wait for the same completions */
 		if (!skip && ((const struct conn *)op->rside)->ep->r_held_walk == walk) {
@@ -370,34 +394,23 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 			op->rflags |= RFL_EPWAIT;
 		}
 		if (!skip) {
+			queue_unlink(ch, prev, op);
 			r = submit_one(e, ch, op);
+			if (r == 0) {          /* gone: in flight, or done */
+				op = prev ? prev->rnext : ch->q_head;
+				continue;
+			}
+			queue_relink(ch, prev, op);
 			if (r == -EAGAIN)
 				return;
-			if (r == -ENOMEM) {            /* a void, for later */
-				skip = true;
-				if (op->rdue < ch->q_due)
-					ch->q_due = op->rdue;
-			}
-			if (r == -EBUSY) {
+			if (r == -EBUSY)
 				((struct conn *)op->rside)->ep->r_held_walk = walk;
-				skip = true;
-			}
+			/* -EBUSY, or -ENOMEM: a void, for later */
 		}
-		if (skip) {
-			prev = op;
-			op = next;
-			continue;
-		}
-		if (prev)
-			prev->rnext = next;
-		else
-			ch->q_head = next;
-		if (ch->q_tail == op)
-			ch->q_tail = prev;
-		ch->nqueued--;
-		op->rflags &= (uint8_t)~RFL_QUEUED;
-		op->rnext = NULL;
-		op = next;
+		if (op->rdue > now && op->rdue < ch->q_due)
+			ch->q_due = op->rdue;
+		prev = op;
+		op = op->rnext;
 	}
 }
 
@@ -411,7 +424,9 @@ static void job_free(struct engine *e, struct rjob *j)
 	free(j);
 }
 
-/* Send queued get responses while the channel takes them. */
+/* Send queued get responses while the channel takes them. One refused for
+ * memory is kept and tried again later: the requester's get, acknowledged,
+ * has no other way to its data (or to an end short of its connection's). */
 static void drain_jobs(struct engine *e, struct rchan *ch)
 {
 	struct remote *rm = e->rm;
@@ -429,11 +444,15 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 		}
 		m.cookie = remote_cookie(rm, i);
 		r = tpchan_submit(ch->tp, &m);
-		if (r == -EAGAIN) {
+		if (r == -EAGAIN || r == -ENOMEM) {
 			remote_slot_put(rm, i);
-			ch->blocked = true;
+			if (r == -EAGAIN)
+				ch->blocked = true;
+			else
+				ch->j_due = e->now + RETRY_MIN_NS;
 			return;
 		}
+		ch->j_due = 0;
 		ch->j_head = j->next;
 		if (!ch->j_head)
 			ch->j_tail = NULL;
@@ -441,7 +460,7 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 		j->c = NULL;
 		if (r < 0) {
 			remote_slot_put(rm, i);
-			job_free(e, j);    /* the requester's get then waits for its connection */
+			job_free(e, j);    /* -ESHUTDOWN: the channel is going */
 			continue;
 		}
 		rm->slots[i].job = j;
@@ -694,7 +713,10 @@ static int read_ahead(struct remote *rm, struct engine *e, const struct opq_op *
 		memcpy(dst, rm->rd_buf + (off - rm->rd_off), len);
 		return 0;
 	}
-	if (!rm->rd_buf && !(rm->rd_buf = malloc(RD_AHEAD)))
+	/* a resend behind the window reads just itself: the window holds
+	 * what goes next */
+	if ((rm->rd_len && rm->rd_cookie == cookie && off < rm->rd_off) ||
+	    (!rm->rd_buf && !(rm->rd_buf = malloc(RD_AHEAD))))
 		return eng_copy(e, &tmp, 0, op->lmr, op->loff + off, len);
 	n = op->len - off < RD_AHEAD ? op->len - off : RD_AHEAD;
 	if (n < len)                   /* beyond the message: not ours to widen */
@@ -1208,7 +1230,7 @@ int engine_tx(struct engine *e, uint64_t now_ns, struct engine_txpkt *out, int m
 		bool again = false;
 
 turn:
-		if (ch->j_head)
+		if (ch->j_head && ch->j_due <= now_ns)
 			drain_jobs(e, ch);
 		/* the queue is walked when something may go: a time came, a
 		 * completion made room since the last walk, or the channel was
@@ -1288,8 +1310,8 @@ uint64_t engine_next_deadline(const struct engine *e)
 		 * sleeps by this deadline spin until then. */
 		if (ch->blocked || rm->no_slots)
 			continue;
-		if (ch->j_head)
-			d = 0;         /* get responses go at once */
+		if (ch->j_head && ch->j_due < d)
+			d = ch->j_due; /* get responses go at once, or after a refusal */
 		/* an op held by its endpoint's limit goes when one of that
 		 * endpoint's completes: input, not time (q_due leaves it out) */
 		if (ch->q_head && ch->kick_seen != rm->kick)
