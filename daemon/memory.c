@@ -83,7 +83,8 @@ static int same_owner(pid_t pid, uid_t uid)
 
 int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len)
 {
-	char path[64], line[512];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	uint64_t end = addr + len, covered = addr;
 	FILE *f;
 
@@ -99,7 +100,9 @@ int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len)
 	f = fopen(path, "re");
 	if (!f)
 		return -EPERM;
-	while (covered < end && fgets(line, sizeof(line), f)) {
+	/* whole lines: a long path's tail, read as a line of its own, could
+	 * pass for a covering anonymous mapping */
+	while (covered < end && getline(&line, &cap, f) > 0) {
 		unsigned long long lo, hi, inode;
 		char perms[8], name[256] = "";
 		unsigned long long off;
@@ -119,6 +122,7 @@ int mem_check_vaddr(pid_t pid, uid_t uid, uint64_t addr, uint64_t len)
 			break;
 		covered = hi;
 	}
+	free(line);
 	fclose(f);
 	return covered >= end ? 0 : -EFAULT;
 }

@@ -10,8 +10,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +158,96 @@ static void test_a_copy_needs_the_registering_process(void **state)
 	event_base_free(base);
 }
 
+/* The start of our own /proc/self/maps line for addr (its path follows). */
+static size_t maps_path_at(uintptr_t addr)
+{
+	char want[32], *line = NULL;
+	size_t cap = 0, at = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	assert_non_null(f);
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)addr);
+	while (getline(&line, &cap, f) > 0) {
+		if (strncmp(line, want, strlen(want)) == 0) {
+			at = (size_t)(strchr(line, '/') - line);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	assert_true(at > 0);
+	return at;
+}
+
+/* Only RAM-backed mappings qualify, read whole line by line: a file whose
+ * long path ends in what looks like a maps line (read with a 512-byte
+ * fgets, its tail was a line of its own) does not vouch for the file
+ * mapped after it. */
+static void test_only_ram_mappings_qualify_however_long_a_path(void **state)
+{
+	char dir[] = "/tmp/uccl-mt.XXXXXX", a[1024], b[1024], seg[201];
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *anon, *two;
+	size_t n, at;
+	int fa, fb;
+
+	(void)state;
+	anon = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(anon != MAP_FAILED);
+	assert_int_equal(mem_check_vaddr(getpid(), getuid(), (uintptr_t)anon, (uint64_t)pg), 0);
+	munmap(anon, (size_t)pg);
+
+	/* two file pages side by side: a (long path) then b */
+	assert_non_null(mkdtemp(dir));
+	memset(seg, 'd', 200);
+	seg[200] = 0;
+	snprintf(a, sizeof(a), "%s/%s", dir, seg);
+	assert_int_equal(mkdir(a, 0700), 0);
+	snprintf(a, sizeof(a), "%s/%s/%s", dir, seg, seg);
+	assert_int_equal(mkdir(a, 0700), 0);
+	snprintf(a, sizeof(a), "%s/%s/%s/a", dir, seg, seg);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	fa = open(a, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fb = open(b, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fa >= 0 && fb >= 0);
+	assert_int_equal(ftruncate(fa, pg), 0);
+	assert_int_equal(ftruncate(fb, pg), 0);
+	two = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fa, 0);
+	assert_true(two != MAP_FAILED);
+	assert_true(mmap(two + pg, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fb, 0) !=
+		    MAP_FAILED);
+	assert_int_equal(mem_check_vaddr(getpid(), getuid(), (uintptr_t)(two + pg), (uint64_t)pg),
+			 -EFAULT);
+
+	/* a's new name fills its line to 511 bytes, then claims b's range */
+	at = maps_path_at((uintptr_t)two);
+	n = strlen(dir) + 2 * (1 + strlen(seg)) + 1;
+	assert_true(at + n < 511);
+	{
+		char fake[256], pad[512], to[1024];
+
+		memset(pad, 'p', 511 - at - n);
+		pad[511 - at - n] = 0;
+		snprintf(fake, sizeof(fake), "%lx-%lx rw-p 00000000 00:00 0", (unsigned long)(two + pg),
+			 (unsigned long)(two + 2 * pg));
+		assert_true(strlen(pad) + strlen(fake) < 255);
+		snprintf(to, sizeof(to), "%s/%s/%s/%s%s", dir, seg, seg, pad, fake);
+		assert_int_equal(rename(a, to), 0);
+		assert_int_equal(mem_check_vaddr(getpid(), getuid(), (uintptr_t)(two + pg), (uint64_t)pg),
+				 -EFAULT);
+		unlink(to);
+	}
+	munmap(two, 2 * (size_t)pg);
+	close(fa);
+	close(fb);
+	unlink(b);
+	snprintf(a, sizeof(a), "%s/%s/%s", dir, seg, seg);
+	rmdir(a);
+	snprintf(a, sizeof(a), "%s/%s", dir, seg);
+	rmdir(a);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_unsealed_short_and_foreign_fds_are_refused),
 		cmocka_unit_test(test_a_huge_page_memfd_is_refused),
 		cmocka_unit_test(test_a_copy_needs_the_registering_process),
+		cmocka_unit_test(test_only_ram_mappings_qualify_however_long_a_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
