@@ -104,7 +104,12 @@ void remote_slot_put(struct remote *rm, uint32_t i)
 		rm->rd_len = 0;
 	rm->slots[i].next_free = rm->free_head;
 	rm->free_head = i;
-	rm->no_slots = false;
+	/* a queue that stopped for want of a slot is walked again, whoever
+	 * gave one back (lane parts too, with no completion of ours) */
+	if (rm->no_slots) {
+		rm->no_slots = false;
+		rm->kick++;
+	}
 }
 
 uint64_t remote_cookie(const struct remote *rm, uint32_t i)
