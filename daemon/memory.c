@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,15 @@ int mem_owner_watch(struct event_base *base, pid_t pid, struct mem_owner *o)
 const int *mem_owner_gone(const struct mem_owner *o)
 {
 	return o->pidfd >= 0 ? &o->gone : NULL;
+}
+
+bool mem_owner_exited(const struct mem_owner *o)
+{
+	struct pollfd p = { .fd = o->pidfd, .events = POLLIN };
+
+	if (o->pidfd < 0)
+		return false;
+	return __atomic_load_n(&o->gone, __ATOMIC_ACQUIRE) || poll(&p, 1, 0) > 0;
 }
 
 void mem_owner_end(struct mem_owner *o)

@@ -9,6 +9,7 @@
 #ifndef UCCL_DAEMON_MEMORY_H
 #define UCCL_DAEMON_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,6 +41,8 @@ struct mem_owner {
  * watches nothing, and mem_owner_gone is NULL); other -errno. */
 int mem_owner_watch(struct event_base *base, pid_t pid, struct mem_owner *o);
 const int *mem_owner_gone(const struct mem_owner *o);
+/* Whether the watched process has exited, the loop told or not yet. */
+bool mem_owner_exited(const struct mem_owner *o);
 void mem_owner_end(struct mem_owner *o);      /* accepts one never watched */
 
 extern const struct engine_mem_ops mem_copy_ops;

@@ -53,7 +53,6 @@ static void free_mr(struct smr *m)
 {
 	if (m->kind == MR_MAPPED)
 		mem_unmap(m->base, m->len);
-	mem_owner_end(&m->owner);
 	free(m);
 }
 
@@ -106,7 +105,6 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		goto out_fds;
 	}
 	m->len = q->len;
-	m->owner.pidfd = -1;
 	if (q->kind == UCCL_CTL__MEM_KIND__MEM_MEMFD) {
 		m->kind = MR_MAPPED;
 		r = mem_map_memfd(fds[0], q->len, &m->base);
@@ -130,22 +128,36 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 			free(m);
 			goto out_fds;
 		}
-		r = q->has_addr ? mem_check_vaddr(s->pid, s->uid, q->addr, q->len) : -EINVAL;
+		/* copies check that this process is still the one at its pid
+		 * (it may exit while a child keeps the session); a kernel
+		 * without pidfds (before 5.3) registers without the check */
+		if (s->owner.pidfd < 0) {
+			r = mem_owner_watch(s->d->base, s->pid, &s->owner);
+			if (r < 0 && r != -ENOSYS && r != -EOPNOTSUPP) {
+				session_reply_err(s, r, "cannot register memory of pid %d: %s",
+						  (int)s->pid, strerror(-r));
+				free(m);
+				goto out_fds;
+			}
+		}
+		/* the layout read is that process's only if it still runs
+		 * after the read */
+		r = !q->has_addr ? -EINVAL
+		    : mem_owner_exited(&s->owner) ? -ESRCH
+		    : mem_check_vaddr(s->pid, s->uid, q->addr, q->len);
+		if (r == 0 && mem_owner_exited(&s->owner))
+			r = -ESRCH;
+		if (r == -ESRCH) {
+			session_reply_err(s, r, "the process that opened this connection (pid %d) has "
+					  "exited: its memory cannot be registered", (int)s->pid);
+			free(m);
+			goto out_fds;
+		}
 		if (r < 0) {
 			session_reply_err(s, r, "cannot register [0x%llx, +%llu) of pid %d: %s (needs read-write "
 					  "anonymous, memfd or shm memory)",
 					  (unsigned long long)q->addr, (unsigned long long)q->len,
 					  (int)s->pid, strerror(-r));
-			free(m);
-			goto out_fds;
-		}
-		/* copies check that this process is still the one at its pid
-		 * (it may exit while a child keeps the session); a kernel
-		 * without pidfds (before 5.3) registers without the check */
-		r = mem_owner_watch(s->d->base, s->pid, &m->owner);
-		if (r < 0 && r != -ENOSYS && r != -EOPNOTSUPP) {
-			session_reply_err(s, r, "cannot register memory of pid %d: %s", (int)s->pid,
-					  strerror(-r));
 			free(m);
 			goto out_fds;
 		}
@@ -169,7 +181,7 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 	c->u.mr = (struct mr){
 		.id = m->id, .client_id = s->id, .rkey = m->rkey, .len = m->len,
 		.kind = m->kind, .base = m->base, .pid = s->pid, .addr = m->addr,
-		.gone = mem_owner_gone(&m->owner),
+		.gone = m->kind == MR_REMOTE_VA ? mem_owner_gone(&s->owner) : NULL,
 	};
 	daemon_submit_all(s->d, c);
 out_fds:

@@ -65,6 +65,7 @@ static void session_destroy(struct session *s)
 	if (s->ev_closed)
 		event_free(s->ev_closed);
 	d->closing_sessions--;
+	mem_owner_end(&s->owner);      /* its regions are gone from every engine */
 	free(s);
 	daemon_session_gone(d);
 }
@@ -319,6 +320,7 @@ int session_open(struct daemon *d, int fd)
 		return -ENOMEM;
 	s->d = d;
 	s->fd = fd;
+	s->owner.pidfd = -1;
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	s->gid = cred.gid;

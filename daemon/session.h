@@ -70,7 +70,6 @@ struct smr {
 	void *base;
 	uint64_t len;
 	uint64_t addr;
-	struct mem_owner owner;        /* MR_REMOTE_VA: the registering process */
 	uint64_t rkey;
 	bool live;
 };
@@ -107,6 +106,10 @@ struct session {
 
 	struct smr *mrs;
 	uint32_t n_mrs;
+	/* the process at pid, watched from its first MR_REMOTE_VA region on:
+	 * one pidfd for all of them (with one per region, a client could use
+	 * up the daemon's descriptors) */
+	struct mem_owner owner;
 	uint64_t reg_bytes;
 	uint32_t next_mr_id;
 	struct dep *eps;

@@ -25,7 +25,9 @@
  *                       more refused (EUSERS), room again after a detach
  *   backpressure        ring full is -EAGAIN and nothing is lost
  *   isolation           keys, owners and bounds keep clients apart
- *   hold NAME           listen on NAME, accept one peer, print "ready", sleep
+ *   hold NAME [N]       3 allocated and N registered regions (needs the
+ *                       daemon's uid); listen on NAME, accept one peer,
+ *                       print "ready", sleep
  *   peer NAME           connect to NAME, post a recv, print "ready", then
  *                       expect -ECONNRESET once the holder is killed
  *   connect TARGET MS   one connect with that timeout; prints its result
@@ -913,7 +915,7 @@ static int mode_isolation(void)
 
 /* ---- kill -9: holder and peer ---- */
 
-static int mode_hold(const char *name)
+static int mode_hold(const char *name, int vregs)
 {
 	struct uccl_ctx *ctx;
 	struct uccl_ep *ep;
@@ -923,6 +925,15 @@ static int mode_hold(const char *name)
 	TRY(NULL, uccl_attach(NULL, "itest-hold", &ctx));
 	for (int i = 0; i < 3; i++)
 		TRY(ctx, uccl_mem_alloc(ctx, 1 << 20, &mr));
+	/* and vregs of its own memory: the daemon watches this process with
+	 * one descriptor for all of them */
+	for (int i = 0; i < vregs; i++) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap", -errno, NULL);
+		TRY(ctx, uccl_mem_reg(ctx, p, 4096, &mr));
+	}
 	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
 	TRY(ctx, uccl_listen(ep, name));
 	printf("listening\n");
@@ -1551,7 +1562,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "isolation") == 0)
 		return mode_isolation();
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
-		return mode_hold(argv[2]);
+		return mode_hold(argv[2], argc >= 4 ? atoi(argv[3]) : 0);
 	if (argc >= 3 && strcmp(argv[1], "peer") == 0)
 		return mode_peer(argv[2]);
 	if (argc >= 4 && strcmp(argv[1], "connect") == 0)
@@ -1569,7 +1580,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|emfile N|backpressure|isolation|"
-		"hold NAME|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
+		"hold NAME [N]|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
 		"gclient TARGET BYTES GO|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]|"
 		"connect TARGET MS|closedearly TARGET MS\n");
 	return 2;

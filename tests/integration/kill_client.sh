@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 start_daemon
 name=hold-$$
-"$ITEST" hold "$name" >"$TMPD/hold.out" 2>&1 &
+"$ITEST" hold "$name" 64 >"$TMPD/hold.out" 2>&1 &
 HOLD=$!; BG_PIDS="$BG_PIDS $HOLD"
 for _ in $(seq 100); do grep -q listening "$TMPD/hold.out" && break; sleep 0.05; done
 "$ITEST" peer "$name" >"$TMPD/peer.out" 2>&1 &
@@ -18,9 +18,11 @@ expect "holder and peer are connected" grep -q ready "$TMPD/peer.out"
 expect "ucclctl lists the holder before the kill" python3 -c "
 import json,sys; d=json.load(open('$TMPD/before.json'))
 sys.exit(0 if any(c['pid']==$HOLD for c in d['clients']) else 1)"
-expect "ucclctl shows the holder's 3 regions" python3 -c "
+expect "ucclctl shows the holder's 67 regions" python3 -c "
 import json,sys; d=json.load(open('$TMPD/before.json'))
-c=[c for c in d['clients'] if c['pid']==$HOLD][0]; sys.exit(0 if c['mrs']==3 else 1)"
+c=[c for c in d['clients'] if c['pid']==$HOLD][0]; sys.exit(0 if c['mrs']==67 else 1)"
+# one descriptor watches the holder for all 64 of its registered regions
+fds_held=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
 
 kill -9 "$HOLD"
 rc=0; wait "$PEER" || rc=$?
@@ -35,6 +37,9 @@ sys.exit(1 if any(c['pid']==$HOLD for c in d['clients']) else 0)"
 expect "its regions and endpoints are freed" python3 -c "
 import json,sys; d=json.load(open('$TMPD/status.json'))
 s=d.get('status', d); sys.exit(0 if s['mrs']==0 and s['endpoints']==0 and s['registered_bytes']==0 else 1)"
+fds_after=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
+expect "the holder and its peer held $((fds_held - fds_after)) of the daemon's descriptors (under 32)" \
+	[ $((fds_held - fds_after)) -lt 32 ]
 expect "daemon logged the disconnect" grep -q "disconnected; resources released" "$TMPD/daemon.log"
 expect "daemon still serves" "$ITEST" backpressure
 
