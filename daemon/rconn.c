@@ -167,9 +167,10 @@ static void thread_addr(const struct peer_info *pi, uint32_t j, struct sockaddr_
 		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)pi->thread_port[j]);
 }
 
-/* Sub-channel (our thread i, its thread j) of peer channel id. */
-static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
-		      const struct peer_info *pi, uint32_t mtu, const struct cc_ops *cc)
+/* The command that adds sub-channel (our thread i, its thread j) of peer
+ * channel id; NULL without memory. */
+static struct engcmd *subchan_cmd(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
+				  const struct peer_info *pi, uint32_t mtu, const struct cc_ops *cc)
 {
 	const struct conf *cf = &d->conf;
 	struct engcmd *c = calloc(1, sizeof(*c));
@@ -179,7 +180,7 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	uint64_t seed = 0;
 
 	if (!c)
-		return -ENOMEM;
+		return NULL;
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = daemon_now_ms() ^ id ^ (uint64_t)(i * 16 + j) << 32;
 	c->type = ENGCMD_CHAN_ADD;
@@ -194,14 +195,7 @@ static int subchan_up(struct daemon *d, uint32_t id, uint32_t i, uint32_t j,
 	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
 					   : cf->data_paths, pi->max_inflight_bytes, cc, pi->tx_token,
 			  pi->rx_token, seed, &c->u.chan.p);
-	/* the engine thread builds the channel later, with nobody to tell */
-	if (!tpchan_params_ok(&c->u.chan.p)) {
-		free(c);
-		return -EINVAL;
-	}
-	d->rchans->ch[id].paths = c->u.chan.p.npaths;
-	engthr_submit_owned(d->thr[i], c);
-	return 0;
+	return c;
 }
 
 void rconn_chan_params(const struct daemon *d, uint32_t payload_mtu, uint32_t npaths,
@@ -252,29 +246,40 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	const struct cc_ops *cc = chancc_for(d, pi->name);
 	uint32_t rthreads = pi->n_threads < CONF_MAX_ENGINE_THREADS ? pi->n_threads
 								    : CONF_MAX_ENGINE_THREADS;
+	uint32_t rows = rthreads ? rthreads : 1, n = d->n_thr * rows, k;
+	struct engcmd **cmds;
+	bool ok;
 
 	ch->rthreads = 0;
 	ch->tag = ++d->rchans->tags;
-	for (uint32_t j = 0; j < (rthreads ? rthreads : 1); j++) {
-		uint32_t i;
-		int r = 0;
-
-		for (i = 0; i < d->n_thr && r == 0; i++) {
-			r = subchan_up(d, id, i, j, pi, mtu, cc);
-			if (r == -EINVAL)
-				log_err("peer %s: the transport refuses its data channel's settings "
-					"(mtu %u, chunk_bytes, max_inflight_bytes, rto_min_us); the "
-					"channel stays down", pi->name, mtu);
-			else if (r < 0)
-				log_err("peer %s: out of memory for its data channel", pi->name);
-		}
-		/* a row that failed at its first sub-channel has none in the
-		 * engines (settings are refused for all alike, so always there);
-		 * a part of one counts, so that chan_down removes it */
-		if (r < 0 && i == 1)
-			break;
-		ch->rthreads = j + 1;
+	/* every sub-channel's command first, then all of them, or none: a
+	 * connection placed on a thread without its sub-channel would wait
+	 * for a channel that never comes */
+	cmds = calloc(n, sizeof(*cmds));
+	ok = cmds != NULL;
+	for (k = 0; ok && k < n; k++)
+		ok = (cmds[k] = subchan_cmd(d, id, k % d->n_thr, k / d->n_thr, pi, mtu, cc)) != NULL;
+	if (!ok)
+		log_err("peer %s: out of memory for its data channel; the channel stays down", pi->name);
+	/* the engine threads build the channels later, with nobody to tell:
+	 * settings are checked here (alike for all) */
+	else if (!tpchan_params_ok(&cmds[0]->u.chan.p)) {
+		log_err("peer %s: the transport refuses its data channel's settings (mtu %u, "
+			"chunk_bytes, max_inflight_bytes, rto_min_us); the channel stays down",
+			pi->name, mtu);
+		ok = false;
 	}
+	if (ok) {
+		ch->paths = cmds[0]->u.chan.p.npaths;
+		ch->rthreads = rows;
+	}
+	for (k = 0; k < n && cmds; k++) {
+		if (ok)
+			engthr_submit_owned(d->thr[k % d->n_thr], cmds[k]);
+		else
+			free(cmds[k]);
+	}
+	free(cmds);
 	if (ch->rthreads == 0)
 		return;
 	ch->up = true;
