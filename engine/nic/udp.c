@@ -366,6 +366,14 @@ static int open_sockets(struct nic *n, const void *addr, uint16_t base, bool hin
 				r = -errno;
 				goto out_close;
 			}
+			/* "::" takes IPv4 peers too (as v4-mapped), whatever
+			 * net.ipv6.bindv6only says: with it set, their sends
+			 * failed with ENETUNREACH */
+			if (n->family == AF_INET6) {
+				int no = 0;
+
+				(void)setsockopt(n->fds[i], IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof(no));
+			}
 			if (i == 0 && hint) {
 				int e;
 
@@ -446,11 +454,11 @@ static void setup_sockets(struct nic *n, const struct nic_params *p)
 	if (p->ecn) {
 		int ect = 0x02;
 
+		/* an AF_INET6 socket's IPv4 (v4-mapped) packets take IP_TOS */
 		for (uint32_t i = 0; i < n->npaths; i++) {
 			if (n->family == AF_INET6)
 				(void)setsockopt(n->fds[i], IPPROTO_IPV6, IPV6_TCLASS, &ect, sizeof(ect));
-			else
-				(void)setsockopt(n->fds[i], IPPROTO_IP, IP_TOS, &ect, sizeof(ect));
+			(void)setsockopt(n->fds[i], IPPROTO_IP, IP_TOS, &ect, sizeof(ect));
 		}
 	}
 	/* TOS (for ECN) is best effort: without it rx reports 0 */

@@ -1423,6 +1423,46 @@ static void test_ipv6_loopback_exchange(void **state)
 	ops->close(b);
 }
 
+/* A nic on "::" reaches IPv4 peers through v4-mapped addresses, and those
+ * packets take their TOS from IP_TOS, not from the IPv6 traffic class: with
+ * only IPV6_TCLASS set they went without ECT(0), and marking switches
+ * dropped them instead of marking. Also: the socket is dual-stack whatever
+ * net.ipv6.bindv6only says. */
+static void test_an_ipv4_peer_of_a_dual_stack_nic_gets_ect(void **state)
+{
+	struct nic_params pa = params("::"), pb = params("127.0.0.1");
+	static uint8_t mem[4][1000];
+	struct nic_pkt pk[4];
+	struct got g[8];
+	struct nic *a, *b;
+	uint32_t peer;
+	int v6only = 1;
+	socklen_t l = sizeof(v6only);
+
+	pa.ecn = true;
+	if (!open_v6(&pa, &a)) {
+		print_message("no IPv6 here; skipped\n");
+		skip();
+	}
+	assert_int_equal(getsockopt(nic_fd(a), IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &l), 0);
+	assert_int_equal(v6only, 0);
+	b = open_nic(&pb);
+	peer = add_nic_peer(a, b);
+	for (uint32_t i = 0; i < 4; i++) {
+		fill(mem[i], 1000, i);
+		pk[i] = (struct nic_pkt){ .buf = mem[i], .len = 1000, .peer = peer };
+	}
+	assert_int_equal(ops->tx(a, pk, 4), 4);
+	assert_int_equal(drain(b, g, 8, 4, 2000), 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_true(g[i].ok);
+		assert_int_equal(g[i].seq, i);
+		assert_int_equal(g[i].tos, 0x02);
+	}
+	ops->close(a);
+	ops->close(b);
+}
+
 /* When the kernel refuses a GSO send (here: segments over the socket's
  * IPv6 MTU), the nic turns GSO off and sends the same packets plainly. */
 static void test_refused_gso_falls_back_to_plain_datagrams(void **state)
@@ -1685,6 +1725,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_sizes_and_paths),
 		cmocka_unit_test(test_small_rx_calls_get_every_segment_in_order),
 		cmocka_unit_test(test_a_gro_datagram_in_a_slot_used_before_keeps_its_tos),
+		cmocka_unit_test(test_an_ipv4_peer_of_a_dual_stack_nic_gets_ect),
 		cmocka_unit_test(test_datagram_over_mtu_is_dropped_and_counted),
 		cmocka_unit_test(test_tx_refuses_bad_packets),
 		cmocka_unit_test(test_peer_table_add_remove),
