@@ -426,6 +426,10 @@ static int rx_send(struct engine *e, struct rchan *ch, struct conn *c, const str
 		if (!r)
 			return err;
 	}
+	/* an honest sender never overlaps packets of one message; one that
+	 * does is refused before it overwrites bytes already in place */
+	if (d->payload_len > r->len - r->got)
+		return -EBADMSG;
 	switch (r->state) {
 	case REC_DIRECT:
 		if (!r->err)
@@ -440,9 +444,6 @@ static int rx_send(struct engine *e, struct rchan *ch, struct conn *c, const str
 	default:
 		break;
 	}
-	/* an honest sender never overlaps packets of one message */
-	if (d->payload_len > r->len - r->got)
-		return -EBADMSG;
 	r->got += d->payload_len;
 	if (r->got == r->len)
 		rec_complete(e, r);

@@ -2120,7 +2120,8 @@ static void test_refused_send_is_not_starved_by_later_ones(void **state)
 }
 
 /* Overlapping packets of one message (only a hostile sender makes them):
- * holes read as zeros, never as old heap bytes; overshooting is refused. */
+ * holes read as zeros, never as old heap bytes; overshooting is refused,
+ * before it overwrites bytes already in place (it was refused after). */
 static void test_overlapping_packets_leak_nothing(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 8));
@@ -2141,9 +2142,19 @@ static void test_overlapping_packets_leak_nothing(void **state)
 	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 7, .roff = 1, .msg_id = 91,
 					   .msg_len = 200, .msg_off = 0, .payload_len = 150)), 0);
 	assert_int_equal(st(f, HB)->rx_refused_other, other);
+	memset(forged_payload, 0x22, sizeof(forged_payload));
 	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 7, .roff = 1, .msg_id = 91,
 					   .msg_len = 200, .msg_off = 100, .payload_len = 100)), 0);
 	assert_int_equal(st(f, HB)->rx_refused_other, other + 1);
+	memset(forged_payload, 0x33, sizeof(forged_payload));
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 7, .roff = 1, .msg_id = 91,
+					   .msg_len = 200, .msg_off = 150, .payload_len = 50)), 0);
+	submit(f, HB, RECV(.loff = 1000, .len = 1000, .tag = 7, .user_data = 2));
+	run_steps(f, 3);
+	assert_int_equal(cqe(f, HB, 2).res, 0);
+	assert_int_equal(cqe(f, HB, 2).len, 200);
+	assert_filled(f->h[HB].mr2 + 1000, 150, 0x11);
+	assert_filled(f->h[HB].mr2 + 1150, 50, 0x33);
 }
 
 /* ---- teardown ---- */
