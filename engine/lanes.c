@@ -74,6 +74,12 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 	part = op->len / (n + 1) & ~(LANE_ALIGN - 1);
 	if (part == 0)
 		return;
+	/* a split op holds its cookie's slot until every part reported, and
+	 * parts need slots on their lane engines, which split too: with the
+	 * tables full of cookies on two threads, each waiting for the
+	 * other's parts, nothing would move. Cookies take at most half. */
+	if (rm->nused >= rm->nslots / 2)
+		return;                /* it goes whole */
 	i = remote_slot_get(rm);
 	if (i == NO_SLOT)
 		return;                /* no slot for the cookie: it goes whole */

@@ -87,6 +87,7 @@ uint32_t remote_slot_get(struct remote *rm)
 	if (i == NO_SLOT)
 		return NO_SLOT;
 	rm->free_head = rm->slots[i].next_free;
+	rm->nused++;
 	rm->slots[i].used = true;
 	rm->slots[i].op = NULL;
 	rm->slots[i].job = NULL;
@@ -95,6 +96,7 @@ uint32_t remote_slot_get(struct remote *rm)
 
 void remote_slot_put(struct remote *rm, uint32_t i)
 {
+	rm->nused--;
 	rm->slots[i].used = false;
 	rm->slots[i].op = NULL;
 	rm->slots[i].gen++;

@@ -121,6 +121,7 @@ struct remote {
 	uint32_t max_chans, nlive, rr;
 	struct rslot *slots;           /* nalloc of at most nslots, grown on demand */
 	uint32_t nslots, nalloc, free_head;
+	uint32_t nused;                /* slots taken */
 	bool no_slots;                 /* a submission found no free slot */
 	uint64_t walks;                /* drain_queue walks so far (ep->r_held_walk) */
 	uint64_t kick;                 /* bumped by every completion: room may have come

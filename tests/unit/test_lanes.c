@@ -56,6 +56,7 @@ struct done_msg {
 };
 
 static uint64_t g_ep_inflight;     /* A's max_ep_inflight_bytes for the next fx_open */
+static uint32_t g_remote_msgs;     /* every engine's max_remote_msgs for the next (0: default) */
 
 struct fx {
 	struct engine *e[2][NT];
@@ -375,6 +376,7 @@ static struct fx *fx_open(void **state, uint64_t seed, uint32_t loss_ppm)
 				.max_chans = 1, .lane_min_bytes = SPLIT_MIN,
 				.lane_submit = lane_submit, .lane_done = lane_done, .lane_arg = f,
 				.max_ep_inflight_bytes = h == 0 && k == 0 ? g_ep_inflight : 0,
+				.max_remote_msgs = g_remote_msgs,
 			};
 			struct tpchan_params cp = chan_params(h, k, seed);
 			struct mr m = { .id = 1, .client_id = h ? CLIENT_B : CLIENT_A,
@@ -821,6 +823,30 @@ static void test_lane_lost_resets_connection(void **state)
 	assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE), 0);
 }
 
+/* Split ops hold their cookies' message slots until every part reported,
+ * and parts need slots at their lane engines, which split ops of their own
+ * too: cookies may take at most half of the table, so that two threads
+ * full of cookies, each waiting for the other's parts, cannot be. Twelve
+ * puts meet a table of 16 (split before their endpoint's byte limit holds
+ * them): at most 8 are split, and all land. */
+static void test_split_cookies_take_at_most_half_the_slots(void **state)
+{
+	struct fx *f;
+
+	g_remote_msgs = 16;
+	g_ep_inflight = 64 * KiB;     /* own parts wait without slots: cookies only */
+	f = fx_open(state, 12, 0);
+	g_remote_msgs = 0;
+	g_ep_inflight = 0;
+	for (uint64_t ud = 1; ud <= 12; ud++)
+		put(f, (ud % 7) * MiB, 1 * MiB, ud);
+	run_until_cqes(f, 12);
+	for (uint64_t ud = 1; ud <= 12; ud++)
+		assert_int_equal(cqe(f, ud)->res, 0);
+	assert_memory_equal(f->dst, f->src, 7 * MiB);
+	assert_in_range(engine_stats(f->e[0][0])->lane_splits, 1, 8);
+}
+
 /* A split get whose own request still waits in its channel's queue (the
  * endpoint's in-flight budget is taken) is cancelled by its region's
  * removal: it completes only once its parts reported, and the endpoint
@@ -1075,6 +1101,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_signal_not_held_by_later_parts, teardown),
 		cmocka_unit_test_teardown(test_lane_lost_resets_connection, teardown),
 		cmocka_unit_test_teardown(test_cancel_queued_split_get, teardown),
+		cmocka_unit_test_teardown(test_split_cookies_take_at_most_half_the_slots, teardown),
 		cmocka_unit_test_teardown(test_lane_put_checks, teardown),
 		cmocka_unit_test_teardown(test_stale_part_on_reused_conn, teardown),
 	};
