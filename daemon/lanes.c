@@ -150,15 +150,15 @@ int lanes_connect(struct session *s, struct dep *ep, uint32_t conn, uint32_t n, 
 	return job_run(s, cmds, m, done, arg);
 }
 
-/* A command no session waits for; lost only when out of memory, when the
- * engine then keeps a lane side until the endpoint goes. */
+/* A command no session waits for. Never lost: a lane side or shadow the
+ * engine kept would refuse the next endpoint or connection with its id. */
 static void submit_plain(struct daemon *d, uint32_t thr, enum engcmd_type type, uint32_t ep,
 			 uint32_t conn)
 {
 	struct engcmd *c = calloc(1, sizeof(*c));
 
 	if (!c)
-		return;
+		abort();               /* as rcon_unbind: the engine must forget it */
 	c->type = type;
 	if (type == ENGCMD_EP_REMOVE) {
 		c->u.ep_id = ep;

@@ -920,8 +920,12 @@ int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint
 
 	if (ep_id >= e->max_endpoints)
 		return -EINVAL;
-	if (e->eps[ep_id])
-		return -EBUSY;
+	/* the same endpoint's shadow, made for an earlier connection, serves;
+	 * anything else there (one whose removal was lost) does not */
+	ep = e->eps[ep_id];
+	if (ep)
+		return ep->shadow && ep->client_id == client_id && ep->max_conns == max_conns ? -EBUSY
+														: -EEXIST;
 	r = ep_new(ep_id, client_id, max_conns, 1u << 16, max_outstanding, &ep);
 	if (r < 0)
 		return r;

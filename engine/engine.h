@@ -274,7 +274,9 @@ int engine_chan_set_cc(struct engine *e, uint32_t chan, const struct cc_ops *ops
  * side). The daemon binds lanes with `lanes` in uccl.conf (daemon/lanes.h). */
 
 /* A ringless endpoint for lane sides: its sides bind to channels like any
- * other; its finished ops go to lane_done instead of a completion ring. */
+ * other; its finished ops go to lane_done instead of a completion ring.
+ * -EBUSY: this endpoint's shadow is there already (client and max_conns
+ * alike); -EEXIST: something else holds the id. */
 int engine_shadow_add(struct engine *e, uint32_t ep_id, uint32_t client_id, uint32_t max_conns,
 		      uint32_t max_outstanding);
 /* The remote side ep/conn (bound, owner) has nlanes lanes (0: none; at

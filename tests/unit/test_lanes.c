@@ -1079,6 +1079,11 @@ static void test_lane_put_checks(void **state)
 	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 5, 1), -ENOTCONN);
 	assert_int_equal(engine_rconn_lanes(f->e[0][1], EP_A, 0, 1), -EINVAL);
 	assert_int_equal(engine_shadow_add(f->e[0][1], EP_A, CLIENT_A, SEMS, RING), -EBUSY);
+	/* a shadow left by another endpoint with the id (its removal lost)
+	 * is not one the daemon may take as made already */
+	assert_int_equal(engine_shadow_add(f->e[0][1], EP_A, CLIENT_B, SEMS, RING), -EEXIST);
+	assert_int_equal(engine_shadow_add(f->e[0][1], EP_A, CLIENT_A, SEMS + 1, RING), -EEXIST);
+	assert_int_equal(engine_shadow_add(f->e[0][0], EP_A, CLIENT_A, SEMS, RING), -EEXIST);
 	assert_int_equal(engine_conn_add(f->e[0][1], EP_A, 5, EP_A, 6), -EINVAL);
 }
 
