@@ -130,7 +130,8 @@ void sess_mem_reg(struct session *s, UcclCtl__MemRegReq *q, int *fds, int nfds)
 		}
 		/* copies check that this process is still the one at its pid
 		 * (it may exit while a child keeps the session); a kernel
-		 * without pidfds (before 5.3) registers without the check */
+		 * without pidfds (before 5.3) registers without the check.
+		 * Watched since the connection, unless that failed. */
 		if (s->owner.pidfd < 0) {
 			r = mem_owner_watch(s->d->base, s->pid, &s->owner);
 			if (r < 0 && r != -ENOSYS && r != -EOPNOTSUPP) {

@@ -360,6 +360,12 @@ int session_open(struct daemon *d, int fd)
 	d->sessions = s;
 	s->linked = true;
 	d->n_sessions++;
+	/* the process at pid now, while it connects: one that registers
+	 * memory later may have exited by then and its pid gone to another
+	 * (only the daemon's own uid may register; a failure is tried again
+	 * at the first registration) */
+	if (s->uid == geteuid())
+		(void)mem_owner_watch(d->base, s->pid, &s->owner);
 	log_debug("client %u: connected (pid %d uid %u gid %u)", s->id, (int)s->pid, s->uid, s->gid);
 	return 0;
 }

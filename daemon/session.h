@@ -106,9 +106,10 @@ struct session {
 
 	struct smr *mrs;
 	uint32_t n_mrs;
-	/* the process at pid, watched from its first MR_REMOTE_VA region on:
-	 * one pidfd for all of them (with one per region, a client could use
-	 * up the daemon's descriptors) */
+	/* the process at pid, watched from the connection on (clients of
+	 * the daemon's uid, who may register MR_REMOTE_VA regions): one pidfd
+	 * for all its regions (with one per region, a client could use up the
+	 * daemon's descriptors) */
 	struct mem_owner owner;
 	uint64_t reg_bytes;
 	uint32_t next_mr_id;

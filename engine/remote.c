@@ -432,8 +432,9 @@ static void job_free(struct engine *e, struct rjob *j)
 }
 
 /* Send queued get responses while the channel takes them. One refused for
- * memory is kept and tried again later: the requester's get, acknowledged,
- * has no other way to its data (or to an end short of its connection's). */
+ * memory is kept and tried again later, ever less often while that lasts:
+ * the requester's get, acknowledged, has no other way to its data (or to
+ * an end short of its connection's). */
 static void drain_jobs(struct engine *e, struct rchan *ch)
 {
 	struct remote *rm = e->rm;
@@ -453,13 +454,18 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 		r = tpchan_submit(ch->tp, &m);
 		if (r == -EAGAIN || r == -ENOMEM) {
 			remote_slot_put(rm, i);
-			if (r == -EAGAIN)
+			if (r == -EAGAIN) {
 				ch->blocked = true;
-			else
-				ch->j_due = e->now + RETRY_MIN_NS;
+			} else {
+				ch->j_wait = !ch->j_wait ? RETRY_MIN_NS
+					     : ch->j_wait * 2 > RETRY_MAX_NS ? RETRY_MAX_NS
+					     : ch->j_wait * 2;
+				ch->j_due = e->now + ch->j_wait;
+			}
 			return;
 		}
 		ch->j_due = 0;
+		ch->j_wait = 0;
 		ch->j_head = j->next;
 		if (!ch->j_head)
 			ch->j_tail = NULL;
@@ -467,7 +473,8 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 		j->c = NULL;
 		if (r < 0) {
 			remote_slot_put(rm, i);
-			job_free(e, j);    /* -ESHUTDOWN: the channel is going */
+			job_free(e, j);    /* -ESHUTDOWN: the channel is going (-EINVAL:
+					    * checked at the request, never) */
 			continue;
 		}
 		rm->slots[i].job = j;

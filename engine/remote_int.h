@@ -100,6 +100,7 @@ struct rchan {
 	bool failure_told;             /* engine_chan_failures returned it */
 	struct rjob *j_head, *j_tail;  /* get responses waiting for channel space */
 	uint64_t j_due;                /* when they may go: 0, or after a refusal for memory */
+	uint64_t j_wait;               /* the wait after the last such refusal (doubles) */
 	uint64_t jbytes;               /* their snapshots' bytes, and those in flight */
 	int64_t deficit;               /* deficit round robin: bytes it may still send */
 	uint64_t q_due;                /* earliest time a queued op may go (UINT64_MAX: none
