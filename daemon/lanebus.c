@@ -97,13 +97,14 @@ static void lt_send(struct lanethr *lt, uint32_t to, struct lanemsg *m)
 {
 	m->to = to;
 	if (lt->ovf || lanebus_send(lt->bus, lt->index, to, m) < 0) {
-		/* the queue is full: after the ones already waiting */
-		struct lanemsg **pp = &lt->ovf;
-
-		while (*pp)
-			pp = &(*pp)->next;
+		/* the queue is full: after the ones already waiting (a tail,
+		 * not a walk: a backlog would cost its square) */
 		m->next = NULL;
-		*pp = m;
+		if (lt->ovf)
+			lt->ovf_tail->next = m;
+		else
+			lt->ovf = m;
+		lt->ovf_tail = m;
 	}
 }
 
@@ -183,6 +184,8 @@ int lanethr_pass(struct lanethr *lt, const struct lanethr_ops *ops)
 		if (lanebus_send(lt->bus, lt->index, m->to, m) < 0)
 			break;
 		lt->ovf = next;
+		if (!next)
+			lt->ovf_tail = NULL;
 		n++;
 	}
 	while ((m = lt->wait)) {
@@ -228,5 +231,5 @@ void lanethr_clear(struct lanethr *lt)
 			free(m);
 		}
 	}
-	lt->wait = lt->wait_tail = lt->ovf = lt->spare = NULL;
+	lt->wait = lt->wait_tail = lt->ovf = lt->ovf_tail = lt->spare = NULL;
 }

@@ -44,7 +44,7 @@ struct lanethr {
 	struct lanebus *bus;           /* NULL: no lanes */
 	uint32_t index, nthr;
 	struct lanemsg *wait, *wait_tail;
-	struct lanemsg *ovf;
+	struct lanemsg *ovf, *ovf_tail;
 	struct lanemsg *spare;
 };
 /* The engine behind it: put is engine_lane_start (0, -EAGAIN: no room yet,
