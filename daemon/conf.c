@@ -1459,6 +1459,55 @@ const char *conf_cc_of(const struct conf *c, const char *peer)
 #define VAL_MAX (CONF_MAX_PEERS * (CONF_PEER_NAME_MAX + INET6_ADDRSTRLEN + 10) + 8)
 #define DUMP_PEERS_PER_LINE 16   /* keeps a dumped line under the 4096 limit */
 
+static bool same_value(const struct conf *a, const struct conf *b, const struct opt *o)
+{
+	char x[VAL_MAX], y[VAL_MAX];
+
+	fmt_value(a, o, x, sizeof(x));
+	fmt_value(b, o, y, sizeof(y));
+	return strcmp(x, y) == 0;
+}
+
+/* Few of next's changed reloadable options (one, else two, else all of
+ * them: cur passed the checks) that, kept at cur's values in *merged, let
+ * it pass the checks: marked in held, *merged updated. -EINVAL only
+ * without memory. */
+static int hold_with_restart(const struct conf *cur, const struct conf *next, struct conf *merged,
+			     bool held[NOPTS])
+{
+	struct parser quiet = { .name = "" };
+	size_t ch[NOPTS], n = 0;
+	struct conf *t = malloc(sizeof(*t));
+	int r = -EINVAL;
+
+	if (!t)
+		return -EINVAL;
+	for (size_t i = 0; i < NOPTS; i++)
+		if ((opts[i].flags & OF_RELOAD) && !same_value(cur, next, &opts[i]))
+			ch[n++] = i;
+	/* each alone first, then pairs */
+	for (size_t pair = 0; pair < 2 && r < 0; pair++) {
+		for (size_t a = 0; a < n && r < 0; a++) {
+			for (size_t b = a + pair; b < (pair ? n : a + 1) && r < 0; b++) {
+				*t = *merged;
+				copy_value(t, cur, &opts[ch[a]]);
+				copy_value(t, cur, &opts[ch[b]]);
+				if (check_conf(&quiet, t) == 0) {
+					held[ch[a]] = held[ch[b]] = true;
+					*merged = *t;
+					r = 0;
+				}
+			}
+		}
+	}
+	for (size_t a = 0; a < n && r < 0; a++) {
+		copy_value(merged, cur, &opts[ch[a]]);
+		held[ch[a]] = true;
+	}
+	free(t);
+	return 0;
+}
+
 int conf_reload(struct conf *cur, const struct conf *next,
 		void (*report)(void *arg, const char *line), void *arg, char *err, size_t errlen)
 {
@@ -1466,6 +1515,7 @@ int conf_reload(struct conf *cur, const struct conf *next,
 			    .errlen = errlen };
 	struct conf merged = *cur;
 	int changed = 0;
+	bool held[NOPTS] = { false };
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -1475,8 +1525,16 @@ int conf_reload(struct conf *cur, const struct conf *next,
 	for (size_t i = 0; i < NOPTS; i++)
 		if (opts[i].flags & OF_RELOAD)
 			copy_value(&merged, next, &opts[i]);
-	if (check_conf(&p, &merged) < 0)
-		return -EINVAL;
+	if (check_conf(&p, &merged) < 0) {
+		/* reloadable options may go with restart-only ones that change
+		 * too (peers, and peer_cc naming them, with a new peer_listen):
+		 * they keep their running values like those, and the rest is
+		 * applied */
+		if (hold_with_restart(cur, next, &merged, held) < 0)
+			return -EINVAL;
+		if (err && errlen)
+			err[0] = '\0';
+	}
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt *o = &opts[i];
 		char old[VAL_MAX], new[VAL_MAX], line[3 * VAL_MAX + 128];
@@ -1485,7 +1543,10 @@ int conf_reload(struct conf *cur, const struct conf *next,
 		fmt_value(next, o, new, sizeof(new));
 		if (strcmp(old, new) == 0)
 			continue;
-		if (o->flags & OF_RELOAD) {
+		if (held[i]) {
+			snprintf(line, sizeof(line), "%s: %s -> %s goes with options that need a restart; "
+				 "kept %s", o->name, old, new, old);
+		} else if (o->flags & OF_RELOAD) {
 			copy_value(cur, next, o);
 			changed++;
 			snprintf(line, sizeof(line), "%s: %s -> %s", o->name, old, new);

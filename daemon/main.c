@@ -212,13 +212,11 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 	log_set_level(d->conf.log_level);
 	for (uint32_t i = 0; i < d->n_thr; i++)
 		engthr_set_idle_spin(d->thr[i], d->conf.engine_idle_spin_us);
+	/* (peers without peering are kept, as going with peer_listen) */
 	if (d->peers) {
 		peermgr_reload(d->peers, &d->conf, key);
 		chancc_reload(d, &old);
 	}
-	else if (d->conf.n_peers)
-		log_warn("reload: peers are set but peering is off (peer_listen = none at start); "
-			 "a restart starts it");
 	d->stats.reloads++;
 	log_info("reloaded %s: %d option(s) changed", d->config_path, n);
 	goto out;
