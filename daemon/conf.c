@@ -1048,6 +1048,17 @@ static int next_named_entry(struct parser *p, const struct opt *o, char **item, 
 /* "none", or comma-separated name=address:port. The entries add to those
  * of earlier "peers" lines; parsed into a scratch array first so that a bad
  * entry leaves the option as it was. */
+/* "none" (the empty list) of an option whose lines add up: after entries
+ * it would look like clearing them, and does not. */
+static int none_first(struct parser *p, const struct opt *o, uint32_t n_have)
+{
+	if (n_have == 0)
+		return 0;
+	fail_msg(p, "%s: none after entries on an earlier line (lines add up; remove those)",
+		 o->name);
+	return -EINVAL;
+}
+
 static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, char *val)
 {
 	struct conf_peer *have = field(c, o);
@@ -1058,7 +1069,7 @@ static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, ch
 	int r;
 
 	if (strcasecmp(val, "none") == 0)
-		return 0;
+		return none_first(p, o, *n_have);
 	while ((r = next_named_entry(p, o, &item, "address:port", &name, &addr)) > 0) {
 		if (*n_have + n == CONF_MAX_PEERS) {
 			fail_msg(p, "%s: more than %d entries", o->name, CONF_MAX_PEERS);
@@ -1117,7 +1128,7 @@ static int parse_peer_cc(struct parser *p, struct conf *c, const struct opt *o, 
 	int r;
 
 	if (strcasecmp(val, "none") == 0)
-		return 0;
+		return none_first(p, o, *n_have);
 	while ((r = next_named_entry(p, o, &item, "controller", &name, &cc)) > 0) {
 		if (strlen(cc) > CONF_CC_NAME_MAX || !cc_find(cc)) {
 			fail_msg(p, "%s: %s: unknown congestion controller '%s' (known: %s)", o->name,
@@ -1197,6 +1208,8 @@ static int parse_line(struct parser *p, struct conf *c, const char *line, size_t
 	size_t idx;
 	int r;
 
+	if (len > 0 && line[len - 1] == '\r')
+		len--;                 /* a CRLF line's CR is not one of its characters */
 	if (len > CONF_LINE_MAX) {
 		fail_msg(p, "line too long (over %d characters)", CONF_LINE_MAX);
 		return -E2BIG;

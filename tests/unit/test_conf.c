@@ -422,6 +422,9 @@ static void test_error_line_too_long(void **state)
 	strcpy(text + 4096, "\n");
 	expect_ok(text, &c);
 	assert_int_equal(c.max_clients, 5);
+	/* ... also before a CR (a CRLF file) ... */
+	strcpy(text + 4096, "\r\n");
+	expect_ok(text, &c);
 	/* ... one more is not, even inside a comment */
 	memset(text, '#', 4097);
 	strcpy(text + 4097, "\n");
@@ -1025,13 +1028,22 @@ static void test_peer_cc(void **state)
 	assert_string_equal(conf_cc_of(&c, "anyone"), "window");
 
 	expect_ok("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1, c=127.0.0.3:1, d=127.0.0.4:1\n"
-		  "cc = swift\npeer_cc = b=dcqcn , c = none\npeer_cc = none\n", &c);
+		  "cc = swift\npeer_cc = b=dcqcn , c = none\n", &c);
 	assert_int_equal(c.n_peer_cc, 2);
 	assert_string_equal(c.peer_cc[0].name, "b");
 	assert_string_equal(c.peer_cc[0].cc, "dcqcn");
 	assert_string_equal(conf_cc_of(&c, "b"), "dcqcn");
 	assert_string_equal(conf_cc_of(&c, "c"), "none");
 	assert_string_equal(conf_cc_of(&c, "d"), "swift");   /* no entry: cc */
+
+	/* none is the empty list, not a clearing of earlier lines */
+	expect_error("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1\npeer_cc = b=swift\n"
+		     "peer_cc = none\n", -EINVAL,
+		     "t.conf:4: peer_cc: none after entries on an earlier line (lines add up; "
+		     "remove those)");
+	expect_error("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1\npeers = none\n", -EINVAL,
+		     "t.conf:3: peers: none after entries on an earlier line (lines add up; "
+		     "remove those)");
 
 	/* peer_cc may come before peers */
 	expect_ok("peer_cc = b=timely\npeer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1\n", &c);
