@@ -695,26 +695,31 @@ static void refuse_unknown(struct pconn *c, const char *why)
  * the address it talks from: its data plane must be there too, or it could
  * announce another peer's data address and ports and take them over (the
  * first one up keeps them). False, with why, if it is not. */
-static bool dynamic_data_ok(const struct peer *p, const struct pconn *c, const UcclPeer__Hello *h,
-			    char *why, size_t len)
+/* Whether h announces its data plane on host src, where it talks from. */
+static bool data_at_source(const struct conf_addr *src, const UcclPeer__Hello *h, char *why,
+			   size_t len)
 {
 	struct conf_addr a;
 	char from[64];
 
-	if (!p->dynamic || c->mac)
-		return true;
 	memset(&a, 0, sizeof(a));
 	if (inet_pton(AF_INET, h->data_address, a.addr) == 1)
 		a.family = AF_INET;
 	else if (inet_pton(AF_INET6, h->data_address, a.addr) == 1)
 		a.family = AF_INET6;
-	if (conf_addr_same_host(&a, &p->addr))
+	if (conf_addr_same_host(&a, src))
 		return true;
-	conf_addr_fmt(&p->addr, false, from, sizeof(from));
+	conf_addr_fmt(src, false, from, sizeof(from));
 	snprintf(why, len, "%s announces its data plane at %s, not at %s where it talks from (a "
 		 "peer taken at run time without peer_key_file must be)", h->host_name,
 		 h->data_address, from);
 	return false;
+}
+
+static bool dynamic_data_ok(const struct peer *p, const struct pconn *c, const UcclPeer__Hello *h,
+			    char *why, size_t len)
+{
+	return !p->dynamic || c->mac || data_at_source(&p->addr, h, why, len);
 }
 
 static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
@@ -748,7 +753,12 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 			peer_supersede(d);     /* its slot is the one the new peer takes */
 	}
 	/* an unlisted daemon: a peer for as long as its connection lasts, if
-	 * dynamic_peers allows one more */
+	 * dynamic_peers allows one more. Checked before it is added: one
+	 * refused after would keep its slot, with no connection to end it */
+	if (!p && takeable && !c->mac && !data_at_source(&c->ra, h, why, sizeof(why))) {
+		pconn_close(c, why, -EACCES);
+		return;
+	}
 	if (!p && takeable)
 		p = peer_add_dynamic(pm, h->host_name, &c->ra, false);
 	if (!p || !conf_addr_same_host(&p->addr, &c->ra)) {

@@ -1362,6 +1362,37 @@ static void test_auth_bounced_proofs_fail(void **state)
 	bounce(true, port_c, "a", true, "does not match a's key");
 }
 
+/* A hello from an unlisted daemon that announces its data plane elsewhere
+ * than where it talks from is refused before it takes a dynamic_peers slot:
+ * refused after, its peer stayed, with no connection or timer to end it, and
+ * two such hellos took both slots for good. */
+static void test_a_refused_dynamic_hello_takes_no_slot(void **state)
+{
+	struct side b = { 0 };
+	const char *names[] = { "x1", "x2", "x3" };
+
+	(void)state;
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, "dynamic_peers = 2\n"), 0);
+	for (int i = 0; i < 3; i++) {
+		UcclPeer__PeerMsg m, *r;
+		UcclPeer__Hello h;
+		int fd = fake_dial(port_b);
+
+		fake_hello_msg(&m, &h, names[i], NULL);
+		h.data_address = "10.9.9.9";
+		fake_send(fd, &m);
+		r = fake_recv(fd);
+		assert_non_null(r);
+		assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);
+		assert_non_null(strstr(r->error->message, "announces its data plane at 10.9.9.9"));
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		close(fd);
+		assert_int_equal(peermgr_count(b.pm), 1);      /* a only */
+	}
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
 /* Without the key, a stranger dialing as peer a (or as a new dynamic
  * peer) gets a challenge and then an Error: a's own connection stays up and
  * no dynamic slot is taken. Without authentication the hello alone would
@@ -1542,6 +1573,7 @@ int main(void)
 		cmocka_unit_test(test_auth_refused_send_keeps_numbers),
 		cmocka_unit_test(test_auth_unmacd_refusal_is_read),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
+		cmocka_unit_test(test_a_refused_dynamic_hello_takes_no_slot),
 		cmocka_unit_test(test_start_errors),
 	};
 
