@@ -38,6 +38,7 @@ _Static_assert(PEER_WIRE_VERSION == WIRE_VERSION, "hello's wire_version must be 
 
 #define BACKOFF_MIN_MS     200u
 #define BACKOFF_MAX_MS     5000u
+#define STABLE_MS          1000u       /* up this long: the next dial waits the least again */
 #define LINGER_MS          1000u        /* a closing connection gets this long to flush */
 #define OUT_MAX            (1u << 20)   /* bytes queued to a peer that does not read */
 #define MAX_LINGERING      16u          /* closing connections waiting for their Error to leave */
@@ -432,6 +433,7 @@ static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
 {
 	struct peermgr *pm = p->pm;
 	bool was_up = c->phase == PC_UP;
+	bool stable = was_up && now_ms() - p->since_ms >= STABLE_MS;
 
 	p->conn = NULL;
 	p->tx_token = p->rx_token = 0;
@@ -451,7 +453,10 @@ static void peer_conn_lost(struct peer *p, struct pconn *c, const char *reason)
 	}
 	snprintf(p->last_error, sizeof(p->last_error), "%s", reason);
 	peer_reqs_fail(p, -ENOTCONN);
-	if (was_up)
+	/* only a connection that lasted: one closed right after its hello
+	 * (a clash, a refusal, a restart that keeps failing) would otherwise
+	 * be dialed again every 200 ms for ever */
+	if (stable)
 		p->backoff_ms = BACKOFF_MIN_MS;
 	if (p->dynamic && !pm->stopping)
 		peer_expire(p);        /* a client's connect dials it again if it wants */
@@ -641,7 +646,6 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	if (p->was_up)
 		p->reconnects++;
 	p->was_up = true;
-	p->backoff_ms = BACKOFF_MIN_MS;
 	p->announced = true;
 	snprintf(p->host, sizeof(p->host), "%s", h->host_name);
 	snprintf(p->data_addr, sizeof(p->data_addr), "%s", h->data_address);
