@@ -1045,9 +1045,6 @@ static int next_named_entry(struct parser *p, const struct opt *o, char **item, 
 	return 1;
 }
 
-/* "none", or comma-separated name=address:port. The entries add to those
- * of earlier "peers" lines; parsed into a scratch array first so that a bad
- * entry leaves the option as it was. */
 /* "none" (the empty list) of an option whose lines add up: after entries
  * it would look like clearing them, and does not. */
 static int none_first(struct parser *p, const struct opt *o, uint32_t n_have)
@@ -1059,6 +1056,9 @@ static int none_first(struct parser *p, const struct opt *o, uint32_t n_have)
 	return -EINVAL;
 }
 
+/* "none", or comma-separated name=address:port. The entries add to those
+ * of earlier "peers" lines; parsed into a scratch array first so that a bad
+ * entry leaves the option as it was. */
 static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, char *val)
 {
 	struct conf_peer *have = field(c, o);

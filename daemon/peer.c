@@ -695,11 +695,8 @@ static void refuse_unknown(struct pconn *c, const char *why)
 	pconn_close_ex(c, NULL, why, -EACCES);
 }
 
-/* A peer taken at run time and not authenticated is known by nothing but
- * the address it talks from: its data plane must be there too, or it could
- * announce another peer's data address and ports and take them over (the
- * first one up keeps them). False, with why, if it is not. */
-/* Whether h announces its data plane on host src, where it talks from. */
+/* Whether h announces its data plane on host src, where it talks from;
+ * false, with why, if not. */
 static bool data_at_source(const struct conf_addr *src, const UcclPeer__Hello *h, char *why,
 			   size_t len)
 {
@@ -720,6 +717,10 @@ static bool data_at_source(const struct conf_addr *src, const UcclPeer__Hello *h
 	return false;
 }
 
+/* A peer taken at run time and not authenticated is known by nothing but
+ * the address it talks from: its data plane must be there too, or it could
+ * announce another peer's data address and ports and take them over (the
+ * first one up keeps them). False, with why, if it is not. */
 static bool dynamic_data_ok(const struct peer *p, const struct pconn *c, const UcclPeer__Hello *h,
 			    char *why, size_t len)
 {
