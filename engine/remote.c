@@ -131,18 +131,11 @@ struct rslot *remote_slot_of(struct remote *rm, uint64_t cookie, uint32_t *idx)
 
 /* ---- submit queue ---- */
 
-static void queue_push(struct rchan *ch, struct opq_op *op)
+/* The retry wait after one of wait (0: the first): RETRY_MIN_NS, doubling
+ * up to RETRY_MAX_NS. */
+static uint64_t backoff_next(uint64_t wait)
 {
-	op->rflags |= RFL_QUEUED;
-	op->rnext = NULL;
-	if (op->rdue < ch->q_due)
-		ch->q_due = op->rdue;
-	if (ch->q_tail)
-		ch->q_tail->rnext = op;
-	else
-		ch->q_head = op;
-	ch->q_tail = op;
-	ch->nqueued++;
+	return !wait ? RETRY_MIN_NS : wait * 2 > RETRY_MAX_NS ? RETRY_MAX_NS : wait * 2;
 }
 
 /* Take op, which follows prev (NULL: op is the head), out of the queue. */
@@ -170,6 +163,13 @@ static void queue_relink(struct rchan *ch, struct opq_op *prev, struct opq_op *o
 		ch->q_tail = op;
 	ch->nqueued++;
 	op->rflags |= RFL_QUEUED;
+}
+
+static void queue_push(struct rchan *ch, struct opq_op *op)
+{
+	if (op->rdue < ch->q_due)
+		ch->q_due = op->rdue;
+	queue_relink(ch, ch->q_tail, op);
 }
 
 static void queue_del(struct rchan *ch, struct opq_op *op)
@@ -457,9 +457,7 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 			if (r == -EAGAIN) {
 				ch->blocked = true;
 			} else {
-				ch->j_wait = !ch->j_wait ? RETRY_MIN_NS
-					     : ch->j_wait * 2 > RETRY_MAX_NS ? RETRY_MAX_NS
-					     : ch->j_wait * 2;
+				ch->j_wait = backoff_next(ch->j_wait);
 				ch->j_due = e->now + ch->j_wait;
 			}
 			return;
@@ -589,7 +587,7 @@ static void retry_later(struct engine *e, struct opq_op *op, bool nobuf)
 
 	op->rdue = e->now + (nobuf ? backoff : 0);
 	if (nobuf)
-		backoff = backoff * 2 > RETRY_MAX_NS ? RETRY_MAX_NS : backoff * 2;
+		backoff = backoff_next(backoff);
 	op->rbackoff_us = (uint32_t)(backoff / 1000);
 	queue_push(c->r.ch, op);
 	e->st.send_retries++;
