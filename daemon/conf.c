@@ -596,6 +596,7 @@ struct parser {
 	const char *name;
 	size_t lineno;
 	size_t line_of[NOPTS];       /* where each option was set; 0: not set */
+	size_t peer_cc_line[CONF_MAX_PEERS];   /* each entry's line, for check_conf */
 	char *err;
 	size_t errlen;
 };
@@ -1155,6 +1156,8 @@ static int parse_peer_cc(struct parser *p, struct conf *c, const struct opt *o, 
 	if (r < 0)
 		return r;
 	memcpy(have + *n_have, add, sizeof(add[0]) * n);
+	for (uint32_t i = 0; i < n; i++)
+		p->peer_cc_line[*n_have + i] = p->lineno;
 	*n_have += n;
 	return 0;
 }
@@ -1372,7 +1375,7 @@ static int check_conf(struct parser *p, const struct conf *c)
 			known = strcmp(c->peers[k].name, c->peer_cc[i].name) == 0;
 		if (known)
 			continue;
-		p->lineno = later(line_of(p, "peers"), line_of(p, "peer_cc"));
+		p->lineno = later(line_of(p, "peers"), p->peer_cc_line[i]);
 		fail_msg(p, "peer_cc: no peer named '%s' in peers", c->peer_cc[i].name);
 		return -EINVAL;
 	}

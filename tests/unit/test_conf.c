@@ -1045,6 +1045,12 @@ static void test_peer_cc(void **state)
 		     "t.conf:3: peers: none after entries on an earlier line (lines add up; "
 		     "remove those)");
 
+	/* an unknown name is blamed on the line that has it, not the last one */
+	expect_error("peer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1\npeer_cc = x=swift\n"
+		     "peer_cc = b=swift\n", -EINVAL, "t.conf:3: peer_cc: no peer named 'x' in peers");
+	expect_error("peer_cc = x=swift\npeer_cc = b=swift\npeer_listen = 127.0.0.1:7000\n"
+		     "peers = b=127.0.0.2:1\n", -EINVAL, "t.conf:4: peer_cc: no peer named 'x' in peers");
+
 	/* peer_cc may come before peers */
 	expect_ok("peer_cc = b=timely\npeer_listen = 127.0.0.1:7000\npeers = b=127.0.0.2:1\n", &c);
 	assert_string_equal(conf_cc_of(&c, "b"), "timely");
