@@ -95,17 +95,39 @@ void lanethr_init(struct lanethr *lt, struct lanebus *bus, uint32_t index)
 
 static void lt_send(struct lanethr *lt, uint32_t to, struct lanemsg *m)
 {
-	m->to = to;
-	if (lt->ovf || lanebus_send(lt->bus, lt->index, to, m) < 0) {
-		/* the queue is full: after the ones already waiting (a tail,
-		 * not a walk: a backlog would cost its square) */
+	if (lt->ovf[to] || lanebus_send(lt->bus, lt->index, to, m) < 0) {
+		/* the queue is full: after the ones already waiting for it
+		 * (a tail, not a walk: a backlog would cost its square) */
 		m->next = NULL;
-		if (lt->ovf)
-			lt->ovf_tail->next = m;
+		if (lt->ovf[to])
+			lt->ovf_tail[to]->next = m;
 		else
-			lt->ovf = m;
-		lt->ovf_tail = m;
+			lt->ovf[to] = m;
+		lt->ovf_tail[to] = m;
+		lt->n_ovf++;
 	}
+}
+
+/* Send what waited for room in the queue to `to`, until it is full again. */
+static int lt_flush(struct lanethr *lt, uint32_t to)
+{
+	struct lanemsg *m;
+	int n = 0;
+
+	while ((m = lt->ovf[to])) {
+		/* once sent, m is the other thread's: it may be freed or
+		 * relinked before this line would read m->next */
+		struct lanemsg *next = m->next;
+
+		if (lanebus_send(lt->bus, lt->index, to, m) < 0)
+			break;
+		lt->ovf[to] = next;
+		if (!next)
+			lt->ovf_tail[to] = NULL;
+		lt->n_ovf--;
+		n++;
+	}
+	return n;
 }
 
 int lanethr_submit(struct lanethr *lt, const struct engine_lane_part *p)
@@ -176,18 +198,8 @@ int lanethr_pass(struct lanethr *lt, const struct lanethr_ops *ops)
 	struct lanemsg *m;
 	int n = 0;
 
-	while ((m = lt->ovf)) {
-		/* once sent, m is the other thread's: it may be freed or
-		 * relinked before this line would read m->next */
-		struct lanemsg *next = m->next;
-
-		if (lanebus_send(lt->bus, lt->index, m->to, m) < 0)
-			break;
-		lt->ovf = next;
-		if (!next)
-			lt->ovf_tail = NULL;
-		n++;
-	}
+	for (uint32_t j = 0; j < lt->nthr && lt->n_ovf; j++)
+		n += lt_flush(lt, j);
 	while ((m = lt->wait)) {
 		struct lanemsg *next = m->next;   /* lt_take reuses m->next */
 
@@ -216,20 +228,24 @@ int lanethr_pass(struct lanethr *lt, const struct lanethr_ops *ops)
 
 bool lanethr_idle(struct lanethr *lt)
 {
-	return !lt->bus || (!lt->wait && !lt->ovf && lanebus_idle(lt->bus, lt->index));
+	return !lt->bus || (!lt->wait && !lt->n_ovf && lanebus_idle(lt->bus, lt->index));
+}
+
+static void free_list(struct lanemsg *m)
+{
+	while (m) {
+		struct lanemsg *next = m->next;
+
+		free(m);
+		m = next;
+	}
 }
 
 void lanethr_clear(struct lanethr *lt)
 {
-	struct lanemsg *lists[3] = { lt->wait, lt->ovf, lt->spare };
-
-	for (int i = 0; i < 3; i++) {
-		while (lists[i]) {
-			struct lanemsg *m = lists[i];
-
-			lists[i] = m->next;
-			free(m);
-		}
-	}
-	lt->wait = lt->wait_tail = lt->ovf = lt->ovf_tail = lt->spare = NULL;
+	free_list(lt->wait);
+	free_list(lt->spare);
+	for (uint32_t j = 0; j < CONF_MAX_ENGINE_THREADS; j++)
+		free_list(lt->ovf[j]);
+	*lt = (struct lanethr){ .bus = lt->bus, .index = lt->index, .nthr = lt->nthr };
 }

@@ -12,11 +12,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon/conf.h"
 #include "engine/engine.h"
 
 struct lanemsg {
 	struct lanemsg *next;          /* a thread's own lists (waiting, spare) */
-	uint32_t to;                   /* while it waits for queue room */
 	bool report;                   /* a part's result, back at its origin */
 	int res;
 	struct engine_lane_part part;  /* a report: origin and cookie */
@@ -38,13 +38,16 @@ int lanebus_fd(const struct lanebus *b, uint32_t from, uint32_t to);
 bool lanebus_idle(struct lanebus *b, uint32_t to);
 
 /* One engine thread's end of the bus (that thread only): parts its engine
- * had no room for yet, messages waiting for queue room, and one spare
- * message per part it took, so that the part's report never allocates. */
+ * had no room for yet, messages waiting for queue room (a list per
+ * destination, so that one full queue holds back only its own), and one
+ * spare message per part it took, so that the part's report never
+ * allocates. */
 struct lanethr {
 	struct lanebus *bus;           /* NULL: no lanes */
 	uint32_t index, nthr;
 	struct lanemsg *wait, *wait_tail;
-	struct lanemsg *ovf, *ovf_tail;
+	struct lanemsg *ovf[CONF_MAX_ENGINE_THREADS], *ovf_tail[CONF_MAX_ENGINE_THREADS];
+	uint32_t n_ovf;                /* messages on all ovf lists */
 	struct lanemsg *spare;
 };
 /* The engine behind it: put is engine_lane_start (0, -EAGAIN: no room yet,

@@ -221,6 +221,54 @@ static void test_full_queue(void **state)
 	fx_free(x);
 }
 
+/* A full queue to one thread holds back only what goes there: parts to a
+ * third thread pass while thread 1 takes nothing. */
+static void test_full_queue_alone(void **state)
+{
+	struct lanebus *bus = lanebus_new(3, 2);
+	struct lanethr t[3];
+	struct fake f1 = { 0 }, f2 = { 0 };
+	const struct lanethr_ops ops2 = { .put = fake_put, .done = fake_done, .arg = &f2 };
+	const struct lanethr_ops ops1 = { .put = fake_put, .done = fake_done, .arg = &f1 };
+
+	(void)state;
+	assert_non_null(bus);
+	for (uint32_t i = 0; i < 3; i++)
+		lanethr_init(&t[i], bus, i);
+	f1.lt = &t[1];
+	f2.lt = &t[2];
+	for (uint64_t c = 1; c <= 5; c++) {
+		struct engine_lane_part p = { .lane = 1, .cookie = c, .len = 4096 };
+
+		assert_int_equal(lanethr_submit(&t[0], &p), 0);
+	}
+	for (uint64_t c = 11; c <= 13; c++) {
+		struct engine_lane_part p = { .lane = 2, .cookie = c, .len = 4096 };
+
+		assert_int_equal(lanethr_submit(&t[0], &p), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		lanethr_pass(&t[0], &ops1);
+		lanethr_pass(&t[2], &ops2);
+	}
+	assert_int_equal(f2.nput, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(f2.put[i], (uint64_t)i + 11);
+	assert_int_equal(f1.nput, 0);
+	assert_false(lanethr_idle(&t[0]));   /* three still wait for thread 1 */
+	for (int i = 0; i < 4; i++) {
+		lanethr_pass(&t[1], &ops1);
+		lanethr_pass(&t[0], &ops1);
+	}
+	assert_int_equal(f1.nput, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(f1.put[i], (uint64_t)i + 1);
+	assert_true(lanethr_idle(&t[0]));
+	for (uint32_t i = 0; i < 3; i++)
+		lanethr_clear(&t[i]);
+	lanebus_free(bus);
+}
+
 /* Two real threads through 2-deep queues: everything waits in the
  * senders' overflow lists most of the time, and every part still gets
  * exactly one report (a message handed to the queue is the other
@@ -314,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_no_room_then_room),
 		cmocka_unit_test(test_refused_and_inside),
 		cmocka_unit_test(test_full_queue),
+		cmocka_unit_test(test_full_queue_alone),
 		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_bad_lane),
 	};
