@@ -95,6 +95,7 @@ struct engcmd {
 			uint32_t n_counters;
 			uint32_t n_eps;
 			uint32_t *ep_ids;
+			uint64_t *ep_serials;  /* the asker's: an id may be reused meanwhile */
 			struct engine_ep_stats *eps;
 			int *ep_res;
 		} stats;

@@ -126,11 +126,17 @@ static void reply_mrs(struct session *s)
 	free(ptrs);
 }
 
-static void free_stats_cmd(struct engcmd *c)
+static void free_stats_arrays(struct engcmd *c)
 {
 	free(c->u.stats.ep_ids);
+	free(c->u.stats.ep_serials);
 	free(c->u.stats.eps);
 	free(c->u.stats.ep_res);
+}
+
+static void free_stats_cmd(struct engcmd *c)
+{
+	free_stats_arrays(c);
 	session_unref(c->arg);
 	free(c);
 }
@@ -155,7 +161,8 @@ static void endpoints_done(struct engcmd *c)
 		struct engine_ep_stats *st = &c->u.stats.eps[i];
 
 		/* gone or replaced while the engine was answering */
-		if (!ep || !ep->live || c->u.stats.ep_res[i] < 0)
+		if (!ep || !ep->live || ep->serial != c->u.stats.ep_serials[i] ||
+		    c->u.stats.ep_res[i] < 0)
 			continue;
 		uccl_ctl__endpoint_info__init(ei);
 		ei->client_id = ep->s->id;
@@ -294,6 +301,7 @@ static void ask_engine(struct session *s, bool with_eps)
 {
 	struct daemon *d = s->d;
 	struct engcmd *c = calloc(1, sizeof(*c));
+	struct stats_acc *a = NULL;
 	uint32_t n = 0;
 
 	if (!c)
@@ -303,40 +311,27 @@ static void ask_engine(struct session *s, bool with_eps)
 	c->arg = s;
 	if (with_eps) {
 		c->u.stats.ep_ids = calloc(d->n_eps + 1, sizeof(uint32_t));
+		c->u.stats.ep_serials = calloc(d->n_eps + 1, sizeof(uint64_t));
 		c->u.stats.eps = calloc(d->n_eps + 1, sizeof(struct engine_ep_stats));
 		c->u.stats.ep_res = calloc(d->n_eps + 1, sizeof(int));
-		if (!c->u.stats.ep_ids || !c->u.stats.eps || !c->u.stats.ep_res) {
-			free(c->u.stats.ep_ids);
-			free(c->u.stats.eps);
-			free(c->u.stats.ep_res);
-			free(c);
-			goto out_nomem;
+		if (!c->u.stats.ep_ids || !c->u.stats.ep_serials || !c->u.stats.eps ||
+		    !c->u.stats.ep_res)
+			goto out_free;
+		for (struct session *o = d->sessions; o; o = o->next) {
+			for (struct dep *ep = o->eps; ep && n < d->n_eps; ep = ep->next) {
+				if (!ep->live)
+					continue;
+				c->u.stats.ep_ids[n] = ep->id;
+				c->u.stats.ep_serials[n++] = ep->serial;
+			}
 		}
-		for (struct session *o = d->sessions; o; o = o->next)
-			for (struct dep *ep = o->eps; ep && n < d->n_eps; ep = ep->next)
-				if (ep->live)
-					c->u.stats.ep_ids[n++] = ep->id;
 	}
 	c->u.stats.n_eps = n;
 	if (d->n_thr > 1) {
-		struct stats_acc *a = calloc(1, sizeof(*a));
-
-		if (a) {
-			a->eps = calloc(n + 1, sizeof(*a->eps));
-			a->res = calloc(n + 1, sizeof(*a->res));
-		}
-		if (!a || !a->eps || !a->res) {
-			if (a) {
-				free(a->eps);
-				free(a->res);
-			}
-			free(a);
-			free(c->u.stats.ep_ids);
-			free(c->u.stats.eps);
-			free(c->u.stats.ep_res);
-			free(c);
-			goto out_nomem;
-		}
+		a = calloc(1, sizeof(*a));
+		if (!a || !(a->eps = calloc(n + 1, sizeof(*a->eps))) ||
+		    !(a->res = calloc(n + 1, sizeof(*a->res))))
+			goto out_free;
 		for (uint32_t i = 0; i < n; i++)
 			a->res[i] = -ENOENT;
 		a->final = c->done;
@@ -347,6 +342,14 @@ static void ask_engine(struct session *s, bool with_eps)
 	engthr_submit(d->thr[0], c);
 	return;
 
+out_free:
+	if (a) {
+		free(a->eps);
+		free(a->res);
+		free(a);
+	}
+	free_stats_arrays(c);
+	free(c);
 out_nomem:
 	session_reply_err(s, -ENOMEM, "out of memory");
 }
