@@ -63,6 +63,8 @@ struct uccl_ep {
 	uint32_t sem_count;
 	bool armed;                      /* CQ NEED_WAKEUP is set (uccl_cq_wait(.., 0) leaves it) */
 	bool notify_dirty;               /* notify_fd may hold a count from an earlier arm */
+	bool gone;                       /* the daemon's end of the doorbell or notify pipe closed */
+	uint32_t idle_calls;             /* polls and submissions that found nothing to do */
 };
 
 struct uccl_ctx {

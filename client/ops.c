@@ -23,6 +23,7 @@
 #include "client/ctx.h"
 
 #define SPIN_NS 20000                    /* poll this long before sleeping */
+#define GONE_EVERY 1024                  /* idle calls between looks at the notify pipe */
 
 static inline void cpu_relax(void)
 {
@@ -33,11 +34,31 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Has the daemon closed its end of the notify pipe (it died, or dropped
+ * this client)? For a pipe a hang-up is for good, whatever is unread. */
+static bool notify_gone(struct uccl_ep *ep)
+{
+	struct pollfd p = { .fd = ep->notify_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+/* A daemon's death shows only to a system call: a doorbell without a
+ * reader, or the notify pipe's hang-up. A caller that spins on uccl_poll
+ * finding nothing, or on -EAGAIN, makes none, so every GONE_EVERY such
+ * calls look at the pipe: one poll(2) per 1024 idle calls. */
+static bool daemon_gone(struct uccl_ep *ep)
+{
+	if (!ep->gone && ++ep->idle_calls % GONE_EVERY == 0)
+		ep->gone = notify_gone(ep);
+	return ep->gone;
+}
+
 /* The daemon's engine sleeps on this socket; a failed send (buffer
- * full) still leaves it readable, so errors need no handling. A daemon
+ * full) still leaves it readable, so that error needs no handling. A daemon
  * that died left it without a reader: the send must not kill the
- * application with SIGPIPE (the wait that follows reports the daemon
- * gone), which MSG_NOSIGNAL sees to in the one system call. An older
+ * application with SIGPIPE (the endpoint is marked gone instead), which
+ * MSG_NOSIGNAL sees to in the one system call. An older
  * daemon hands out a pipe: there SIGPIPE is blocked around the write and
  * one it raised is taken, three more system calls. */
 static void ring_doorbell(struct uccl_ep *ep)
@@ -51,6 +72,8 @@ static void ring_doorbell(struct uccl_ep *ep)
 		do
 			n = send(ep->doorbell_fd, &one, sizeof(one), MSG_NOSIGNAL | MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+			ep->gone = true;
 		if (n >= 0 || errno != ENOTSOCK)
 			return;
 		ep->doorbell_pipe = true;
@@ -64,6 +87,8 @@ static void ring_doorbell(struct uccl_ep *ep)
 	do
 		n = write(ep->doorbell_fd, &one, sizeof(one));
 	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EPIPE)
+		ep->gone = true;
 	if (n < 0 && errno == EPIPE && !was_pending) {
 		struct timespec zero = { 0, 0 };
 
@@ -84,11 +109,13 @@ static int sq_publish(struct uccl_ep *ep)
 
 static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flags)
 {
+	if (ep->gone)
+		return -ECONNRESET;
 	if (ring_prod_space(&ep->sq) == 0) {
 		/* a ring full of staged descriptors would stay full: the
 		 * daemon takes only published ones */
 		sq_publish(ep);
-		return -EAGAIN;
+		return daemon_gone(ep) ? -ECONNRESET : -EAGAIN;
 	}
 	memcpy(ring_prod_slot(&ep->sq, 0), sqe, sizeof(*sqe));
 	ring_prod_stage(&ep->sq, 1);
@@ -220,9 +247,12 @@ UCCL_EXPORT int uccl_nop(struct uccl_ep *ep, unsigned flags, uint64_t user_data)
 
 UCCL_EXPORT int uccl_submit(struct uccl_ep *ep)
 {
+	int n;
+
 	if (!ep)
 		return -EINVAL;
-	return sq_publish(ep);
+	n = sq_publish(ep);
+	return ep->gone ? -ECONNRESET : n;
 }
 
 UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
@@ -237,7 +267,7 @@ UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
 	if (n > max)
 		n = max;
 	if (n == 0)
-		return 0;
+		return daemon_gone(ep) ? -ECONNRESET : 0;
 	for (int i = 0; i < n; i++)
 		memcpy(&cqes[i], ring_cons_slot(&ep->cq, (uint32_t)i), sizeof(cqes[i]));
 	ring_cons_release(&ep->cq, (uint32_t)n);
@@ -336,14 +366,6 @@ static int notify_sleep(struct uccl_ep *ep, int64_t deadline)
 	else if (p.revents & (POLLHUP | POLLERR))
 		return -ECONNRESET;
 	return 0;
-}
-
-/* Has the daemon closed its end of the notify pipe (it died)? */
-static bool notify_gone(struct uccl_ep *ep)
-{
-	struct pollfd p = { .fd = ep->notify_fd, .events = POLLIN };
-
-	return poll(&p, 1, 0) == 1 && !(p.revents & POLLIN) && (p.revents & (POLLHUP | POLLERR));
 }
 
 UCCL_EXPORT int uccl_cq_wait(struct uccl_ep *ep, struct uccl_cqe *cqes, int max, int timeout_ms)

@@ -1245,10 +1245,10 @@ static int mode_hup(unsigned seconds, bool shut)
 static int mode_daemondies(bool pipe_doorbell)
 {
 	struct uccl_ctx *ctx;
-	struct uccl_ep *ep;
+	struct uccl_ep *ep, *ep2;
 	struct uccl_cqe cqe;
 	int64_t t0, dt;
-	int r, fd, p[2];
+	int r, fd, p[2], i;
 	bool sock;
 
 	signal(SIGPIPE, SIG_DFL);
@@ -1262,6 +1262,7 @@ static int mode_daemondies(bool pipe_doorbell)
 		close(p[0]);
 		close(p[1]);
 	}
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep2));   /* its doorbell is never rung */
 	printf("ready\n");
 	fflush(stdout);
 	sleep(2);                      /* the script kills the daemon meanwhile */
@@ -1279,6 +1280,15 @@ static int mode_daemondies(bool pipe_doorbell)
 	      r, (long long)dt);
 	r = uccl_cq_wait(ep, &cqe, 1, 0);
 	check(r == -ECONNRESET, "cq_wait without waiting says the daemon is gone (%d)", r);
+	/* a caller spinning on poll, or submitting, learns it too */
+	for (i = 0; i < 100000 && (r = uccl_poll(ep2, &cqe, 1)) == 0; i++)
+		;
+	check(r == -ECONNRESET, "poll says the daemon is gone after %d empty polls (%d)", i, r);
+	r = uccl_nop(ep, 0, 8);
+	check(r == -ECONNRESET, "a submission says the daemon is gone (%d)", r);
+	r = uccl_submit(ep);
+	check(r == -ECONNRESET, "so does uccl_submit (%d)", r);
+	uccl_ep_destroy(ep2);
 	uccl_ep_destroy(ep);
 	uccl_detach(ctx);
 	printf("done\n");
