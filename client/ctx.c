@@ -97,9 +97,14 @@ static void close_fds(const int *fds, int n)
 }
 
 /* The stream can no longer be trusted to be at a frame boundary (or the
- * daemon is gone): every later call fails at once instead of misreading. */
+ * daemon is gone): every later call fails at once instead of misreading.
+ * Nothing can be released through it any more, so the connection is shut
+ * down: the daemon then drops this client's endpoints and regions at once
+ * rather than at uccl_detach (peers must not write memory the application
+ * frees and reuses meanwhile). */
 static int ctx_break(struct uccl_ctx *ctx, int err, const char *what)
 {
+	shutdown(ctx->fd, SHUT_RDWR);
 	if (err == -ECONNRESET || err == -EPIPE)
 		ctx_set_error(ctx, "daemon closed the control connection (%s)", what);
 	else if (err == -EMSGSIZE)
