@@ -76,6 +76,8 @@ struct daemon {
 
 	int listen_fd;
 	struct event *listen_ev;
+	struct event *listen_resume_ev;  /* re-arms listen_ev after fd exhaustion */
+	bool accept_paused;            /* logged once per streak of such pauses */
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool own_socket;               /* we created it (unlink on exit) */
 

@@ -88,4 +88,26 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	ok "# skip max_clients beside another user's burst (needs root to run as another user)"
 fi
+
+# out of file descriptors, the control listener pauses instead of spinning
+# on a backlog that stays readable (it used to log "accept: Too many open
+# files" at full CPU until the connections went), and resumes afterwards
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+start_daemon
+nfd=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
+prlimit --pid "$DAEMON_PID" --nofile=$((nfd + 8)):
+hog
+t0=$(cpu_ticks "$DAEMON_PID")
+sleep 2
+dt=$(( $(cpu_ticks "$DAEMON_PID") - t0 ))
+n=$(grep -c "accept:" "$TMPD/daemon.log")
+expect "out of fds with a backlog, the daemon idles ($dt ticks in 2 s)" [ "$dt" -lt 50 ]
+expect "... and says so once ($n lines)" [ "$n" -eq 1 ]
+unhog
+prlimit --pid "$DAEMON_PID" --nofile=1024:
+"$top_builddir/client/uccl_xfer" --bytes 1M demo >/dev/null 2>"$TMPD/fds.err"
+rc=$?
+expect "... then accepts again (rc $rc)" [ "$rc" -eq 0 ]
+expect "... and says that too" grep -q "control socket: accepting again" "$TMPD/daemon.log"
+stop_daemon
 finish
