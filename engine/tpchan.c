@@ -248,8 +248,10 @@ struct tchan {
 	uint64_t ack_soon_ns;          /* the held ACK is due then (0: none held) */
 	uint64_t last_end_ns;          /* a message's end arrived then (0: none yet) */
 	/* the last retransmission timeout, until the ACK that first covers
-	 * psn rto_psn tells whether it was spurious (RFC 3522) */
+	 * psn rto_psn, by SACK or cumulatively, tells whether it was spurious
+	 * (RFC 3522); that ACK's echo is in ack_in_tsecr while it is read */
 	uint64_t rto_at;
+	uint64_t ack_in_tsecr;
 	uint32_t rto_psn;
 	/* when the timer last fired: the next timeout is an RTO after that at
 	 * the earliest (RFC 6298 5.6), however recent the unacked packets */
@@ -764,6 +766,7 @@ static void ch_reset(struct tchan *c, int err)
 	c->cur = NONE;
 	c->held_head = c->held_tail = NONE;
 	sb_tx_clear(c->tx, NULL, NULL);
+	c->rto_judge = false;          /* what it resent is gone unacknowledged */
 	paths_clear_load(c->paths);
 	c->gbn_una = c->next_psn;
 	c->gbn_una_resends = 0;
@@ -1640,6 +1643,23 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	return 0;
 }
 
+/* The ACK that first covers the oldest packet of the last timeout: if it
+ * echoes a copy sent before the timeout, the original arrived and the
+ * timeout was spurious (RFC 3522; a lost original is acknowledged only
+ * once its resend arrived, and the receiver echoes a resend that arrived
+ * new, rx_data). A later ACK, one that moves una past it, may echo a fast
+ * retransmit of a lower psn sent before the timeout: not a verdict. */
+static void rto_verdict(struct tchan *c, uint64_t tsecr)
+{
+	c->rto_judge = false;
+	if (tsecr < c->rto_at) {
+		c->st.rto_spurious++;
+		rtt_timeout_spurious(&c->rtt, c->rto_at);
+	} else {
+		rtt_timeout_right(&c->rtt, c->rto_at);
+	}
+}
+
 static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 {
 	struct tchan *c = arg;
@@ -1653,6 +1673,8 @@ static void on_acked(void *arg, uint32_t psn, const struct sb_pkt *p)
 	c->lost_seen = lost;
 	c->acked_bytes += p->bytes;
 	paths_on_done(c->paths, p->path);
+	if (c->rto_judge && psn == c->rto_psn)
+		rto_verdict(c, c->ack_in_tsecr);
 	if (c->p.go_back_n) {
 		c->gbn_una = psn + 1;          /* cumulative only: in psn order */
 		c->gbn_una_resends = 0;
@@ -1693,24 +1715,6 @@ static void release_held(struct tchan *c)
 	}
 }
 
-/* The ACK that first covers the oldest packet of the last timeout: if it
- * echoes a copy sent before the timeout, the original arrived and the
- * timeout was spurious (RFC 3522; a lost original is acknowledged only
- * once its resend arrived, and the receiver echoes a resend that fills a
- * hole, rx_data). */
-static void rto_verdict(struct tchan *c, uint64_t tsecr)
-{
-	if (!c->rto_judge || !psn_lt(c->rto_psn, c->txk->una))
-		return;
-	c->rto_judge = false;
-	if (tsecr < c->rto_at) {
-		c->st.rto_spurious++;
-		rtt_timeout_spurious(&c->rtt, c->rto_at);
-	} else {
-		rtt_timeout_right(&c->rtt, c->rto_at);
-	}
-}
-
 static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 {
 	uint32_t lost0, marked, issued_hi0;
@@ -1737,6 +1741,7 @@ static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 	lost0 = c->lost_seen = c->txk->lost;
 	c->lost_acked = 0;
 	c->acked_bytes = 0;
+	c->ack_in_tsecr = a->tsecr;
 	if (c->p.go_back_n)
 		r = sb_tx_ack_gbn(c->tx, a->cum_psn, on_acked, c);
 	else
@@ -1753,7 +1758,6 @@ static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 	}
 	ref_confirm(c, a->nacks_seen);
 	c->st.acks_rx++;
-	rto_verdict(c, a->tsecr);
 	marked = c->txk->lost + c->lost_acked - lost0;
 	if (marked) {
 		c->st.fast_retx += marked;

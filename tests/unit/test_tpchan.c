@@ -3269,8 +3269,9 @@ static uint32_t rv_tx(struct tpchan *c, uint64_t now, uint32_t *retx)
 /* RFC 3522: a timeout is spurious when the original of what it resent was
  * acknowledged. Here the timeout resends psn 4 (truly lost); psn 0, the
  * una it records, was fast-retransmitted before the timeout and not resent
- * by it; that fast retransmit arrives late and the ACK echoes it. */
-static void test_a_timeout_is_judged_by_what_it_resent(void **state)
+ * by it; that fast retransmit arrives late and an ACK echoes it: before
+ * the resend of 4 (cum 4), or after it (4 SACKed first, then cum 5). */
+static void timeout_judged_by_what_it_resent(bool resend_first)
 {
 	struct tpchan *c = rv_chan();
 	struct tpchan_msg m1 = { .cookie = 1, .opcode = 2, .rkey = 0xabc, .len = 4 * MSS1500 };
@@ -3278,7 +3279,6 @@ static void test_a_timeout_is_judged_by_what_it_resent(void **state)
 	struct tpchan_stats st;
 	uint32_t sent, retx;
 
-	(void)state;
 	assert_int_equal(tpchan_submit(c, &m1), 0);
 	sent = rv_tx(c, 0, &retx);
 	assert_int_equal(sent, 0xf);                        /* psns 0..3 at t=0 */
@@ -3294,13 +3294,27 @@ static void test_a_timeout_is_judged_by_what_it_resent(void **state)
 	tpchan_get_stats(c, &st);
 	assert_int_equal(st.retx_timeouts, 1);
 	assert_int_equal(retx, 0x10);
-	/* the fast retransmit of 0 (sent 20 us) arrives late: cum 4, echo 20 us */
-	rv_ack(c, 4, 0, 20 * US, 230 * US);
-	/* the resend of 4 fills it: echo 205 us */
-	rv_ack(c, 5, 0, 205 * US, 240 * US);
+	if (resend_first) {
+		/* the resend of 4 arrives first: SACKed (cum 0, 1..4), echo 205 us */
+		rv_ack(c, 0, 0xf, 205 * US, 230 * US);
+		/* then the fast retransmit of 0: cum 5, echo 20 us */
+		rv_ack(c, 5, 0, 20 * US, 240 * US);
+	} else {
+		/* the fast retransmit of 0 (sent 20 us) arrives late: cum 4, echo 20 us */
+		rv_ack(c, 4, 0, 20 * US, 230 * US);
+		/* the resend of 4 fills it: echo 205 us */
+		rv_ack(c, 5, 0, 205 * US, 240 * US);
+	}
 	tpchan_get_stats(c, &st);
 	assert_int_equal(st.rto_spurious, 0);
 	tpchan_free(c);
+}
+
+static void test_a_timeout_is_judged_by_what_it_resent(void **state)
+{
+	(void)state;
+	timeout_judged_by_what_it_resent(false);
+	timeout_judged_by_what_it_resent(true);
 }
 
 int main(void)
