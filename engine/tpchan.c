@@ -1639,6 +1639,7 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 	if ((d->flags & WIRE_F_RETX) && (!c->ack_echo_retx || d->tsval > c->ack_tsecr)) {
 		c->ack_tsecr = d->tsval;
 		c->ack_echo_retx = true;
+		c->ack_path = d->path;   /* the sample is this path's RTT */
 	}
 	return 0;
 }
