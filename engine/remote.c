@@ -593,6 +593,18 @@ static void retry_later(struct engine *e, struct opq_op *op, bool nobuf)
 	e->st.send_retries++;
 }
 
+/* Before the completions of what it failed: their operations must not go
+ * back to this channel. A peer's refusal carrying -ETIMEDOUT is not this. */
+static void cb_gave_up(void *arg)
+{
+	struct rchan *ch = arg;
+
+	if (!ch->failed) {
+		ch->failed = true;
+		ch->e->rm->failures_untold++;
+	}
+}
+
 static void cb_complete(void *arg, uint64_t cookie, int res)
 {
 	struct rchan *ch = arg;
@@ -606,10 +618,6 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 
 	ch->blocked = false;           /* a message left the channel: room for the queue */
 	rm->kick++;
-	if (res == -ETIMEDOUT && !ch->failed) {
-		ch->failed = true;     /* only tpchan's own give-up reports it */
-		rm->failures_untold++;
-	}
 	s = remote_slot_of(rm, cookie, &i);
 	if (!s)
 		return;
@@ -800,6 +808,7 @@ static const struct tpchan_cb remote_cb = {
 	.map = cb_map,
 	.deliver = rrecv_deliver,
 	.complete = cb_complete,
+	.gave_up = cb_gave_up,
 };
 
 /* ---- from engine.c ---- */

@@ -1022,6 +1022,8 @@ static int send_lost(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		 * peer is gone. */
 		if (c->p.go_back_n ? psn == c->gbn_una && c->gbn_una_resends++ >= c->p.max_retx :
 				     sb_tx_rtos(c->tx, psn) > c->p.max_retx) {
+			if (c->cb.gave_up)
+				c->cb.gave_up(c->p.cb_arg);
 			ch_reset(c, -ETIMEDOUT);
 			break;
 		}

@@ -60,6 +60,11 @@ struct tpchan_cb {
 	 * error), or the channel was reset (tpchan_reset's error). Called
 	 * exactly once per submitted message. */
 	void (*complete)(void *arg, uint64_t cookie, int res);
+	/* Sender, optional: the channel gave up on its peer (a packet went
+	 * unacknowledged through max_retx timeouts). Called once per give-up,
+	 * before the messages it fails complete with -ETIMEDOUT, and also
+	 * when none was live (only failed ones still had packets out). */
+	void (*gave_up)(void *arg);
 };
 
 /* Largest tpchan_params.path_run_bytes (the daemon's and the simulator's

@@ -75,6 +75,8 @@ struct world {
 	int read_submits;              /* submit message next from read(), this often */
 	int read_submit_res[4];
 	uint64_t maps;                 /* a_map calls */
+	uint32_t gave_up;              /* a_gave_up calls */
+	uint32_t failed_at_give_up;    /* messages failed before the last one */
 };
 
 static int a_read(void *arg, uint64_t cookie, uint64_t off, void *dst, uint32_t len)
@@ -119,6 +121,14 @@ static void a_complete(void *arg, uint64_t cookie, int res)
 		w->completed++;
 	else
 		w->failed++;
+}
+
+static void a_gave_up(void *arg)
+{
+	struct world *w = arg;
+
+	w->gave_up++;
+	w->failed_at_give_up = w->failed;
 }
 
 static int b_deliver(void *arg, const struct wire_data *d)
@@ -171,9 +181,12 @@ static const void *a_map(void *arg, uint64_t cookie, uint64_t off, uint32_t len)
 	return w->src + m->off + off;
 }
 
-static const struct tpchan_cb a_cb = { .read = a_read, .deliver = a_deliver, .complete = a_complete };
+static const struct tpchan_cb a_cb = {
+	.read = a_read, .deliver = a_deliver, .complete = a_complete, .gave_up = a_gave_up,
+};
 static const struct tpchan_cb a_map_cb = {
 	.read = a_read, .map = a_map, .deliver = a_deliver, .complete = a_complete,
+	.gave_up = a_gave_up,
 };
 static const struct tpchan_cb b_cb = { .read = b_read, .deliver = b_deliver, .complete = b_complete };
 
@@ -2140,6 +2153,9 @@ static void vanish_run(bool gbn)
 			assert_int_equal(w.msgs[i].res, -ETIMEDOUT);
 	}
 	assert_true(ok >= 10 && ok < w.nmsgs);
+	/* said once, before the messages it failed completed */
+	assert_int_equal(w.gave_up, 1);
+	assert_int_equal(w.failed_at_give_up, 0);
 	/* max_retx + 1 timeouts, each at most rto_max */
 	print_message("failed %u messages %.2f ms after the peer vanished\n", w.nmsgs - ok,
 		      (double)(w.last_complete_ns - t0) / MS);
@@ -3266,6 +3282,82 @@ static uint32_t rv_tx(struct tpchan *c, uint64_t now, uint32_t *retx)
 	return sent;
 }
 
+/* The hand-fed channel's completions and give-ups. */
+static int gu_calls, gu_completes, gu_timeouts, gu_completes_at_give_up;
+
+static void gu_complete(void *arg, uint64_t cookie, int res)
+{
+	gu_completes++;
+	gu_timeouts += res == -ETIMEDOUT;
+}
+
+static void gu_gave_up(void *arg)
+{
+	gu_calls++;
+	gu_completes_at_give_up = gu_completes;
+}
+
+/* The peer refuses a message (its NACK arrives, the ACKs of its packets do
+ * not), then goes silent: the channel gives up on packets of a message
+ * that already failed, with no live one left to fail with -ETIMEDOUT, and
+ * still says so: the layer above learns of a give-up only this way. */
+static void test_a_give_up_is_told_without_a_live_message(void **state)
+{
+	static const struct tpchan_cb cb = {
+		.read = two_read, .deliver = two_deliver, .complete = gu_complete,
+		.gave_up = gu_gave_up,
+	};
+	struct tpchan_params p = chan_params(false);
+	struct tpchan_msg m = { .cookie = 7, .opcode = 2, .rkey = 0xabc, .len = 4 * MSS1500 };
+	uint8_t pk[8][1500], nb[256];
+	struct tpchan_txpkt out[8];
+	struct wire_nack nk = { .seq = 1, .token = TOKEN_A, .err = -EACCES };
+	struct tpchan_stats st;
+	struct wire_pkt w;
+	uint64_t now = 0;
+	int n, delivered = 0;
+	struct tpchan *c;
+
+	(void)state;
+	gu_calls = gu_completes = gu_timeouts = 0;
+	p.npaths = 1;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb = &cb;
+	p.cb_arg = &delivered;
+	c = tpchan_new(&p);
+	assert_non_null(c);
+	assert_int_equal(tpchan_submit(c, &m), 0);
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = pk[i] };
+	n = tpchan_tx(c, 0, out, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(wire_parse(pk[0], out[0].len, &w), 0);
+	assert_int_equal(w.type, WIRE_DATA);
+	nk.psn = w.data.psn;
+	nk.msg_id = w.data.msg_id;
+	n = wire_write_nack(nb, sizeof(nb), &nk);
+	assert_true(n > 0);
+	assert_int_equal(tpchan_rx(c, nb, (size_t)n, 10 * US), 0);
+	assert_int_equal(gu_completes, 1);                  /* -EACCES */
+	for (int i = 0; i < 100000 && now < 10000 * MS; i++) {
+		uint64_t d = tpchan_next_deadline(c);
+		uint32_t retx;
+
+		if (d == UINT64_MAX)
+			break;
+		now = d > now ? d : now;
+		rv_tx(c, now, &retx);
+	}
+	tpchan_get_stats(c, &st);
+	assert_int_equal(st.inflight_pkts, 0);
+	assert_int_equal(gu_calls, 1);
+	assert_int_equal(gu_completes_at_give_up, 1);
+	assert_int_equal(gu_completes, 1);
+	assert_int_equal(gu_timeouts, 0);
+	tpchan_free(c);
+}
+
 /* RFC 3522: a timeout is spurious when the original of what it resent was
  * acknowledged. Here the timeout resends psn 4 (truly lost); psn 0, the
  * una it records, was fast-retransmitted before the timeout and not resent
@@ -3355,6 +3447,7 @@ int main(void)
 		cmocka_unit_test(test_failed_message_is_never_read_again_and_resent_as_filler),
 		cmocka_unit_test(test_read_error_fails_only_that_message),
 		cmocka_unit_test(test_vanished_peer_fails_everything_with_etimedout),
+		cmocka_unit_test(test_a_give_up_is_told_without_a_live_message),
 		cmocka_unit_test(test_reset_fails_queued_and_inflight_once),
 		cmocka_unit_test(test_free_cancels_what_is_left),
 		cmocka_unit_test(test_submit_pushes_back_at_max_msgs),
