@@ -319,13 +319,18 @@ static void remember_refusal(struct rchan *ch, const struct conn *c, const struc
 			       .msg_id = d->msg_id, .err = err };
 }
 
+/* A send number names one send of the connection: a newer message id
+ * with it is that send again (its sender completed an earlier attempt on a
+ * refusal for room that came first, and resent it), and is told the same
+ * (-EMSGSIZE) rather than -ESTALE. An older one is a late packet of an
+ * attempt its sender has settled. */
 static int recall_refusal(const struct rchan *ch, const struct conn *c, const struct wire_data *d)
 {
 	for (uint32_t i = 0; ch->refused && i < REFUSED_RING; i++) {
 		const struct refusal *f = &ch->refused[i];
 
 		if (f->err && f->ep == c->ep->id && f->wire == c->r.wire_id && f->seq == d->roff &&
-		    f->msg_id == d->msg_id)
+		    (int64_t)(d->msg_id - f->msg_id) >= 0)
 			return f->err;
 	}
 	return -ESTALE;

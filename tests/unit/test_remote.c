@@ -1335,6 +1335,133 @@ static void assert_messages_in_order(struct fx *f, uint64_t recv_ud0, uint64_t s
 	}
 }
 
+/* 3e: random sends and receives on two connections, some receives too
+ * short, with a small unexpected buffer (so sends are refused for room and
+ * resent) on a rough wire: each send completes once, with 0 or -EMSGSIZE
+ * (a resend of a send whose receive was too short used to get -ESTALE),
+ * each is received at most once and intact, strict ones complete after
+ * every earlier op of their connection, and the buffer ends empty. */
+#define R_SLOT 10000u
+#define R_SENDS 180
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void random_two_sided(void **state, uint64_t seed)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = seed, ROUGH(seed % 4 == 0 ? 0 : 5000),
+					     .max_unexp_bytes = seed % 2 ? 24 * KiB : 64 * KiB,
+					     .max_unexp_msgs = seed % 3 ? 8 : 64));
+	static struct { int conn; uint64_t tag, len; uint8_t flags; } sd[R_SENDS];
+	static struct { int conn; uint64_t tag; } rv[2 * R_SENDS];
+	static int got[R_SENDS];
+	const uint32_t aconn[2] = { CONN_A, CONN_A2 }, bconn[2] = { CONN_B, CONN_B2 };
+	int ns = 0, nr = 0, sent_ok[2] = { 0 }, sent_big[2] = { 0 }, recv_ok[2] = { 0 },
+	    recv_short[2] = { 0 };
+	uint64_t rng = seed * 7919 + 1;
+
+	memset(got, 0, sizeof(got));
+	for (int round = 0; round < 6; round++) {
+		for (int k = 0; k < 30 && ns < R_SENDS; k++) {
+			int ci = (int)(xorshift(&rng) % 2);
+			uint64_t len = xorshift(&rng) % 4 == 0 ? xorshift(&rng) % 16 :
+								 8 + xorshift(&rng) % (R_SLOT - 1000);
+			uint64_t tag = 1 + xorshift(&rng) % 3, x = xorshift(&rng) % 10;
+			uint64_t id = 0xabc0000000000000ull | (uint64_t)ns;
+
+			sd[ns].conn = ci;
+			sd[ns].tag = tag;
+			sd[ns].len = len;
+			sd[ns].flags = x == 0 ? UCCL_SQE_F_STRICT : x == 1 ? UCCL_SQE_F_FENCE : 0;
+			fill_pattern(f->h[HA].mr1 + (uint64_t)ns * R_SLOT, R_SLOT, seed + (uint64_t)ns);
+			if (len >= 8)                  /* which send it is, in its first bytes */
+				memcpy(f->h[HA].mr1 + (uint64_t)ns * R_SLOT, &id, 8);
+			submit(f, HA, SEND(.conn = aconn[ci], .loff = (uint64_t)ns * R_SLOT, .len = len,
+					   .tag = tag, .flags = sd[ns].flags, .user_data = 1000 + ns));
+			ns++;
+		}
+		for (int k = 0; k < 25 && nr < R_SENDS; k++) {
+			int ci = (int)(xorshift(&rng) % 2);
+			uint64_t tag = xorshift(&rng) % 4 == 0 ? UCCL_TAG_ANY : 1 + xorshift(&rng) % 3;
+			uint64_t len = xorshift(&rng) % 5 == 0 ? xorshift(&rng) % 3000 : R_SLOT - 1000;
+
+			rv[nr].conn = ci;
+			rv[nr].tag = tag;
+			submit(f, HB, RECV(.conn = bconn[ci], .loff = (uint64_t)nr * R_SLOT, .len = len,
+					   .tag = tag, .user_data = 5000 + nr));
+			nr++;
+		}
+		run_for(f, (xorshift(&rng) % 5) * MS);
+	}
+	/* receives for whatever is left: any tag, long enough */
+	for (int ci = 0; ci < 2; ci++) {
+		for (int i = 0; i < ns; i++) {
+			if (sd[i].conn != ci)
+				continue;
+			rv[nr].conn = ci;
+			rv[nr].tag = UCCL_TAG_ANY;
+			submit(f, HB, RECV(.conn = bconn[ci], .loff = (uint64_t)nr * R_SLOT,
+					   .len = R_SLOT - 1000, .tag = UCCL_TAG_ANY, .user_data = 5000 + nr));
+			nr++;
+		}
+	}
+	wait_cqes(f, HA, ns);
+	run_for(f, 50 * MS);
+	for (int i = 0; i < ns; i++) {
+		struct uccl_cqe c = cqe(f, HA, 1000 + (uint64_t)i);
+
+		if (c.res != 0 && c.res != -EMSGSIZE)
+			fail_msg("seed %llu: send %d completed with %d", (unsigned long long)seed, i, c.res);
+		(c.res == 0 ? sent_ok : sent_big)[sd[i].conn]++;
+		if (!(sd[i].flags & UCCL_SQE_F_STRICT))
+			continue;
+		for (int j = 0; j < i; j++)
+			if (sd[j].conn == sd[i].conn &&
+			    cqe_pos(f, HA, 1000 + (uint64_t)j) > cqe_pos(f, HA, 1000 + (uint64_t)i))
+				fail_msg("seed %llu: strict send %d completed before send %d",
+					 (unsigned long long)seed, i, j);
+	}
+	for (int i = 0; i < nr; i++) {
+		const uint8_t *at = f->h[HB].mr2 + (uint64_t)i * R_SLOT;
+		struct uccl_cqe c;
+		uint64_t id;
+		int sid;
+
+		if (!has_cqe(f, HB, 5000 + (uint64_t)i))
+			continue;                      /* a spare: nothing was left for it */
+		c = cqe(f, HB, 5000 + (uint64_t)i);
+		if (c.res == -EMSGSIZE) {
+			recv_short[rv[i].conn]++;
+			continue;
+		}
+		assert_int_equal(c.res, 0);
+		recv_ok[rv[i].conn]++;
+		assert_true(rv[i].tag == UCCL_TAG_ANY || c.tag == rv[i].tag);
+		if (c.len < 8)
+			continue;
+		memcpy(&id, at, 8);
+		assert_true(id >> 52 == 0xabc);
+		sid = (int)(id & 0xffffff);
+		assert_true(sid < ns && got[sid]++ == 0);
+		assert_true(sd[sid].len == c.len && sd[sid].tag == c.tag && sd[sid].conn == rv[i].conn);
+		assert_same(at, f->h[HA].mr1 + (uint64_t)sid * R_SLOT, c.len);
+	}
+	for (int ci = 0; ci < 2; ci++)
+		assert_int_equal(sent_ok[ci] + sent_big[ci], recv_ok[ci] + recv_short[ci]);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+}
+
+static void test_random_sends_and_receives(void **state)
+{
+	for (uint64_t seed = 1; seed <= 24; seed++)
+		random_two_sided(state, seed);
+}
+
 /* 3d: messages with one tag match receives in send order whatever order
  * their packets arrive in: receives posted after the sends, and before. */
 static void test_messages_match_receives_in_send_order(void **state)
@@ -3461,6 +3588,7 @@ int main(void)
 		T(test_send_first_is_buffered_until_a_recv),
 		T(test_recv_matches_by_tag_and_tag_any_takes_the_oldest),
 		T(test_messages_match_receives_in_send_order),
+		T(test_random_sends_and_receives),
 		T(test_full_unexpected_buffer_pushes_back_and_loses_nothing),
 		T(test_a_connection_that_never_receives_leaves_bytes_for_others),
 		T(test_a_connection_that_never_receives_leaves_records_for_others),
