@@ -1045,10 +1045,14 @@ static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 		op->lmr = NULL;        /* no side holds it, its result is set */
 		return;
 	}
-	eng_count_err(e, -ECANCELED);
-	op->res = -ECANCELED;
-	op->res_len = 0;
-	op->res_tag = 0;
+	/* one that failed already (a peer refused it, and it waits for its
+	 * void to be acknowledged) keeps that error, counted once */
+	if (op->res == 0) {
+		eng_count_err(e, -ECANCELED);
+		op->res = -ECANCELED;
+		op->res_len = 0;
+		op->res_tag = 0;
+	}
 	if (op->state == OPQ_WAITING && c->remote) {
 		remote_cancel(e, c, op);
 		return;

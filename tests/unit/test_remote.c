@@ -3164,6 +3164,29 @@ static void test_a_refused_send_retired_by_emsgsize_lifts_the_block(void **state
 	assert_int_equal(st(f, HB)->unexpected_msgs, 1);
 }
 
+/* A put the peer refused (-EACCES) waits for its void to be acknowledged;
+ * its region freed meanwhile, it completes once, with its own error,
+ * counted once (it was counted as -ECANCELED too, and reported so). */
+static void test_a_refused_op_whose_region_goes_keeps_its_error(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 5));
+	int i;
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 100, .rkey = KEY_C, .user_data = 7));
+	for (i = 0; i < 10000; i++) {
+		assert_true(step(f) >= 0);
+		if (st(f, HA)->err_access == 1 && !has_cqe(f, HA, 7))
+			break;
+	}
+	assert_true(i < 10000);
+	assert_int_equal(engine_mr_remove(f->h[HA].e, CLIENT_A, 1), 0);
+	wait_cqe(f, HA, 7);
+	assert_int_equal(cqe(f, HA, 7).res, -EACCES);
+	assert_int_equal(ncqes(f, HA), 1);
+	assert_int_equal(st(f, HA)->err_access, 1);
+	assert_int_equal(st(f, HA)->err_canceled, 0);
+}
+
 /* A late packet of a put that already settled (voided here) is not
  * written: the signal behind it took effect, and a later put wrote the
  * range since (the late bytes landed over it). */
@@ -3565,6 +3588,7 @@ int main(void)
 		T(test_a_void_of_a_refused_send_lifts_the_block),
 		T(test_a_void_ahead_of_the_next_send_lifts_the_block),
 		T(test_a_refused_send_retired_by_emsgsize_lifts_the_block),
+		T(test_a_refused_op_whose_region_goes_keeps_its_error),
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
 		T(test_an_overlapping_get_response_fails_the_get),
