@@ -263,15 +263,16 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 	}
 	op->res_len = op->res == 0 && op->opcode != UCCL_OP_SIGNAL ? whole : 0;
 	op->res_tag = op->opcode == UCCL_OP_SEND && op->res == 0 ? op->key : 0;
-	if (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET) {
-		/* this engine's own part, if it moved and was not counted
-		 * above (the lanes' engines count their parts); the
-		 * endpoint's bytes are those of ops that succeeded */
-		if (own_moved(op, res) && !op->rown_done)
-			e->st.bytes += op->len;
-		if (op->res == 0)
-			c->ep->st.bytes += whole;
-	}
+	/* this engine's own part, if it moved and was not counted above (the
+	 * lanes' engines count their parts; a send is counted where it is
+	 * received) */
+	if (own_moved(op, res) && !op->rown_done)
+		e->st.bytes += op->len;
+	/* the endpoint's bytes are those of its ops that succeeded, sends
+	 * too, as on one host */
+	if (op->res == 0 && (op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_GET ||
+			     op->opcode == UCCL_OP_SEND))
+		c->ep->st.bytes += whole;
 	eng_op_finish_waiting(e, c, op);
 	/* a signal's slot at the peer is free: held ones may go */
 	if (sig && c->r.sig_head && !c->r.releasing)

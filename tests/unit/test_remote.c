@@ -1220,6 +1220,7 @@ static void test_recv_posted_first_is_written_directly(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 31, ROUGH(5000)));
 	struct unexpwatch w = { 0, 0 };
+	struct engine_ep_stats es;
 	struct uccl_cqe c;
 
 	f->watch = watch_unexpected;
@@ -1245,6 +1246,11 @@ static void test_recv_posted_first_is_written_directly(void **state)
 	assert_int_equal(w.max_bytes, 0);             /* never buffered */
 	settle(f);
 	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+	/* both endpoints count the message's bytes, as on one host */
+	assert_int_equal(engine_ep_stats(f->h[HA].e, f->h[HA].ep_id, &es), 0);
+	assert_int_equal(es.bytes, 40000);
+	assert_int_equal(engine_ep_stats(f->h[HB].e, f->h[HB].ep_id, &es), 0);
+	assert_int_equal(es.bytes, 40000);
 }
 
 /* 3b: a send that finds no receive is buffered (within the limit) and the
