@@ -36,7 +36,7 @@ void log_msg(enum conf_log_level l, const char *fmt, ...)
 	static const int prio[] = { 3, 4, 6, 7 };
 	char line[1024];
 	va_list ap;
-	int n;
+	int n, start;
 
 	if ((int)l > __atomic_load_n(&level, __ATOMIC_RELAXED))
 		return;
@@ -44,11 +44,17 @@ void log_msg(enum conf_log_level l, const char *fmt, ...)
 		n = snprintf(line, sizeof(line), "<%d>", prio[l]);
 	else
 		n = snprintf(line, sizeof(line), "ucclsvcd[%d]: %s: ", (int)getpid(), names[l]);
+	start = n;
 	va_start(ap, fmt);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	if (n > (int)sizeof(line) - 2)
 		n = sizeof(line) - 2;
+	/* one message, one line: names and texts that clients and peers
+	 * chose must not start lines of their own (or move the terminal) */
+	for (int i = start; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nowhere left to report it */

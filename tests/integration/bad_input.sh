@@ -110,4 +110,13 @@ rc=$?
 expect "... then accepts again (rc $rc)" [ "$rc" -eq 0 ]
 expect "... and says that too" grep -q "control socket: accepting again" "$TMPD/daemon.log"
 stop_daemon
+
+# a name a client chose cannot start a log line of its own
+printf 'log_level = debug\n' >"$TMPD/debug.conf"
+start_daemon "$TMPD/debug.conf"
+"$UCCLCTL" paths "$(printf 'x\nucclsvcd[1]: error: FORGED')" >/dev/null 2>&1
+stop_daemon
+expect "a newline in a client's text does not reach the log" \
+	eval '! grep -q "^ucclsvcd\[1\]: error: FORGED" "$TMPD/daemon.log"'
+expect "... it shows as ?" grep -q "x?ucclsvcd\[1\]: error: FORGED" "$TMPD/daemon.log"
 finish
