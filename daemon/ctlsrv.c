@@ -64,15 +64,17 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 		    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS +
 				     DAEMON_MAX_UNATTACHED_PER_UID) {
 			/* bound unattached connections too */
-			log_warn("control socket: refusing connection: %s",
-				 d->stopping ? "shutting down" : "too many connections");
+			log_limited(&d->refusal_log, LOG_LVL_WARN,
+				    "control socket: refusing connection: %s",
+				    d->stopping ? "shutting down" : "too many connections");
 			close(fd);
 			continue;
 		}
 		r = session_open(d, fd);
 		if (r < 0) {
-			log_warn("control socket: refusing connection: %s", r == -EUSERS ?
-				 "too many unattached connections from that uid" : strerror(-r));
+			log_limited(&d->refusal_log, LOG_LVL_WARN,
+				    "control socket: refusing connection: %s", r == -EUSERS ?
+				    "too many unattached connections from that uid" : strerror(-r));
 			close(fd);
 		}
 	}

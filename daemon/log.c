@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/log.h"
@@ -59,4 +60,34 @@ void log_msg(enum conf_log_level l, const char *fmt, ...)
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nowhere left to report it */
 	}
+}
+
+void log_limited(struct log_limit *ll, enum conf_log_level l, const char *fmt, ...)
+{
+	struct timespec ts;
+	uint64_t now;
+	char msg[900];
+	va_list ap;
+
+	if ((int)l > __atomic_load_n(&level, __ATOMIC_RELAXED))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (!ll->since_ns || now - ll->since_ns >= (uint64_t)LOG_LIMIT_INTERVAL_S * 1000000000u) {
+		ll->since_ns = now;
+		ll->shown = 0;
+	}
+	if (ll->shown >= LOG_LIMIT_BURST) {
+		ll->held++;
+		return;
+	}
+	ll->shown++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ll->held)
+		log_msg(l, "%s (and %u more like it before, not logged)", msg, ll->held);
+	else
+		log_msg(l, "%s", msg);
+	ll->held = 0;
 }

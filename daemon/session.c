@@ -574,7 +574,8 @@ static void handle_attach(struct session *s, UcclCtl__AttachReq *a)
 	}
 	if (st < 0) {
 		d->stats.refused++;
-		log_warn("client %u (pid %d): attach refused: %s", s->id, (int)s->pid, why);
+		log_limited(&d->refusal_log, LOG_LVL_WARN, "client %u (pid %d): attach refused: %s",
+			    s->id, (int)s->pid, why);
 		session_reply(s, st, why, NULL, NULL, 0);
 		session_close(s, NULL, false);
 		return;
