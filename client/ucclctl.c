@@ -826,6 +826,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		for (size_t i = 0; i < rep->n_channels; i++)
 			json_channel(&j, rep->channels[i]);
 		json_arr_end(&j);
+		json_kv_u64(&j, "left_out", rep->has_channels_left_out ? rep->channels_left_out : 0);
 		json_key(&j, "nic");
 		json_nic(&j, rep->nic);
 		json_obj_end(&j);
@@ -871,6 +872,9 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		e |= table_add(t, "%" PRIu64 "%s", drops, nd ? "*" : "");
 	}
 	e = finish_table(t, e ? -ENOMEM : 0);
+	if (e == 0 && rep->has_channels_left_out && rep->channels_left_out)
+		printf("(%" PRIu32 " more sub-channels not listed: a reply holds 256; "
+		       "ucclctl paths PEER lists one peer's)\n", rep->channels_left_out);
 	/* footnotes: the reasons behind each non-zero DROPS */
 	for (size_t i = 0; i < rep->n_channels && e == 0; i++) {
 		const UcclCtl__ChannelInfo *c = rep->channels[i];

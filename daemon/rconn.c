@@ -1381,23 +1381,27 @@ size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_i
 
 			if (peer && strcmp(ch->peer, peer) != 0)
 				continue;
-			for (uint32_t j = 0; ch->up && j < ch->rthreads && n < max; j++) {
+			for (uint32_t j = 0; ch->up && j < ch->rthreads; j++, n++) {
+				if (n >= max)
+					continue;      /* counted, not listed */
 				out[n] = (struct rconn_chan_info){
 					.chan = nthr_chan(i, j, RCONN_MAX_CHANS), .thread = t, .rthread = j,
 					.up_ms = ch->up_ms, .paths = ch->paths, .mtu = ch->mtu };
 				snprintf(out[n].peer, sizeof(out[n].peer), "%s", ch->peer);
-				n++;
 			}
 		}
 		/* to our other threads (daemon/xconn.c), as peer "(self)" */
 		for (uint32_t k = 0; d->xconn && (!peer || strcmp(peer, "(self)") == 0) &&
-				     k < d->n_thr && n < max; k++) {
+				     k < d->n_thr; k++) {
 			if (k == t)
 				continue;
-			out[n] = (struct rconn_chan_info){
-				.chan = nthr_self_chan(k, RCONN_MAX_CHANS), .thread = t, .rthread = k,
-				.up_ms = d->start_ms, .paths = d->conf.data_paths, .mtu = d->conf.mtu };
-			snprintf(out[n].peer, sizeof(out[n].peer), "(self)");
+			if (n < max) {
+				out[n] = (struct rconn_chan_info){
+					.chan = nthr_self_chan(k, RCONN_MAX_CHANS), .thread = t,
+					.rthread = k, .up_ms = d->start_ms, .paths = d->conf.data_paths,
+					.mtu = d->conf.mtu };
+				snprintf(out[n].peer, sizeof(out[n].peer), "(self)");
+			}
 			n++;
 		}
 	}

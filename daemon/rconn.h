@@ -69,6 +69,7 @@ struct rconn_chan_info {
 	uint64_t up_ms;                /* daemon_now_ms() when it came up */
 	uint32_t paths, mtu;
 };
+/* Lists at most max rows into out; returns how many there are, also past max. */
 size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_info *out, size_t max);
 
 /* The channel slot of peer and its engine threads (sub-channels per thread

@@ -361,6 +361,7 @@ out_nomem:
 /* A channels query in flight: what rconn listed, and the engine's answer. */
 struct chan_query {
 	size_t n;
+	size_t left_out;               /* rows past RCONN_MAX_ROWS, not listed */
 	uint32_t thr;                  /* the engine thread being asked */
 	size_t first[CONF_MAX_ENGINE_THREADS + 1];   /* its rows: first[thr]..first[thr+1] */
 	struct nic_stats nic;          /* every thread's data plane, added up */
@@ -522,6 +523,10 @@ static void send_channels(struct session *s, struct chan_query *q, const struct 
 			q->ptrs[k] = &q->rows[k];
 			k++;
 		}
+		if (q->left_out) {
+			cr.has_channels_left_out = 1;
+			cr.channels_left_out = (uint32_t)q->left_out;
+		}
 		nic.tx_pkts = ns->tx_pkts;
 		nic.tx_bytes = ns->tx_bytes;
 		nic.tx_calls = ns->tx_calls;
@@ -672,6 +677,10 @@ static void reply_channels(struct session *s, const UcclCtl__ChannelsReq *req)
 	}
 	c->ctx = q;
 	q->n = rconn_chans(d, peer, q->info, RCONN_MAX_ROWS);
+	if (q->n > RCONN_MAX_ROWS) {
+		q->left_out = q->n - RCONN_MAX_ROWS;
+		q->n = RCONN_MAX_ROWS;
+	}
 	if (peer && !paths_room(s, q, peer)) {
 		free_chan_cmd(c);
 		return;

@@ -291,4 +291,31 @@ expect "c: thread 1 -> thread 0 without peering: 32M verified (rc $rc/$rcx; $(ta
 n=$(xtx "$SOCK_C" 1 0)
 expect "c: the channel from thread 1 to thread 0 carried it ($n data packets)" [ "${n:-0}" -gt 0 ]
 stop_named c "$PID_C"
+
+# 16 threads on both sides: 16 x 16 sub-channels to the peer and 16 x 15
+# between our own threads, more than the 256 rows a reply lists: the rest
+# are counted, not silently left out
+set -- $(free_ports 2)
+PD=$1 PE=$2
+for n in d e; do
+	{
+		echo "peer_listen = 127.0.0.1:$([ $n = d ] && echo "$PD" || echo "$PE")"
+		echo "peers = node-d=127.0.0.1:$PD, node-e=127.0.0.1:$PE"
+		echo "host_name = node-$n"
+		echo "data_paths = 2"
+		echo "engine_threads = 16"
+	} >"$TMPD/$n.conf"
+done
+start_named d
+PID_D=$STARTED_PID
+start_named e
+PID_E=$STARTED_PID
+SOCK_D=$TMPD/rd/ucclsvcd.sock
+rows() { ctl_py "$SOCK_D" channels "'%d %d' % (len(d['channels']), d['left_out'])"; }
+for _ in $(seq 200); do [ "$(rows)" = "256 240" ] && break; sleep 0.1; done
+expect "d: 496 sub-channels, 256 listed and 240 counted ($(rows))" [ "$(rows)" = "256 240" ]
+expect "... and the text says so" \
+	eval '"$UCCLCTL" --socket "$SOCK_D" channels | grep -q "^(240 more sub-channels not listed"'
+stop_named d "$PID_D"
+stop_named e "$PID_E"
 finish_pair
