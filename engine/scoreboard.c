@@ -29,6 +29,7 @@ struct sb_ent {
 	uint64_t tseq;                 /* transmission number of the last (re)send */
 	uint32_t prev, next;           /* time list (slot numbers) while ST_INFLIGHT */
 	uint8_t st;
+	bool probe;                    /* its last resend was a tail probe, not a loss */
 	uint16_t rtos;                 /* times the retransmission timer found it lost */
 };
 
@@ -365,6 +366,7 @@ uint32_t sb_tx_push(struct sb_tx *s, const struct sb_pkt *p)
 		return psn;            /* caller bug: nothing recorded */
 	x->p = *p;
 	x->st = ST_INFLIGHT;
+	x->probe = false;
 	x->rtos = 0;
 	x->tseq = ++s->tseq;
 	tl_append(s, slot);
@@ -382,6 +384,7 @@ static void mark_lost(struct sb_tx *s, uint32_t psn)
 
 	tl_remove(s, slot);
 	s->e[slot].st = ST_LOST;
+	s->e[slot].probe = false;
 	bit_set(s->lostmap, s->mask, psn);
 	s->k.lost++;
 	if ((int32_t)(psn - s->lost_scan) < 0)
@@ -432,6 +435,10 @@ static void rack_delivered(struct sb_tx *s, const struct sb_ent *x, const struct
 {
 	if (x->p.retx && t->tsecr_ns < x->p.sent_ns &&
 	    t->now_ns - x->p.sent_ns < t->min_rtt_ns) {
+		/* a tail probe is sent on a late ACK, not on a loss: its
+		 * original arriving says nothing about reordering */
+		if (x->probe)
+			return;
 		s->spurious++;
 		/* every spurious resend, not once a round trip as RFC 8985
 		 * has it: a sprayed chunk late on a slow path makes a burst of
@@ -768,12 +775,18 @@ uint16_t sb_tx_rtos(const struct sb_tx *s, uint32_t psn)
 	return s->e[psn & s->mask].rtos;
 }
 
+bool sb_tx_probing(const struct sb_tx *s, uint32_t psn)
+{
+	return live(s, psn) && s->e[psn & s->mask].probe;
+}
+
 int sb_tx_probe(struct sb_tx *s, uint32_t scan)
 {
 	for (uint32_t p = s->k.nxt; p != s->k.una && scan; scan--) {
 		p--;
 		if (s->e[p & s->mask].st == ST_INFLIGHT) {
 			mark_lost(s, p);
+			s->e[p & s->mask].probe = true;
 			return 1;
 		}
 	}

@@ -133,6 +133,9 @@ uint16_t sb_tx_rtos(const struct sb_tx *s, uint32_t psn);
  * nor lost), looking at most `scan` psns down from the newest, becomes lost
  * so that it is resent. Returns 1 if one was marked, else 0. */
 int sb_tx_probe(struct sb_tx *s, uint32_t scan);
+/* Is psn's resend (due, or last sent) that tail probe? Not evidence of a
+ * loss: a late ACK calls for it too. */
+bool sb_tx_probing(const struct sb_tx *s, uint32_t psn);
 /* Lost packets waiting for retransmission, oldest psn first. Returns 1 and
  * fills psn/pkt, or 0. sb_tx_retransmitted() records the resend. */
 int sb_tx_next_lost(struct sb_tx *s, uint32_t *psn, struct sb_pkt *pkt);

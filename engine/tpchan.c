@@ -1027,8 +1027,10 @@ static int send_lost(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 			ch_reset(c, -ETIMEDOUT);
 			break;
 		}
-		/* steer the resend away from the path that lost it */
-		paths_on_loss(c->paths, sp.path, now);
+		/* steer the resend away from the path that lost it (a tail
+		 * probe's may have lost nothing) */
+		if (!sb_tx_probing(c->tx, psn))
+			paths_on_loss(c->paths, sp.path, now);
 		paths_on_done(c->paths, sp.path);
 		path = paths_pick(c->paths, now);
 		paths_on_send(c->paths, path);

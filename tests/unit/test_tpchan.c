@@ -3282,6 +3282,46 @@ static uint32_t rv_tx(struct tpchan *c, uint64_t now, uint32_t *retx)
 	return sent;
 }
 
+/* A tail probe goes on a late ACK, not on evidence of a loss: its path is
+ * not held out, and the original's ACK arriving just after it does not
+ * make the probe a spurious resend (which widens the reorder window). */
+static void test_a_tail_probe_is_not_a_loss(void **state)
+{
+	struct tpchan *c = rv_chan();
+	struct tpchan_msg m1 = { .cookie = 1, .opcode = 2, .rkey = 0xabc, .len = 100 };
+	struct tpchan_msg m2 = { .cookie = 2, .opcode = 2, .rkey = 0xabc, .roff = 100, .len = 100 };
+	struct tpchan_stats st;
+	struct paths_stat ps;
+	uint64_t now = 100 * US, probe_at = 0;
+	uint32_t retx;
+
+	(void)state;
+	assert_int_equal(tpchan_submit(c, &m1), 0);
+	assert_int_equal(rv_tx(c, 0, &retx), 0x1);
+	rv_ack(c, 1, 0, 0, 20 * US);                        /* srtt 20 us */
+	assert_int_equal(tpchan_submit(c, &m2), 0);
+	assert_int_equal(rv_tx(c, now, &retx), 0x2);        /* psn 1 at 100 us */
+	/* its ACK is late: the probe resends psn 1 */
+	for (int i = 0; i < 100 && !probe_at && now < 300 * US; i++) {
+		uint64_t d = tpchan_next_deadline(c);
+
+		now = d > now ? d : now;
+		if (rv_tx(c, now, &retx) & retx & 0x2)
+			probe_at = now;
+	}
+	tpchan_get_stats(c, &st);
+	assert_true(probe_at > 100 * US && probe_at < 300 * US);
+	assert_int_equal(st.tlp_probes, 1);
+	assert_int_equal(st.retx_timeouts, 0);
+	/* the original's ACK, 5 us after the probe went */
+	rv_ack(c, 2, 0, 100 * US, probe_at + 5 * US);
+	tpchan_get_stats(c, &st);
+	assert_int_equal(st.spurious_retx, 0);
+	assert_int_equal(tpchan_path_stats(c, &ps, 1), 1);
+	assert_int_equal(ps.losses, 0);
+	tpchan_free(c);
+}
+
 /* The hand-fed channel's completions and give-ups. */
 static int gu_calls, gu_completes, gu_timeouts, gu_completes_at_give_up;
 
@@ -3429,6 +3469,7 @@ int main(void)
 		cmocka_unit_test(test_hole_is_acknowledged_at_once_and_fast_retransmitted),
 		cmocka_unit_test(test_lost_packet_is_resent_when_its_reorder_timer_runs_out),
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
+		cmocka_unit_test(test_a_tail_probe_is_not_a_loss),
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
 		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
