@@ -36,6 +36,14 @@ expect() { # expect DESCRIPTION COMMAND...
 	if "$@"; then ok "$d"; else fail "$d"; fi
 }
 
+# as_others_ok: root with setpriv, and uid 65534 can run this build's
+# programs (a build tree under /root, mode 0700 on Debian, keeps it out)
+as_others_ok() {
+	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
+		setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+			'[ -r "$1" ] && [ -x "$1" ] && [ -x "$2" ]' sh "$ITEST" "$UCCLCTL"
+}
+
 # start_daemon [CONFIG]: runs ucclsvcd, waits for its socket, sets UCCL_SOCKET
 # (a socket left by a killed daemon is removed first, as in start_named)
 start_daemon() {
