@@ -9,7 +9,7 @@
 # says why. Needs root for nftables (exit 77 otherwise). All traffic stays
 # on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
-[ "$(id -u)" -eq 0 ] && command -v nft >/dev/null || { echo "SKIP: needs root and nft"; exit 77; }
+nft_ok || { echo "SKIP: needs root and nft (a table could not be added)"; exit 77; }
 NT=uccl_getgu_$$
 trap 'nft delete table inet "$NT" 2>/dev/null; cleanup' EXIT
 

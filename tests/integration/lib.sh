@@ -44,6 +44,14 @@ as_others_ok() {
 			'[ -r "$1" ] && [ -x "$1" ] && [ -x "$2" ]' sh "$ITEST" "$UCCLCTL"
 }
 
+# nft_ok: root with nft, and the kernel lets it add a table (an
+# unprivileged container's root may not)
+nft_ok() {
+	[ "$(id -u)" -eq 0 ] && command -v nft >/dev/null &&
+		nft add table inet "uccl_probe_$$" 2>/dev/null &&
+		nft delete table inet "uccl_probe_$$"
+}
+
 # start_daemon [CONFIG]: runs ucclsvcd, waits for its socket, sets UCCL_SOCKET
 # (a socket left by a killed daemon is removed first, as in start_named)
 start_daemon() {

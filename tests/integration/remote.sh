@@ -100,9 +100,10 @@ expect "ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
 expect "b's replies shared datagrams: $pk packets in $dg datagrams" [ $((dg * 10)) -lt $((pk * 9)) ]
 
 # 1c. the receive hint (udp_rx_hint, on by default; root may load its
-# socket filter): b's engine skipped the receives that would have found
-# its socket empty, and ucclctl says so
-if [ "$(id -u)" = 0 ]; then
+# socket filter, unless a container keeps BPF from it: b then says so):
+# b's engine skipped the receives that would have found its socket empty,
+# and ucclctl says so
+if [ "$(id -u)" = 0 ] && ! grep -q "no receive hint" "$TMPD/b.log"; then
 	set -- $(ctl_py "$SOCK_B" channels \
 		"'%d %d %d' % (d['nic']['rx_hint'], d['nic']['rx_skipped'], d['nic']['rx_calls'])") 0 0 0
 	expect "b's receive hint is on and skipped receives (on $1, skipped $2, made $3)" \

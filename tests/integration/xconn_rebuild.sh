@@ -9,8 +9,8 @@
 # give-up still failed, having the channel made again).
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
-if [ "$(id -u)" -ne 0 ] || ! command -v nft >/dev/null; then
-	echo "# skip: needs root and nft"
+if ! nft_ok; then
+	echo "# skip: needs root and nft (a table could not be added)"
 	exit 77
 fi
 T=uccl_xr_$$
