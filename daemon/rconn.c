@@ -751,6 +751,22 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 	engthr_submit(EP_THR(s->d, rc->ep), c);
 }
 
+/* How long one request to the peer daemon may take: what is left of the
+ * connect's timeout, but at least a second (capped by ctl_timeout_ms): a
+ * connect with timeout 0, or one whose listener appeared late, would
+ * otherwise give the peer a millisecond and fail with a listener there. */
+#define RCON_ASK_MIN_MS 1000u
+
+static uint32_t ask_ms(const struct rcon *rc)
+{
+	uint64_t now = daemon_now_ms();
+	uint32_t min = rc->s->d->conf.ctl_timeout_ms < RCON_ASK_MIN_MS ?
+			       rc->s->d->conf.ctl_timeout_ms : RCON_ASK_MIN_MS;
+	uint64_t left = rc->deadline_ms > now ? rc->deadline_ms - now : 0;
+
+	return left > min ? (uint32_t)left : min;   /* ctl_timeout_ms is at least 10 */
+}
+
 /* Why asking the peer daemon could not start (peer_connect_thr, peer_lookup). */
 static const char *ask_why(int r)
 {
@@ -760,12 +776,10 @@ static const char *ask_why(int r)
 
 static void ask_peer(struct rcon *rc)
 {
-	uint64_t now = daemon_now_ms();
-	uint32_t left = rc->deadline_ms > now ? (uint32_t)(rc->deadline_ms - now) : 1;
 	int r;
 
 	r = peer_connect_thr(rc->s->d->peers, rc->peer, rc->name, rc->ep->id, rc->wire, rc->ep->thr,
-			     rc->rthr, left, peer_answered, rc, NULL);
+			     rc->rthr, ask_ms(rc), peer_answered, rc, NULL);
 	if (r == -ENOTCONN || r == -EBUSY) {
 		rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, ask_why(r));
 		return;
@@ -926,9 +940,7 @@ static void rcon_step(struct rcon *rc)
 	if (rc->looked_up && rc->rthr >= ch->rthreads)
 		rc->looked_up = false;     /* it came back with fewer threads */
 	if (!rc->looked_up && ch->rthreads > 1) {
-		uint64_t now = daemon_now_ms();
-		uint32_t left = rc->deadline_ms > now ? (uint32_t)(rc->deadline_ms - now) : 1;
-		r = peer_lookup(d->peers, rc->peer, rc->name, left, looked_up, rc, NULL);
+		r = peer_lookup(d->peers, rc->peer, rc->name, ask_ms(rc), looked_up, rc, NULL);
 
 		if (r == -ENOTCONN || r == -EBUSY)
 			rcon_later(rc, r == -ENOTCONN ? -ECONNRESET : -EBUSY, ask_why(r));

@@ -303,6 +303,23 @@ kill_midway() {
 	cat "$TMPD/$2.$out"
 }
 
+# 4c. a connect with timeout 0 to a listener that is there succeeds even
+# when the other daemon is slow to answer (it was given 1 ms and failed)
+UCCL_SOCKET=$SOCK_B "$ITEST" hold late0 >"$TMPD/late0.out" 2>&1 &
+HP=$!
+BG_PIDS="$BG_PIDS $HP"
+expect "b: a listener on late0" wait_ep "$SOCK_B" late0
+kill -STOP "$PID_B"
+UCCL_SOCKET=$SOCK_A "$ITEST" connect node-b/late0 0 >"$TMPD/late0c.out" 2>&1 &
+CP=$!
+sleep 0.3
+kill -CONT "$PID_B"
+wait "$CP"
+expect "connect with timeout 0 waits for b's answer ($(cat "$TMPD/late0c.out"))" \
+	grep -q "late0: ok" "$TMPD/late0c.out"
+kill "$HP" 2>/dev/null
+wait "$HP" 2>/dev/null
+
 # 5. kill b mid-transfer: the sender fails in bounded time, a keeps going
 kill_midway b big3
 rc=$mid_rc ms=$mid_ms
