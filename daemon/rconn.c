@@ -704,16 +704,22 @@ static void peer_answered(void *arg, int status, uint32_t rep_ep, uint32_t rep_c
 		rcon_free(rc);
 		return;
 	}
-	if (status == -ENOENT) {
+	if (status == -ENOENT || status == -ESTALE) {
 		char why[160];
 
-		snprintf(why, sizeof(why), "no endpoint listens on '%s' at %s", rc->name, rc->peer);
-		rcon_later(rc, -ECONNREFUSED, why);
-		return;
-	}
-	if (status == -ESTALE) {
-		rcon_fail(rc, -ECONNREFUSED, "'%s' at %s moved to another engine thread while connecting",
-			  rc->name, rc->peer);
+		if (status == -ENOENT)
+			snprintf(why, sizeof(why), "no endpoint listens on '%s' at %s", rc->name, rc->peer);
+		else
+			snprintf(why, sizeof(why), "'%s' at %s moved to another engine thread while "
+				 "connecting", rc->name, rc->peer);
+		if (!rc->looked_up && status == -ENOENT) {
+			rcon_later(rc, -ECONNREFUSED, why);
+			return;
+		}
+		/* the listener found on one of the peer's threads went, or is
+		 * on another now: our side is unbound and it is looked up anew */
+		rc->looked_up = false;
+		rcon_rebind(rc, -ECONNREFUSED, why);
 		return;
 	}
 	if (status == -ETIMEDOUT) {
