@@ -64,6 +64,7 @@ struct daemon {
 	struct lanebus *bus;           /* lanes between our threads (conf lanes > 0), or NULL */
 	/* when the channels between threads i < k were last made again */
 	uint64_t xrebuilt_ms[CONF_MAX_ENGINE_THREADS][CONF_MAX_ENGINE_THREADS];
+	bool xrebuild_owed[CONF_MAX_ENGINE_THREADS][CONF_MAX_ENGINE_THREADS];
 	/* the token (and tag) of the channels between two threads now, by
 	 * pair, lower index first: a give-up reported for an earlier pair of
 	 * channels is no reason to make them again */

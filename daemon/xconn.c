@@ -47,6 +47,13 @@ static uint64_t *pair_rebuilt(struct daemon *d, uint32_t i, uint32_t k)
 	return &d->xrebuilt_ms[i < k ? i : k][i < k ? k : i];
 }
 
+/* A give-up that came within a second of the last rebuild: the next
+ * connect between the two makes them again before it starts. */
+static bool *pair_owed(struct daemon *d, uint32_t i, uint32_t k)
+{
+	return &d->xrebuild_owed[i < k ? i : k][i < k ? k : i];
+}
+
 /* An engine that could not make the channel: connects between the two
  * threads fail (-EINVAL, no channel) until it is made again; a token of 0
  * tells join_step so, and the next rebuild may come at once. */
@@ -145,8 +152,9 @@ int xconn_start(struct daemon *d)
  * else replaces them. Both are made again, with a new token, so that the
  * next connect works; the connections that were on them were reset
  * already. At most once a second per pair, or joins failing together would
- * tear down each other's. All four commands or none: half of them would
- * leave one thread without a channel that nothing then reports. */
+ * tear down each other's (one more within it is owed to the next connect).
+ * All four commands or none: half of them would leave one thread without a
+ * channel that nothing then reports. */
 static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
 {
 	uint64_t now = daemon_now_ms(), token = new_token();
@@ -154,8 +162,10 @@ static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
 	struct engcmd *rm[2], *add[2];
 	bool ok = true;
 
-	if (*last && now - *last < 1000)
+	if (*last && now - *last < 1000) {
+		*pair_owed(d, i, k) = true;
 		return;
+	}
 	for (int dir = 0; dir < 2; dir++) {
 		uint32_t x = dir ? k : i, y = dir ? i : k;
 
@@ -173,6 +183,7 @@ static void chans_rebuild(struct daemon *d, uint32_t i, uint32_t k)
 		return;
 	}
 	*last = now;
+	*pair_owed(d, i, k) = false;
 	for (int dir = 0; dir < 2; dir++) {
 		uint32_t x = dir ? k : i, y = dir ? i : k;
 
@@ -363,6 +374,9 @@ void xconn_join(struct session *s, struct dep *ep, uint32_t ca, struct dep *l, u
 				  "which is not open", ep->id, ep->thr, l->name, l->thr);
 		return;
 	}
+	/* before the join's commands, which then run on the new channels */
+	if (*pair_owed(d, ep->thr, l->thr))
+		chans_rebuild(d, ep->thr, l->thr);
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		l->backlog_pending--;
