@@ -3162,7 +3162,7 @@ static void test_one_lost_tail_one_timeout_per_rto(void **state)
 
 /* Side a of two_chans (a's callbacks, and its tokens), with no peer: the
  * test hands it every packet. */
-static struct tpchan *rv_chan(void)
+static struct tpchan *rv_chan_with(const struct tpchan_cb *cb)
 {
 	static int delivered;
 	struct tpchan_params p = chan_params(false);
@@ -3171,11 +3171,16 @@ static struct tpchan *rv_chan(void)
 	p.npaths = 1;
 	p.tx_token = TOKEN_B;
 	p.rx_token = TOKEN_A;
-	p.cb = &two_cb;
+	p.cb = cb;
 	p.cb_arg = &delivered;
 	c = tpchan_new(&p);
 	assert_non_null(c);
 	return c;
+}
+
+static struct tpchan *rv_chan(void)
+{
+	return rv_chan_with(&two_cb);
 }
 
 /* The GRANT a receiver sends (its psn), or -1. */
@@ -3347,7 +3352,6 @@ static void test_a_give_up_is_told_without_a_live_message(void **state)
 		.read = two_read, .deliver = two_deliver, .complete = gu_complete,
 		.gave_up = gu_gave_up,
 	};
-	struct tpchan_params p = chan_params(false);
 	struct tpchan_msg m = { .cookie = 7, .opcode = 2, .rkey = 0xabc, .len = 4 * MSS1500 };
 	uint8_t pk[8][1500], nb[256];
 	struct tpchan_txpkt out[8];
@@ -3355,18 +3359,12 @@ static void test_a_give_up_is_told_without_a_live_message(void **state)
 	struct tpchan_stats st;
 	struct wire_pkt w;
 	uint64_t now = 0;
-	int n, delivered = 0;
 	struct tpchan *c;
+	int n;
 
 	(void)state;
 	gu_calls = gu_completes = gu_timeouts = 0;
-	p.npaths = 1;
-	p.tx_token = TOKEN_B;
-	p.rx_token = TOKEN_A;
-	p.cb = &cb;
-	p.cb_arg = &delivered;
-	c = tpchan_new(&p);
-	assert_non_null(c);
+	c = rv_chan_with(&cb);
 	assert_int_equal(tpchan_submit(c, &m), 0);
 	for (int i = 0; i < 8; i++)
 		out[i] = (struct tpchan_txpkt){ .buf = pk[i] };
