@@ -116,6 +116,18 @@ static int ctx_break(struct uccl_ctx *ctx, int err, const char *what)
 	return err;
 }
 
+/* A request could not be sent: the stream is lost if part of it went, or
+ * the daemon is gone; with nothing sent (the daemon not reading in time,
+ * no memory) it is still at a frame boundary and only this call fails. */
+static int send_failed(struct uccl_ctx *ctx, int err, size_t sent, const char *what)
+{
+	if (sent == 0 && err != -EPIPE && err != -ECONNRESET) {
+		ctx_set_error(ctx, "cannot send %s to the daemon: %s", what, uccl_strerror(err));
+		return err;
+	}
+	return ctx_break(ctx, err, what);
+}
+
 /* Wait for the socket to become readable until deadline_ns (< 0: never). */
 static int wait_readable(int fd, int64_t deadline_ns)
 {
@@ -216,7 +228,7 @@ static void late_note(struct uccl_ctx *ctx, const UcclCtl__Request *req)
 static int send_nowait(struct uccl_ctx *ctx, UcclCtl__Request *req)
 {
 	uint8_t *out;
-	size_t outlen;
+	size_t outlen, sent;
 	int r;
 
 	req->seq = ++ctx->seq;
@@ -226,10 +238,10 @@ static int send_nowait(struct uccl_ctx *ctx, UcclCtl__Request *req)
 			      uccl_strerror(r));
 		return r;
 	}
-	r = ctlio_send(ctx->fd, out, outlen, NULL, 0, ctx_timeout(ctx));
+	r = ctlio_send_part(ctx->fd, out, outlen, NULL, 0, ctx_timeout(ctx), &sent);
 	free(out);
 	if (r < 0)
-		return ctx_break(ctx, r, frame_request_name(req));
+		return send_failed(ctx, r, sent, frame_request_name(req));
 	return 0;
 }
 
@@ -335,7 +347,7 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 	int64_t deadline = client_now_ns() + wait_ms * 1000000;
 	UcclCtl__Reply *m = NULL;
 	uint8_t *out;
-	size_t outlen;
+	size_t outlen, sent;
 	int r;
 
 	if (ctx->broken) {
@@ -353,10 +365,11 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 		ctx_set_error(ctx, "cannot encode %s request: %s", what, uccl_strerror(r));
 		return r;
 	}
-	r = ctlio_send(ctx->fd, out, outlen, fds, nfds, (int)(wait_ms > INT_MAX ? INT_MAX : wait_ms));
+	r = ctlio_send_part(ctx->fd, out, outlen, fds, nfds, (int)(wait_ms > INT_MAX ? INT_MAX : wait_ms),
+			    &sent);
 	free(out);
 	if (r < 0)
-		return ctx_break(ctx, r, what);   /* a partial send desynchronises the stream */
+		return send_failed(ctx, r, sent, what);
 
 	for (;;) {
 		int got[CTLIO_MAX_FDS], ngot = 0, extra = 0;

@@ -159,9 +159,18 @@ static int wait_fd(int fd, short events, int64_t deadline)
 
 int ctlio_send(int fd, const void *buf, size_t len, const int *fds, int nfds, int timeout_ms)
 {
+	size_t sent;
+
+	return ctlio_send_part(fd, buf, len, fds, nfds, timeout_ms, &sent);
+}
+
+int ctlio_send_part(int fd, const void *buf, size_t len, const int *fds, int nfds, int timeout_ms,
+		    size_t *sent)
+{
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	size_t off = 0;
 
+	*sent = 0;
 	if (nfds < 0 || nfds > CTLIO_MAX_FDS)
 		return -EINVAL;
 	while (off < len) {
@@ -196,6 +205,7 @@ int ctlio_send(int fd, const void *buf, size_t len, const int *fds, int nfds, in
 			return -errno;
 		}
 		off += (size_t)n;
+		*sent = off;
 	}
 	return 0;
 }

@@ -39,6 +39,10 @@ void ctlio_rx_fini(struct ctlio_rx *rx);
 /* Send a whole buffer with fds on the first byte. Blocking or non-blocking
  * sockets; on a non-blocking one, waits with poll() up to timeout_ms. */
 int ctlio_send(int fd, const void *buf, size_t len, const int *fds, int nfds, int timeout_ms);
+/* The same, and *sent says how many bytes went, on failure too (0: the
+ * stream is still at a frame boundary). */
+int ctlio_send_part(int fd, const void *buf, size_t len, const int *fds, int nfds, int timeout_ms,
+		    size_t *sent);
 
 /* Blocking receive of one frame with a deadline (client side). On success
  * *payload is malloc'd and fds[] holds up to CTLIO_MAX_FDS received fds. */

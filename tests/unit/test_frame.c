@@ -803,8 +803,9 @@ static void test_recv_frame_times_out(void **state)
  * its deadline instead of blocking the daemon's loop. */
 static void test_send_times_out_and_checks_nfds(void **state)
 {
-	static uint8_t chunk[65536];
+	static uint8_t chunk[65536], big[1 << 20];
 	int sv[2], fds[CTLIO_MAX_FDS + 1] = { 0 };
+	size_t sent = 1;
 	int64_t t0;
 
 	socket_pair(sv);
@@ -814,8 +815,15 @@ static void test_send_times_out_and_checks_nfds(void **state)
 	while (send(sv[0], chunk, sizeof(chunk), MSG_DONTWAIT) > 0)
 		;
 	t0 = mono_ms();
-	assert_int_equal(ctlio_send(sv[0], chunk, sizeof(chunk), NULL, 0, 40), -ETIMEDOUT);
+	assert_int_equal(ctlio_send_part(sv[0], chunk, sizeof(chunk), NULL, 0, 40, &sent), -ETIMEDOUT);
 	assert_true(mono_ms() - t0 >= 35);
+	assert_int_equal(sent, 0);             /* still at a frame boundary */
+	/* room for part of a megabyte: the part is said */
+	assert_true(recv(sv[1], chunk, sizeof(chunk), 0) > 0);
+	for (int i = 0; i < 3; i++)
+		(void)!recv(sv[1], chunk, sizeof(chunk), MSG_DONTWAIT);
+	assert_int_equal(ctlio_send_part(sv[0], big, sizeof(big), NULL, 0, 20, &sent), -ETIMEDOUT);
+	assert_true(sent > 0 && sent < sizeof(big));
 	/* a closed peer is an error, not a signal */
 	close(sv[1]);
 	assert_int_equal(ctlio_send(sv[0], chunk, 16, NULL, 0, 10), -EPIPE);
