@@ -262,12 +262,16 @@ UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
 	if (!ep || max < 0 || (max > 0 && !cqes))
 		return -EINVAL;
 	n = ring_cons_avail(&ep->cq);
+	/* what the daemon posted before it went still comes first: look
+	 * again once it is known gone */
+	if (n == 0 && daemon_gone(ep))
+		n = ring_cons_avail(&ep->cq);
 	if (n < 0)
 		return -EBADMSG;
 	if (n > max)
 		n = max;
 	if (n == 0)
-		return daemon_gone(ep) ? -ECONNRESET : 0;
+		return ep->gone ? -ECONNRESET : 0;
 	for (int i = 0; i < n; i++)
 		memcpy(&cqes[i], ring_cons_slot(&ep->cq, (uint32_t)i), sizeof(cqes[i]));
 	ring_cons_release(&ep->cq, (uint32_t)n);
