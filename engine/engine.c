@@ -1035,8 +1035,9 @@ int engine_mr_add(struct engine *e, const struct mr *m)
 	return mr_table_add(e->mrs, m);
 }
 
-/* A pending op's local region is going away: it completes with -ECANCELED
- * (in its turn if it is strict) and forgets the region. */
+/* A pending op's local region is going away: it completes with -ECANCELED,
+ * or the error it already failed with (in its turn if it is strict), and
+ * forgets the region. */
 static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 {
 	struct conn *c = ep_conn(ep, op->conn);   /* it holds an op: allocated */

@@ -38,7 +38,8 @@
  *  - A packet found lost by the retransmission timer more than max_retx
  *    times (Go-Back-N: the packet at the cumulative point resent max_retx
  *    times) means the peer is out of reach: its psn can never be filled,
- *    so the whole channel fails as tpchan_reset(c, -ETIMEDOUT) would.
+ *    so the whole channel fails as tpchan_reset(c, -ETIMEDOUT) would,
+ *    after telling cb.gave_up (tpchan_reset does not).
  *    Resends that SACKs and the reordering window call for do not count:
  *    the peer is answering.
  *  - tpchan_free() completes every outstanding message with -ECANCELED;
