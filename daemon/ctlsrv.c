@@ -22,61 +22,26 @@
 #include "daemon/sdnotify.h"
 #include "daemon/session.h"
 
-static void listen_resume_cb(evutil_socket_t fd, short what, void *arg)
+static void accepted(void *arg, int fd, const struct sockaddr_storage *ss)
 {
 	struct daemon *d = arg;
+	int r;
 
-	(void)fd;
-	(void)what;
-	event_add(d->listen_ev, NULL);
-}
-
-static void accept_cb(evutil_socket_t lfd, short what, void *arg)
-{
-	struct daemon *d = arg;
-
-	(void)what;
-	for (int i = 0; i < 64; i++) {   /* bounded per wakeup */
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int r;
-
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				/* the backlog stays readable: pause instead of spinning */
-				struct timeval tv = { .tv_usec = 100000 };
-
-				if (!d->accept_paused)
-					log_warn("control socket: accept: %s; pausing 100 ms at a time "
-						 "until one succeeds", strerror(errno));
-				d->accept_paused = true;
-				event_del(d->listen_ev);
-				event_add(d->listen_resume_ev, &tv);
-			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-				   errno != ECONNABORTED) {
-				log_warn("control socket: accept: %s", strerror(errno));
-			}
-			return;
-		}
-		if (d->accept_paused)
-			log_info("control socket: accepting again");
-		d->accept_paused = false;
-		if (d->stopping ||
-		    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS +
-				     DAEMON_MAX_UNATTACHED_PER_UID) {
-			/* bound unattached connections too */
-			log_limited(&d->refusal_log, LOG_LVL_WARN,
-				    "control socket: refusing connection: %s",
-				    d->stopping ? "shutting down" : "too many connections");
-			close(fd);
-			continue;
-		}
-		r = session_open(d, fd);
-		if (r < 0) {
-			log_limited(&d->refusal_log, LOG_LVL_WARN,
-				    "control socket: refusing connection: %s", r == -EUSERS ?
-				    "too many unattached connections from that uid" : strerror(-r));
-			close(fd);
-		}
+	(void)ss;
+	if (d->stopping ||
+	    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS + DAEMON_MAX_UNATTACHED_PER_UID) {
+		/* bound unattached connections too */
+		log_limited(&d->refusal_log, LOG_LVL_WARN, "control socket: refusing connection: %s",
+			    d->stopping ? "shutting down" : "too many connections");
+		close(fd);
+		return;
+	}
+	r = session_open(d, fd);
+	if (r < 0) {
+		log_limited(&d->refusal_log, LOG_LVL_WARN, "control socket: refusing connection: %s",
+			    r == -EUSERS ? "too many unattached connections from that uid" :
+					   strerror(-r));
+		close(fd);
 	}
 }
 
@@ -198,23 +163,13 @@ int ctlsrv_open(struct daemon *d, const char *runtime_dir)
 		d->own_socket = true;
 	}
 	d->listen_fd = fd;
-	d->listen_ev = event_new(d->base, fd, EV_READ | EV_PERSIST, accept_cb, d);
-	d->listen_resume_ev = evtimer_new(d->base, listen_resume_cb, d);
-	if (!d->listen_ev || !d->listen_resume_ev || event_add(d->listen_ev, NULL) < 0)
-		return -ENOMEM;
-	return 0;
+	/* out of descriptors: a client may be waiting, try again soon */
+	return listener_open(&d->listener, d->base, fd, "control socket", 100, accepted, d);
 }
 
 void ctlsrv_close(struct daemon *d)
 {
-	if (d->listen_ev) {
-		event_free(d->listen_ev);
-		d->listen_ev = NULL;
-	}
-	if (d->listen_resume_ev) {
-		event_free(d->listen_resume_ev);
-		d->listen_resume_ev = NULL;
-	}
+	listener_close(&d->listener);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
 		d->listen_fd = -1;

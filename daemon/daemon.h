@@ -13,6 +13,7 @@
 #include <sys/un.h>
 
 #include "daemon/conf.h"
+#include "daemon/listener.h"
 #include "daemon/log.h"
 
 struct event_base;
@@ -77,9 +78,7 @@ struct daemon {
 	char data_text[64];            /* the data plane's address:port, "" if off */
 
 	int listen_fd;
-	struct event *listen_ev;
-	struct event *listen_resume_ev;  /* re-arms listen_ev after fd exhaustion */
-	bool accept_paused;            /* logged once per streak of such pauses */
+	struct listener listener;
 	struct log_limit refusal_log;  /* refused connections and attaches */
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool own_socket;               /* we created it (unlink on exit) */

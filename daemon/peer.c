@@ -1446,40 +1446,9 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 	log_debug("peer connection from %s: accepted", a);
 }
 
-static void listen_resume_cb(evutil_socket_t fd, short what, void *arg)
+static void accepted(void *arg, int fd, const struct sockaddr_storage *ss)
 {
-	struct peermgr *pm = arg;
-
-	(void)fd;
-	(void)what;
-	event_add(pm->listen_ev, NULL);
-}
-
-static void listen_cb(evutil_socket_t lfd, short what, void *arg)
-{
-	struct peermgr *pm = arg;
-
-	(void)what;
-	for (int i = 0; i < 64; i++) {   /* bounded per wakeup */
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				/* the backlog stays readable: pause instead of spinning */
-				struct timeval tv = { .tv_sec = 1 };
-				log_warn("peer_listen: accept: %s; pausing 1 s", strerror(errno));
-				event_del(pm->listen_ev);
-				event_add(pm->listen_resume_ev, &tv);
-			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-				   errno != ECONNABORTED) {
-				log_warn("peer_listen: accept: %s", strerror(errno));
-			}
-			return;
-		}
-		accept_one(pm, fd, &ss);
-	}
+	accept_one(arg, fd, ss);
 }
 
 static int open_listener(struct peermgr *pm)
@@ -1503,9 +1472,7 @@ static int open_listener(struct peermgr *pm)
 	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, LISTEN_BACKLOG) < 0)
 		goto out_err;
 	pm->listen_fd = fd;
-	pm->listen_ev = event_new(pm->base, fd, EV_READ | EV_PERSIST, listen_cb, pm);
-	pm->listen_resume_ev = evtimer_new(pm->base, listen_resume_cb, pm);
-	if (!pm->listen_ev || !pm->listen_resume_ev || event_add(pm->listen_ev, NULL) < 0) {
+	if (listener_open(&pm->listener, pm->base, fd, "peer_listen", 1000, accepted, pm) < 0) {
 		log_err("peer_listen %s: out of memory", a);
 		return -ENOMEM;
 	}
@@ -1749,10 +1716,7 @@ struct peermgr *peermgr_free(struct peermgr *pm)
 	while (pm->conns)
 		pconn_free(pm->conns);
 	peer_reqs_free(pm);
-	if (pm->listen_ev)
-		event_free(pm->listen_ev);
-	if (pm->listen_resume_ev)
-		event_free(pm->listen_resume_ev);
+	listener_close(&pm->listener);
 	if (pm->listen_fd >= 0)
 		close(pm->listen_fd);
 	peerauth_key_wipe(&pm->key);

@@ -15,6 +15,7 @@
 #include <sys/time.h>
 
 #include "daemon/conf.h"
+#include "daemon/listener.h"
 #include "daemon/peer.h"
 #include "daemon/peerauth.h"
 #include "proto/peerframe.h"
@@ -148,8 +149,7 @@ struct peermgr {
 	uint32_t key_gen;              /* bumped by every reload of the key */
 	char key_file[CONF_PATH_MAX + 1];
 	int listen_fd;
-	struct event *listen_ev;
-	struct event *listen_resume_ev;   /* re-arms listen_ev after fd exhaustion */
+	struct listener listener;
 	struct peer *peers[CONF_MAX_PEERS];
 	uint32_t n_peers;
 	uint32_t max_dynamic, n_dynamic;   /* dynamic_peers, and how many count against it
