@@ -52,7 +52,7 @@ void log_msg(enum conf_log_level l, const char *fmt, ...)
 	if (n > (int)sizeof(line) - 2)
 		n = sizeof(line) - 2;
 	/* one message, one line: names and texts that clients and peers
-	 * chose must not start lines of their own (or move the terminal) */
+	 * chose must not start lines of their own */
 	for (int i = start; i < n; i++)
 		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
 			line[i] = '?';
@@ -86,7 +86,8 @@ void log_limited(struct log_limit *ll, enum conf_log_level l, const char *fmt, .
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (ll->held)
-		log_msg(l, "%s (and %u more like it before, not logged)", msg, ll->held);
+		log_msg(l, "%s (%u more before it not logged, at most %u in %u s)", msg, ll->held,
+			LOG_LIMIT_BURST, LOG_LIMIT_INTERVAL_S);
 	else
 		log_msg(l, "%s", msg);
 	ll->held = 0;

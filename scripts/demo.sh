@@ -102,9 +102,10 @@ wait "$RP" || rc=$?
 echo
 echo "== ucclctl channels on node-a (sender) and node-b (receiver)"
 # a daemon that died shows below in its log, not by ending the script here
-"$B/client/ucclctl" --socket "$SA" channels || rc=1
+dead=0
+"$B/client/ucclctl" --socket "$SA" channels || dead=1
 echo
-"$B/client/ucclctl" --socket "$SB" channels || rc=1
+"$B/client/ucclctl" --socket "$SB" channels || dead=1
 echo
 # Resends that the receiver already had were not needed: on a busy machine
 # the ACKs come later than the retransmission timer, nothing was lost.
@@ -130,7 +131,7 @@ EOF
 	echo
 fi
 echo "== daemon logs"
-for p in $PA $PB; do kill -TERM "$p" 2>/dev/null || rc=1; done
+for p in $PA $PB; do kill -TERM "$p" 2>/dev/null || dead=1; done
 wait "$PA" || true
 wait "$PB" || true
 PA= PB=
@@ -138,6 +139,10 @@ for h in a b; do sed "s/^/node-$h: /" "$RUN/$h.log"; done
 echo
 if [ "$rc" -ne 0 ]; then
 	echo "FAILED: the transfer did not complete verified (see above)"
+	exit 1
+fi
+if [ "$dead" -ne 0 ]; then
+	echo "FAILED: a daemon went away during the demo (see its log above)"
 	exit 1
 fi
 echo "OK: $BYTES moved between two daemons and verified byte for byte."
