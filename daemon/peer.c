@@ -333,12 +333,13 @@ static int send_hello(struct pconn *c)
 	h.listen_port = pm->listen.port;
 	/* the dialer brings its nonce in the hello; the accepting side brought
 	 * its own in its Auth, before this hello */
+	if (!c->inbound)
+		c->key_gen = pm->key_gen;      /* a reload before the answer closes it */
 	if (!c->inbound && pm->key.len) {
 		r = peerauth_nonce(c->nonce);
 		if (r < 0)
 			return r;
 		c->keyed = true;
-		c->key_gen = pm->key_gen;
 		h.has_auth_nonce = 1;
 		h.auth_nonce.len = PEERAUTH_NONCE_LEN;
 		h.auth_nonce.data = c->nonce;
@@ -1077,6 +1078,13 @@ static void handle_hello_phase(struct pconn *c, const UcclPeer__PeerMsg *m)
 			}
 			if (auth_inbound_hello(c, m->hello))
 				handle_inbound_hello(c, m->hello);
+			return;
+		}
+		/* dialled under another key, or none: its hello would be
+		 * judged by what no longer holds (a plain one let in after a
+		 * key was loaded) */
+		if (c->key_gen != c->pm->key_gen) {
+			pconn_close(c, "peer_key_file was reloaded during the handshake", -EAGAIN);
 			return;
 		}
 		if (c->keyed && c->auth != PA_ANSWERED) {

@@ -1347,6 +1347,47 @@ static void test_auth_unmacd_refusal_is_read(void **state)
 	run_ms(50);
 }
 
+/* a dials without a key; a key is loaded before the answer: the plain
+ * hello that comes back is not let in (it came up unauthenticated, and
+ * stayed up). The handshake closes; the next dial brings a nonce. */
+static void test_a_key_loaded_during_a_dial_closes_it(void **state)
+{
+	struct side a = { 0 };
+	struct peerauth_key key = { 0 };
+	struct peer_status st;
+	UcclPeer__PeerMsg *h, m;
+	UcclPeer__Hello hb;
+	char k[128], why[256], text[640], err[256];
+	struct conf c;
+	int lfd, fd;
+
+	(void)state;
+	lfd = fake_listen(port_b);
+	assert_int_equal(start(&a, "a", port_a, peers_ab, 40000, NULL), 0);
+	fd = fake_accept(lfd);
+	h = fake_recv(fd);
+	assert_non_null(h);
+	assert_false(h->hello->has_auth_nonce);
+	uccl_peer__peer_msg__free_unpacked(h, NULL);
+	write_key_file(key1, "first key, 24 bytes long\n");
+	assert_int_equal(peerauth_key_load(key1, &key, why, sizeof(why)), 0);
+	key_line(k, sizeof(k), key1);
+	snprintf(text, sizeof(text), "%s%s", a.conf_text, k);
+	assert_int_equal(conf_parse("t.conf", text, strlen(text), &c, err, sizeof(err)), 0);
+	peermgr_reload(a.pm, &c, &key);
+	fake_hello_msg(&m, &hb, "b", NULL);
+	fake_send(fd, &m);
+	run_ms(100);
+	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
+	assert_int_not_equal(st.state, PEER_UP);
+	if (!strstr(st.last_error, "reloaded during the handshake"))
+		fail_msg("last_error: %s", st.last_error);
+	close(fd);
+	close(lfd);
+	a.pm = peermgr_free(a.pm);
+	run_ms(50);
+}
+
 static void test_auth_bounced_proofs_fail(void **state)
 {
 	(void)state;
@@ -1572,6 +1613,7 @@ int main(void)
 		cmocka_unit_test(test_auth_bounced_proofs_fail),
 		cmocka_unit_test(test_auth_refused_send_keeps_numbers),
 		cmocka_unit_test(test_auth_unmacd_refusal_is_read),
+		cmocka_unit_test(test_a_key_loaded_during_a_dial_closes_it),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
 		cmocka_unit_test(test_a_refused_dynamic_hello_takes_no_slot),
 		cmocka_unit_test(test_start_errors),
