@@ -153,11 +153,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(pkt, data, len);
 			/* every packet of the datagram, as engine_rx cuts it */
 			for (size_t off = 0, l; kind == 0 && off < len; off += l) {
+				unsigned t;
+
 				l = wire_first_len(pkt + off, len - off);
-				if (l >= 24 && wire_peek_type(pkt + off, l) == WIRE_DATA)
+				t = wire_peek_type(pkt + off, l);
+				if (l >= 24 && t == WIRE_DATA)
 					put_le64(pkt + off + 16, TOKEN_RX);
-				else if (l >= 16 && wire_peek_type(pkt + off, l) == WIRE_ACK)
-					put_le64(pkt + off + 8, TOKEN_RX);
+				else if (l >= 16 && (t == WIRE_ACK || t == WIRE_NACK || t == WIRE_CREDIT))
+					put_le64(pkt + off + 8, TOKEN_RX);   /* refusals and credit too */
 			}
 			engine_rx(e, 0, pkt, len, now);
 			break;
