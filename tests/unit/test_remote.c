@@ -1220,7 +1220,7 @@ static void test_recv_posted_first_is_written_directly(void **state)
 {
 	struct fx *f = fx_open(state, PARAMS(.seed = 31, ROUGH(5000)));
 	struct unexpwatch w = { 0, 0 };
-	struct engine_ep_stats es;
+	struct engine_ep_stats es = { 0 };
 	struct uccl_cqe c;
 
 	f->watch = watch_unexpected;

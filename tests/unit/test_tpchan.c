@@ -3296,7 +3296,7 @@ static void test_a_tail_probe_is_not_a_loss(void **state)
 	struct tpchan_msg m1 = { .cookie = 1, .opcode = 2, .rkey = 0xabc, .len = 100 };
 	struct tpchan_msg m2 = { .cookie = 2, .opcode = 2, .rkey = 0xabc, .roff = 100, .len = 100 };
 	struct tpchan_stats st;
-	struct paths_stat ps;
+	struct paths_stat ps = { 0 };
 	uint64_t now = 100 * US, probe_at = 0;
 	uint32_t retx;
 
