@@ -274,11 +274,7 @@ static void stats_step(struct engcmd *c)
 		}
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		const struct dep *ep = s->d->eps[c->u.stats.ep_ids[i]];
-
-		/* other threads hold the endpoint's lane shadows under the same
-		 * id: its figures are its own thread's */
-		if (c->u.stats.ep_res[i] >= 0 && ep && ep->thr == a->thr) {
+		if (c->u.stats.ep_res[i] >= 0) {
 			a->res[i] = c->u.stats.ep_res[i];
 			a->eps[i] = c->u.stats.eps[i];
 		}

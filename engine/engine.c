@@ -1165,7 +1165,9 @@ int engine_ep_stats(const struct engine *e, uint32_t ep_id, struct engine_ep_sta
 	if (ep_id >= e->max_endpoints || !out)
 		return -EINVAL;
 	ep = e->eps[ep_id];
-	if (!ep)
+	/* a lane shadow holds the id of an endpoint on another engine: that
+	 * engine answers for it */
+	if (!ep || ep->shadow)
 		return -ENOENT;
 	*out = ep->st;
 	/* the counters are still valid; the error says it is no longer served */

@@ -293,6 +293,8 @@ int engine_lane_start(struct engine *e, const struct engine_lane_part *p);
 int engine_lane_done(struct engine *e, uint64_t cookie, int res);
 
 const struct engine_stats *engine_stats(const struct engine *e);
+/* 0; -EPIPE (stopped, figures valid); -ENOENT: none here (a lane shadow
+ * counts as none: its endpoint's own engine has the figures). */
 int engine_ep_stats(const struct engine *e, uint32_t ep_id, struct engine_ep_stats *out);
 /* Calls fn(name, value) for every engine counter, for ucclctl stats. */
 void engine_stats_foreach(const struct engine *e, void (*fn)(void *arg, const char *name, uint64_t v),

@@ -1079,6 +1079,14 @@ static void test_lane_put_checks(void **state)
 	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 5, 1), -ENOTCONN);
 	assert_int_equal(engine_rconn_lanes(f->e[0][1], EP_A, 0, 1), -EINVAL);
 	assert_int_equal(engine_shadow_add(f->e[0][1], EP_A, CLIENT_A, SEMS, RING), -EBUSY);
+	/* the shadow has no figures of its own to report: its endpoint's
+	 * engine answers (ucclctl endpoints showed the shadow's) */
+	{
+		struct engine_ep_stats es;
+
+		assert_int_equal(engine_ep_stats(f->e[0][1], EP_A, &es), -ENOENT);
+		assert_int_equal(engine_ep_stats(f->e[0][0], EP_A, &es), 0);
+	}
 	/* a shadow left by another endpoint with the id (its removal lost)
 	 * is not one the daemon may take as made already */
 	assert_int_equal(engine_shadow_add(f->e[0][1], EP_A, CLIENT_B, SEMS, RING), -EEXIST);
