@@ -1043,6 +1043,17 @@ static int fake_accept(int lfd)
 	return -1;
 }
 
+/* pm's one peer is not up, and its last error says why (NULL: anything). */
+static void assert_not_up(struct peermgr *pm, const char *why)
+{
+	struct peer_status st;
+
+	assert_int_equal(peermgr_status(pm, &st, 1), 1);
+	assert_int_not_equal(st.state, PEER_UP);
+	if (why && !strstr(st.last_error, why))
+		fail_msg("'%s' does not say '%s'", st.last_error, why);
+}
+
 static void fake_auth(int fd, const uint8_t *nonce, const char *name, const uint8_t *proof)
 {
 	UcclPeer__PeerMsg m = UCCL_PEER__PEER_MSG__INIT;
@@ -1176,9 +1187,7 @@ static void test_auth_fake_daemon_with_the_key(void **state)
 	/* the same message again (a replay: its number is taken) */
 	fake_send_mac(fd, &m, ks, 0, false);
 	run_ms(100);
-	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
-	assert_int_not_equal(st.state, PEER_UP);
-	assert_non_null(strstr(st.last_error, "failed authentication"));
+	assert_not_up(b.pm, "failed authentication");
 	close(fd);
 
 	/* and a spoiled MAC on a fresh connection's first message */
@@ -1198,8 +1207,7 @@ static void test_auth_fake_daemon_with_the_key(void **state)
 	uccl_peer__peer_msg__free_unpacked(r, NULL);
 	fake_send_mac(fd, &m, ks, 0, true);
 	run_ms(100);
-	assert_int_equal(peermgr_status(b.pm, &st, 1), 1);
-	assert_int_not_equal(st.state, PEER_UP);
+	assert_not_up(b.pm, NULL);
 	close(fd);
 	b.pm = peermgr_free(b.pm);
 	run_ms(50);
@@ -1213,7 +1221,6 @@ static void bounce(bool dynamic, int oracle_port, const char *name_to_oracle, bo
 		   const char *why_expected)
 {
 	struct side a = { 0 }, c = { 0 };
-	struct peer_status st;
 	char k[128], kx[256], txt[64], pname[64];
 	UcclPeer__PeerMsg *r, *h;
 	uint8_t nd[PEER_AUTH_NONCE_LEN];
@@ -1244,11 +1251,8 @@ static void bounce(bool dynamic, int oracle_port, const char *name_to_oracle, bo
 		assert_non_null(strstr(r->error->message, "this daemon's name"));
 	uccl_peer__peer_msg__free_unpacked(r, NULL);
 	run_ms(100);
-	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
-	assert_int_not_equal(st.state, PEER_UP);
+	assert_not_up(a.pm, why_expected);
 	assert_int_equal(a.ups, 0);
-	if (why_expected && !strstr(st.last_error, why_expected))
-		fail_msg("'%s' does not say '%s'", st.last_error, why_expected);
 	close(ofd);
 	close(dfd);
 	close(lfd);
@@ -1301,7 +1305,6 @@ static void test_auth_unmacd_refusal_is_read(void **state)
 {
 	struct side a = { 0 };
 	struct peerauth_key key = { 0 };
-	struct peer_status st;
 	uint8_t nd[PEER_AUTH_NONCE_LEN], na[PEER_AUTH_NONCE_LEN] = { 5 }, hh[SHA256_LEN];
 	uint8_t proof[PEER_AUTH_PROOF_LEN], *buf;
 	UcclPeer__PeerMsg *h, *r, m = UCCL_PEER__PEER_MSG__INIT;
@@ -1337,10 +1340,7 @@ static void test_auth_unmacd_refusal_is_read(void **state)
 	m.error = &e;
 	fake_send(fd, &m);
 	run_ms(100);
-	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
-	assert_int_not_equal(st.state, PEER_UP);
-	if (!strstr(st.last_error, "refused by the peer (unauthenticated): peer_key_file was reloaded"))
-		fail_msg("last_error: %s", st.last_error);
+	assert_not_up(a.pm, "refused by the peer (unauthenticated): peer_key_file was reloaded");
 	close(fd);
 	close(lfd);
 	a.pm = peermgr_free(a.pm);
@@ -1354,7 +1354,6 @@ static void test_a_key_loaded_during_a_dial_closes_it(void **state)
 {
 	struct side a = { 0 };
 	struct peerauth_key key = { 0 };
-	struct peer_status st;
 	UcclPeer__PeerMsg *h, m;
 	UcclPeer__Hello hb;
 	char k[128], why[256], text[640], err[256];
@@ -1378,10 +1377,7 @@ static void test_a_key_loaded_during_a_dial_closes_it(void **state)
 	fake_hello_msg(&m, &hb, "b", NULL);
 	fake_send(fd, &m);
 	run_ms(100);
-	assert_int_equal(peermgr_status(a.pm, &st, 1), 1);
-	assert_int_not_equal(st.state, PEER_UP);
-	if (!strstr(st.last_error, "reloaded during the handshake"))
-		fail_msg("last_error: %s", st.last_error);
+	assert_not_up(a.pm, "reloaded during the handshake");
 	close(fd);
 	close(lfd);
 	a.pm = peermgr_free(a.pm);
