@@ -237,13 +237,9 @@ static void test_full_queue_alone(void **state)
 		lanethr_init(&t[i], bus, i);
 	f1.lt = &t[1];
 	f2.lt = &t[2];
-	for (uint64_t c = 1; c <= 5; c++) {
-		struct engine_lane_part p = { .lane = 1, .cookie = c, .len = 4096 };
-
-		assert_int_equal(lanethr_submit(&t[0], &p), 0);
-	}
-	for (uint64_t c = 11; c <= 13; c++) {
-		struct engine_lane_part p = { .lane = 2, .cookie = c, .len = 4096 };
+	/* parts 1..5 to lane 1, then 11..13 to lane 2 */
+	for (uint64_t c = 1; c <= 13; c = c == 5 ? 11 : c + 1) {
+		struct engine_lane_part p = { .lane = c < 11 ? 1 : 2, .cookie = c, .len = 4096 };
 
 		assert_int_equal(lanethr_submit(&t[0], &p), 0);
 	}
