@@ -9,7 +9,7 @@
 # each, alternating), then with engines that never sleep.
 # Results under OUT (default /tmp/out).
 #
-#   bench/device/make-bundle.sh build && bench/device/cpu-profile.sh   # BUNDLE=devbundle
+#   PERF=1 bench/device/make-bundle.sh build && bench/device/cpu-profile.sh   # BUNDLE=devbundle
 . "$(dirname "$0")/common.sh"
 cpu() { # cpu PID...: "pid tid comm ticks" for every thread
 	for p in "$@"; do for t in /proc/$p/task/*; do

@@ -7,7 +7,7 @@
 # profiles of both daemons and their system calls per second.
 # Results under OUT (default /tmp/out).
 #
-#   bench/device/make-bundle.sh build && bench/device/lat-profile.sh   # BUNDLE=devbundle
+#   PERF=1 bench/device/make-bundle.sh build && bench/device/lat-profile.sh   # BUNDLE=devbundle
 . "$(dirname "$0")/common.sh"
 start 1
 srv rperf

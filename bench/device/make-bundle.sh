@@ -4,7 +4,7 @@
 # make-bundle.sh BUILDDIR [OUT]: a self-contained copy of the daemon, the
 # benchmark clients, tpchan_bench, engine_turn_bench, udp_nic_bench and the
 # reference tools (iperf3, sockperf, ucx_perftest,
-# nft, ethtool, ip, ss, perf) with every shared library they load, the
+# nft, ethtool, ip, ss; perf with PERF=1) with every shared library they load, the
 # dynamic loader included, for a machine that cannot install packages (the
 # GPU machines lent to sessions: Ubuntu, no network). Each program runs
 # through a wrapper in OUT/bin that starts it with the bundled loader, so the
@@ -44,7 +44,12 @@ if [ -n "${OLD:-}" ]; then
 	[ -f "$OLD/bench/tpchan_bench" ] || { echo "make-bundle.sh: $OLD/bench/tpchan_bench not built" >&2; exit 1; }
 	cp -L "$OLD/bench/tpchan_bench" "$out/libexec/tpchan_bench.old"
 fi
-for t in iperf3 sockperf ucx_perftest nft ethtool ip ss timeout taskset perf; do
+# perf and the libraries it loads (python, perl: 20 MB) only with PERF=1
+# (cpu-profile.sh, lat-profile.sh): with them, the bundle and the source
+# tree together pass the 64 MiB that a device call carries
+tools="iperf3 sockperf ucx_perftest nft ethtool ip ss timeout taskset"
+[ "${PERF:-0}" = 0 ] || tools="$tools perf"
+for t in $tools; do
 	b=$(command -v "$t") || { echo "make-bundle.sh: $t not installed, left out" >&2; continue; }
 	cp -L "$b" "$out/libexec/"
 done
