@@ -5,8 +5,9 @@
  * offers one receive region and answers pings; the client, attached to the
  * other daemon, connects to "host/NAME" and measures goodput per message size
  * (messages written with back-to-back puts, several in flight; a put's
- * completion means written at the receiver) and 64-byte put+signal
- * ping-pong latency. It reports what it measured and how much (messages,
+ * completion means written at the receiver) and 64-byte ping-pong latency,
+ * put+signal (the default) or send/recv (--lat-op send: one message a hop
+ * into a posted receive, what UCX's tag_lat does). It reports what it measured and how much (messages,
  * bytes, samples, seconds); it never fills in a figure.
  */
 #include "config.h"
@@ -63,6 +64,8 @@
 #define TAG_READY         2
 #define TAG_DONE          3
 #define TAG_BYE           4
+#define TAG_PING          5                 /* --lat-op send */
+#define TAG_PONG          6
 #define OFF_HELLO         0
 #define OFF_READY         256
 #define OFF_DONE          512
@@ -78,8 +81,10 @@
 #define UD_PING           (UD_CTL | 5)
 #define UD_PONG           (UD_CTL | 6)
 #define UD_SIGNAL         (UD_CTL | 7)
+#define UD_LATRECV        (UD_CTL | 8)      /* a ping's or pong's receive: counted */
 
 #define HELLO_F_SPIN      0x1u
+#define HELLO_F_SEND      0x2u              /* ping-pong by send/recv */
 
 struct hello {                       /* client -> server */
 	uint32_t magic;
@@ -139,6 +144,7 @@ struct opts {
 	uint64_t window;
 	double timeout_s;                /* server: for the client to connect and finish */
 	bool spin;
+	bool lat_send;                   /* --lat-op send */
 	bool json;
 	bool vmem;                       /* data regions: uccl_mem_reg of our own memory */
 };
@@ -158,9 +164,15 @@ struct rperf {
 	uint64_t warmup_bytes;
 	uint64_t outstanding;            /* completions not reaped yet (non-put) */
 	bool ctl_done[8];                /* control completions seen, by UD_* & 7 */
+	uint64_t lat_recvd;              /* UD_LATRECV completions */
 };
 
 static const char *g_role = "uccl_rperf";
+
+static const char *lat_op_name(const struct opts *o)
+{
+	return o->lat_send ? "send/recv" : "put+signal";
+}
 static struct uccl_ctx *g_ctx;
 
 /* A failed call ends the run: a benchmark that carries on after an error
@@ -230,27 +242,37 @@ static void ctl_cqe(struct rperf *p, const struct uccl_cqe *c)
 {
 	if (c->res < 0)
 		api_fail(op_name(c->opcode), c->res);
-	if (c->user_data & UD_CTL) {
+	if (c->user_data == UD_LATRECV && c->len != LAT_SIZE)
+		fail("a %u B ping or pong arrived as %" PRIu64 " B", LAT_SIZE, c->len);
+	if (c->user_data == UD_LATRECV)
+		p->lat_recvd++;
+	else if (c->user_data & UD_CTL)
 		p->ctl_done[c->user_data & 7] = true;
-		if (p->outstanding)
-			p->outstanding--;
-	}
+	if ((c->user_data & UD_CTL) && p->outstanding)
+		p->outstanding--;
 }
 
-/* Reap what is there without waiting; control completions only expected. */
-static void reap(struct rperf *p)
+/* Reap what is there (timeout_ms 0: without waiting, else up to that
+ * long for one); control completions only expected. */
+static void cq_wait(struct rperf *p, int timeout_ms)
 {
 	struct uccl_cqe c[POLL_MAX];
-	int n = uccl_poll(p->ep, c, POLL_MAX);
+	int n = timeout_ms ? uccl_cq_wait(p->ep, c, POLL_MAX, timeout_ms) :
+			     uccl_poll(p->ep, c, POLL_MAX);
 
-	if (n < 0)
-		api_fail("uccl_poll", n);
+	if (n < 0 && n != -ETIMEDOUT)
+		api_fail(timeout_ms ? "uccl_cq_wait" : "uccl_poll", n);
 	for (int i = 0; i < n; i++) {
 		if (!(c[i].user_data & UD_CTL))
 			fail("internal: data completion %" PRIu64 " outside a goodput run",
 			     c[i].user_data);
 		ctl_cqe(p, &c[i]);
 	}
+}
+
+static void reap(struct rperf *p)
+{
+	cq_wait(p, 0);
 }
 
 /* Wait, bounded, until the control operation ud completed. */
@@ -374,7 +396,7 @@ static int run_server(const struct opts *o, const char *name)
 	struct hello h;
 	struct ready *rd;
 	struct bye *bye;
-	bool spin, done = false;
+	bool spin, by_send, done = false;
 	int r, timeout_ms;
 
 	g_role = "uccl_rperf server";
@@ -401,6 +423,7 @@ static int run_server(const struct opts *o, const char *name)
 	if (h.region_want == 0 || h.region_want > MAX_SIZE)
 		fail("the client asked for a region of %" PRIu64 " bytes", h.region_want);
 	spin = h.flags & HELLO_F_SPIN;
+	by_send = h.flags & HELLO_F_SEND;
 
 	rd = ctl_at(p, OFF_READY);
 	memset(rd, 0, sizeof(*rd));
@@ -422,23 +445,37 @@ static int run_server(const struct opts *o, const char *name)
 	POST(p, "uccl_send (ready)",
 	     uccl_send(p->ep, p->conn, p->ctl, OFF_READY, sizeof(*rd), TAG_READY, 0, UD_READY));
 	wait_ctl(p, UD_READY, CTL_TIMEOUT_MS, "sending the region's key");
+	if (by_send)                  /* the first ping's receive */
+		POST(p, "uccl_recv (ping)",
+		     uccl_recv(p->ep, p->conn, p->region, 0, LAT_SIZE, TAG_PING, 0, UD_LATRECV));
 
 	/* Serve: each signal is a ping whose 64 B (its number) were put at
 	 * offset 0 before it; answer with a 64 B put of the same number into
-	 * the client's latency region, then a signal. */
+	 * the client's latency region, then a signal. With send/recv, each
+	 * ping is a message into offset 0; the answer is a message back, and
+	 * the next ping's receive is posted with it. */
 	while (!done) {
 		uint64_t t;
 
-		if (uccl_sem_value(p->ep, p->conn) >= next) {
+		if ((by_send ? p->lat_recvd : uccl_sem_value(p->ep, p->conn)) >= next) {
 			uint64_t v, off = OFF_PING + (next % LAT_SLOTS) * LAT_SIZE;
 
 			memcpy(&v, uccl_mr_addr(p->region), sizeof(v));
 			bad += v != next;
 			memcpy(ctl_at(p, off), &next, sizeof(next));
-			POST(p, "uccl_put (pong)",
-			     uccl_put(p->ep, p->conn, p->ctl, off, h.lat_rkey, 0, LAT_SIZE, UCCL_F_MORE,
-				      UD_PONG));
-			POST(p, "uccl_signal (pong)", uccl_signal(p->ep, p->conn, 0, UD_SIGNAL));
+			if (by_send) {
+				POST(p, "uccl_send (pong)",
+				     uccl_send(p->ep, p->conn, p->ctl, off, LAT_SIZE, TAG_PONG, UCCL_F_MORE,
+					       UD_PONG));
+				POST(p, "uccl_recv (ping)",
+				     uccl_recv(p->ep, p->conn, p->region, 0, LAT_SIZE, TAG_PING, 0,
+					       UD_LATRECV));
+			} else {
+				POST(p, "uccl_put (pong)",
+				     uccl_put(p->ep, p->conn, p->ctl, off, h.lat_rkey, 0, LAT_SIZE,
+					      UCCL_F_MORE, UD_PONG));
+				POST(p, "uccl_signal (pong)", uccl_signal(p->ep, p->conn, 0, UD_SIGNAL));
+			}
 			pongs++;
 			next++;
 			t = bench_now_ns();
@@ -447,7 +484,9 @@ static int run_server(const struct opts *o, const char *name)
 			t = bench_now_ns();
 			/* spin only while a ping-pong is going on; sleep otherwise,
 			 * so that the engines have the cores during goodput runs */
-			if (t >= spin_until) {
+			if (t >= spin_until && by_send) {
+				cq_wait(p, 100);
+			} else if (t >= spin_until) {
 				r = uccl_wait(p->ep, p->conn, next, 100);
 				if (r < 0 && r != -ETIMEDOUT)
 					api_fail("uccl_wait", r);
@@ -602,13 +641,24 @@ static void goodput(struct rperf *p, uint64_t size, uint64_t warm, struct gp_res
 		res->seconds);
 }
 
-/* Wait until the semaphore reaches v: spinning, or with uccl_wait. */
+/* The pongs so far: signals, or received messages (--lat-op send). */
+static uint64_t pongs_in(struct rperf *p)
+{
+	if (!p->o->lat_send)
+		return uccl_sem_value(p->ep, p->conn);
+	if (p->o->spin)
+		reap(p);
+	return p->lat_recvd;
+}
+
+/* Wait until the pongs reach v: spinning, or with uccl_wait (uccl_cq_wait
+ * for send/recv). */
 static void wait_pong(struct rperf *p, uint64_t v)
 {
 	if (p->o->spin) {
 		uint64_t start = 0;
 
-		for (uint32_t spins = 0; uccl_sem_value(p->ep, p->conn) < v; spins++) {
+		for (uint32_t spins = 0; pongs_in(p) < v; spins++) {
 			if ((spins & 4095) == 4095) {
 				uint64_t t = bench_now_ns();
 
@@ -618,6 +668,17 @@ static void wait_pong(struct rperf *p, uint64_t v)
 					fail("latency: no answer to ping %" PRIu64 " within %llu s", v,
 					     OP_TIMEOUT_NS / NS_PER_S);
 			}
+		}
+		return;
+	}
+	if (p->o->lat_send) {
+		uint64_t t = bench_now_ns();
+
+		while (p->lat_recvd < v) {
+			cq_wait(p, 100);
+			if (p->lat_recvd < v && bench_now_ns() - t > OP_TIMEOUT_NS)
+				fail("latency: no answer to ping %" PRIu64 " within %llu s", v,
+				     OP_TIMEOUT_NS / NS_PER_S);
 		}
 		return;
 	}
@@ -632,27 +693,44 @@ static void wait_pong(struct rperf *p, uint64_t v)
 
 /* Ping-pong: put 64 B (the ping's number) at offset 0 of the server's region
  * and signal; the server puts the number back into our latency region and
- * signals. One-way = round trip / 2. */
+ * signals. With --lat-op send, the ping is a 64 B message into the server's
+ * posted receive and the pong one into ours, posted before the ping goes
+ * (untimed, as the server posts its next one with its answer).
+ * One-way = round trip / 2. */
 static void latency(struct rperf *p, struct lat_result *res)
 {
-	uint64_t n = p->o->lat_samples, base = uccl_sem_value(p->ep, p->conn);
+	bool by_send = p->o->lat_send;
+	uint64_t n = p->o->lat_samples, base = by_send ? p->lat_recvd : uccl_sem_value(p->ep, p->conn);
 	uint64_t *s = malloc(sizeof(*s) * n), first = 0, last = 0, bad = 0;
 	volatile uint64_t *pong = uccl_mr_addr(p->lat);
 
 	if (!s)
 		fail("out of memory for %" PRIu64 " samples", n);
-	fprintf(stderr, "latency 64 B put+signal ping-pong ... ");
+	fprintf(stderr, "latency 64 B %s ping-pong ... ", lat_op_name(p->o));
+	if (by_send)
+		POST(p, "uccl_recv (pong)",
+		     uccl_recv(p->ep, p->conn, p->lat, 0, LAT_SIZE, TAG_PONG, 0, UD_LATRECV));
 	for (uint64_t i = 1; i <= LAT_WARMUP + n; i++) {
 		uint64_t off = OFF_PING + (i % LAT_SLOTS) * LAT_SIZE, t0, t1;
 
 		memcpy(ctl_at(p, off), &i, sizeof(i));
-		t0 = bench_now_ns();
-		POST(p, "uccl_put (ping)",
-		     uccl_put(p->ep, p->conn, p->ctl, off, p->rkey, 0, LAT_SIZE, UCCL_F_MORE, UD_PING));
-		POST(p, "uccl_signal (ping)", uccl_signal(p->ep, p->conn, 0, UD_SIGNAL));
+		if (by_send) {
+			t0 = bench_now_ns();
+			POST(p, "uccl_send (ping)",
+			     uccl_send(p->ep, p->conn, p->ctl, off, LAT_SIZE, TAG_PING, 0, UD_PING));
+		} else {
+			t0 = bench_now_ns();
+			POST(p, "uccl_put (ping)",
+			     uccl_put(p->ep, p->conn, p->ctl, off, p->rkey, 0, LAT_SIZE, UCCL_F_MORE,
+				      UD_PING));
+			POST(p, "uccl_signal (ping)", uccl_signal(p->ep, p->conn, 0, UD_SIGNAL));
+		}
 		wait_pong(p, base + i);
 		t1 = bench_now_ns();
 		bad += *pong != i;
+		if (by_send && i < LAT_WARMUP + n)      /* the next pong's, untimed */
+			POST(p, "uccl_recv (pong)",
+			     uccl_recv(p->ep, p->conn, p->lat, 0, LAT_SIZE, TAG_PONG, 0, UD_LATRECV));
 		reap(p);
 		if (i <= LAT_WARMUP)
 			continue;
@@ -693,9 +771,9 @@ static void print_text(const struct rperf *p, const struct gp_result *g, int ng,
 			       g[i].wrapped ? " wraps in the region" : "");
 	}
 	if (l)
-		printf("latency 64 B put+signal ping-pong, %s: one-way p50 %.2f us, p99 %.2f us, "
+		printf("latency 64 B %s ping-pong, %s: one-way p50 %.2f us, p99 %.2f us, "
 		       "min %.2f, max %.2f (%" PRIu64 " round trips in %.3f s, after %u warm-up)\n",
-		       p->o->spin ? "spinning" : "uccl_wait", l->p50_us, l->p99_us, l->min_us, l->max_us,
+		       lat_op_name(p->o), p->o->spin ? "spinning" : "uccl_wait", l->p50_us, l->p99_us, l->min_us, l->max_us,
 		       l->samples, l->seconds, LAT_WARMUP);
 }
 
@@ -726,10 +804,10 @@ static void print_json(const struct rperf *p, const struct gp_result *g, int ng,
 		       g[i].wrapped ? "true" : "false");
 	printf("\n  ],\n  \"latency\": ");
 	if (l)
-		printf("{\"size\": %u, \"wait\": \"%s\", \"warmup\": %u, \"samples\": %" PRIu64
+		printf("{\"size\": %u, \"op\": \"%s\", \"wait\": \"%s\", \"warmup\": %u, \"samples\": %" PRIu64
 		       ", \"seconds\": %.6f, \"one_way_p50_us\": %.3f, \"one_way_p99_us\": %.3f"
 		       ", \"one_way_min_us\": %.3f, \"one_way_max_us\": %.3f}\n}\n",
-		       LAT_SIZE, o->spin ? "spin" : "uccl_wait", LAT_WARMUP, l->samples, l->seconds,
+		       LAT_SIZE, lat_op_name(o), o->spin ? "spin" : "uccl_wait", LAT_WARMUP, l->samples, l->seconds,
 		       l->p50_us, l->p99_us, l->min_us, l->max_us);
 	else
 		printf("null\n}\n");
@@ -772,7 +850,7 @@ static int run_client(const struct opts *o)
 
 	h = ctl_at(p, OFF_HELLO);
 	h->magic = MAGIC;
-	h->flags = o->spin ? HELLO_F_SPIN : 0;
+	h->flags = (o->spin ? HELLO_F_SPIN : 0) | (o->lat_send ? HELLO_F_SEND : 0);
 	h->region_want = max_size ? max_size : LAT_SIZE;
 	h->lat_rkey = uccl_mr_key(p->lat);
 	POST(p, "uccl_recv (ready)",
@@ -832,11 +910,11 @@ static int run_client(const struct opts *o)
 	if (bye.pongs != dn->pings)
 		fail("the server answered %" PRIu64 " pings of %" PRIu64, bye.pongs, dn->pings);
 	if (bye.bad_pings)
-		fail("%" PRIu64 " pings arrived at the server without their payload (put not "
-		     "visible before its signal)", bye.bad_pings);
+		fail("%" PRIu64 " pings arrived at the server without their payload (%s)",
+		     bye.bad_pings, o->lat_send ? "a wrong message" : "put not visible before its signal");
 	if (o->lat_samples && l.bad_pongs)
-		fail("%" PRIu64 " pongs arrived without their payload (put not visible before its "
-		     "signal)", l.bad_pongs);
+		fail("%" PRIu64 " pongs arrived without their payload (%s)", l.bad_pongs,
+		     o->lat_send ? "a wrong message" : "put not visible before its signal");
 	uccl_close(p->ep, p->conn);
 	uccl_detach(p->ctx);
 	g_ctx = NULL;
@@ -922,6 +1000,7 @@ static void usage(FILE *f)
 		"  -p, --put-max BYTES    largest single put (default 16M)\n"
 		"  -w, --window BYTES     puts in flight, in bytes (default 32M; at least 2 puts)\n"
 		"  -S, --spin             both sides busy-poll during the ping-pong\n"
+		"  -l, --lat-op OP        ping-pong by put (put+signal, the default) or send (send/recv)\n"
 		"  -v, --vmem             data in this process's memory, uccl_mem_reg (either side)\n"
 		"  -j, --json             print results as JSON\n"
 		"server:\n"
@@ -942,6 +1021,7 @@ int main(int argc, char **argv)
 		{ "put-max", required_argument, NULL, 'p' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "spin", no_argument, NULL, 'S' },
+		{ "lat-op", required_argument, NULL, 'l' },
 		{ "vmem", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "timeout", required_argument, NULL, 'T' },
@@ -956,7 +1036,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	parse_sizes("64K,1M,16M,256M,1G", &o);
-	while ((opt = getopt_long(argc, argv, "s:z:t:n:p:w:SvjT:hV", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:z:t:n:p:w:Sl:vjT:hV", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			o.socket = optarg;
@@ -1002,6 +1082,13 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			o.spin = true;
+			break;
+		case 'l':
+			if (strcmp(optarg, "put") && strcmp(optarg, "send")) {
+				fprintf(stderr, "uccl_rperf: --lat-op: want put or send, not '%s'\n", optarg);
+				return 2;
+			}
+			o.lat_send = !strcmp(optarg, "send");
 			break;
 		case 'v':
 			o.vmem = true;

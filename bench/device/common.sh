@@ -5,9 +5,11 @@
 # (default /tmp/out). Makes two namespaces joined by a veth pair
 # (bench/netpair.sh; removed on exit) and defines:
 #   start TAG [EXTRA_CONF [NCHAN]]  daemons a (10.77.0.1) and b (10.77.0.2),
-#                                   both with EXTRA_CONF lines; PA, PB, SA, SB;
+#                                   both with EXTRA_CONF lines, and a with
+#                                   CONF_A's, b with CONF_B's; PA, PB, SA, SB;
 #                                   waits for NCHAN data channels (1) at a
-#   srv NAME                        a uccl_rperf server in b, listening; PS
+#   srv NAME                        a uccl_rperf server in b, listening, run
+#                                   under RUN_B (e.g. "taskset -c 5"); PS
 #   stop                            both daemons
 #   gbps FILE                       the Gbit/s of uccl_rperf's last size line
 #   xfer ARGS...                    GB/s of one verified uccl_xfer transfer of
@@ -27,8 +29,8 @@ conf() {
 		"$2" "$3" "$4" >"$1"
 }
 start() {
-	conf "$tmp/a$1.conf" 10.77.0.1:7471 node-a "${2:-}"
-	conf "$tmp/b$1.conf" 10.77.0.2:7472 node-b "${2:-}"
+	conf "$tmp/a$1.conf" 10.77.0.1:7471 node-a "${2:-}\n${CONF_A:-}"
+	conf "$tmp/b$1.conf" 10.77.0.2:7472 node-b "${2:-}\n${CONF_B:-}"
 	ip netns exec "$NS1" "$D" --config "$tmp/a$1.conf" --runtime-dir "$tmp/ra$1" >"$OUT/a$1.log" 2>&1 &
 	PA=$!
 	ip netns exec "$NS2" "$D" --config "$tmp/b$1.conf" --runtime-dir "$tmp/rb$1" >"$OUT/b$1.log" 2>&1 &
@@ -43,7 +45,8 @@ start() {
 }
 srv() {
 	: >"$tmp/srv-$1.err"
-	ip netns exec "$NS2" "$RP" --socket "$SB" --timeout 100 server "$1" >>"$OUT/srv.log" 2>"$tmp/srv-$1.err" &
+	# shellcheck disable=SC2086
+	ip netns exec "$NS2" ${RUN_B:-} "$RP" --socket "$SB" --timeout 100 server "$1" >>"$OUT/srv.log" 2>"$tmp/srv-$1.err" &
 	PS=$!
 	pids="$pids $PS"
 	for _ in $(seq 50); do grep -q listening "$tmp/srv-$1.err" && break; sleep 0.1; done

@@ -5,8 +5,12 @@
 # root). Issue #3's two targets that only the 16-core machines decide, with
 # enough rounds for a median, in about three minutes:
 #   - 64 B one-way latency no slower than UCX tcp: lat.sh, ROUNDS rounds
-#     (default 7) of uccl_rperf's put+signal ping-pong (clients sleeping
-#     and spinning) beside UCX tcp tag_lat and sockperf UDP, alternating;
+#     (default 7) of uccl_rperf's put+signal and send/recv ping-pongs
+#     (clients sleeping and spinning) beside UCX tcp tag_lat and sockperf
+#     UDP, alternating; then PIN_ROUNDS more (default 5; 0: none) with
+#     every program pinned (lat.sh PIN) to the four CPUs that ran a short
+#     tpchan_bench's core reference fastest: the clients of every tool on
+#     the first two, the engines on the other two;
 #   - 1.5 M chunks/s on one core: tpchan_bench 327680 3 400, INVOCATIONS
 #     times (default 7), interleaved with the bundle's older builds of it
 #     where there are any (tpchan_bench.old from OLD=DIR, .nolto from
@@ -32,6 +36,17 @@ OUT=$OUT/lat ROUNDS=$ROUNDS timeout 300 bash "$R/bench/device/lat.sh" >/dev/null
 # on (udp_rx_hint; a kernel that refuses its filter is logged too)
 grep -hoE "data plane on udp .*|no receive hint.*" "$OUT/lat/alat.log" "$OUT/lat/blat.log" 2>/dev/null |
 	sed 's/^/daemon: /' >>"$OUT/targets.txt"
+PIN_ROUNDS=${PIN_ROUNDS:-5}
+if [ "$PIN_ROUNDS" != 0 ] && command -v taskset >/dev/null; then
+	# shellcheck disable=SC2046
+	set -- $(for c in $(seq 0 $(($(nproc) - 1))); do
+		r=$(timeout 20 taskset -c "$c" "$B/bin/tpchan_bench" 32768 1 0 2>&1 |
+			sed -n 's/^core reference: median \([0-9]*\) M.*/\1/p')
+		echo "${r:-0} $c"
+	done | sort -rn | head -4 | awk '{print $2}')
+	[ $# = 4 ] && OUT=$OUT/latpin ROUNDS=$PIN_ROUNDS PIN="$3 $4 $1 $2" timeout 300 \
+		bash "$R/bench/device/lat.sh" >/dev/null 2>&1
+fi
 for _ in $(seq "$INVOCATIONS"); do
 	for v in "" .old .nolto; do
 		[ -x "$B/bin/tpchan_bench$v" ] || continue
@@ -52,39 +67,49 @@ if [ "${PERCPU:-1}" != 0 ] && command -v taskset >/dev/null; then
 		echo "cpu$c $(echo "$o" | grep "core reference: median" || echo "core reference: none")"
 	done >"$OUT/tpchan-percpu.txt"
 fi
-python3 - "$OUT" "$ROUNDS" "$INVOCATIONS" >>"$OUT/targets.txt" <<'EOF'
+python3 - "$OUT" "$ROUNDS" "$INVOCATIONS" "$PIN_ROUNDS" >>"$OUT/targets.txt" <<'EOF'
 import os, re, statistics as st, sys
-out, nrounds, ninv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, nrounds, ninv, npin = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 med = lambda v: "%.2f" % st.median(v) if v else "none"
 missing = []
-rounds = {}
-summary = out + "/lat/summary.txt"
-for line in open(summary) if os.path.exists(summary) else []:
-    m = re.match(r"round (\d+) (.*?): (.*)", line)
-    if not m:
-        continue
-    r, what, rest = int(m.group(1)), m.group(2), m.group(3)
-    if what.startswith("uccl"):
-        v = re.search(r"one-way p50 ([\d.]+)", rest)
-    elif what.startswith("ucx"):
-        v = re.search(r"Final:\s+\d+\s+([\d.]+)", rest)   # typical (median) one-way
-    else:
-        v = re.search(r"percentile 50.000 = ([\d.]+)", rest)
-    if v:
-        rounds.setdefault(what, {})[r] = float(v.group(1))
-for what in ("uccl sleep", "uccl spin", "ucx tcp tag_lat", "sockperf udp"):
-    got = len(rounds.get(what, {}))
-    if got < nrounds:
-        missing.append("%s: %d of %d rounds" % (what, got, nrounds))
-ucx = rounds.get("ucx tcp tag_lat", {})
-print("64 B one-way latency, us (p50 per round; UCX tcp tag_lat typical)")
-for what, per in sorted(rounds.items()):
-    vals = [per[r] for r in sorted(per)]
-    line = "  %-18s %s  median %s" % (what, " ".join("%.2f" % v for v in vals), med(vals))
-    if what.startswith("uccl"):
-        ratio = [per[r] / ucx[r] for r in sorted(per) if r in ucx]
-        line += "  / UCX tcp per round: %s  median %s" % (" ".join("%.2f" % x for x in ratio), med(ratio))
-    print(line)
+
+# one lat.sh run's table: per round and median, uccl / UCX tcp per round
+def lat_table(sub, title, want):
+    rounds = {}
+    summary = out + "/" + sub + "/summary.txt"
+    for line in open(summary) if os.path.exists(summary) else []:
+        if line.startswith("pinned"):
+            title += " (" + line.strip() + ")"
+        m = re.match(r"round (\d+) (.*?): (.*)", line)
+        if not m:
+            continue
+        r, what, rest = int(m.group(1)), m.group(2), m.group(3)
+        if what.startswith("uccl"):
+            v = re.search(r"one-way p50 ([\d.]+)", rest)
+        elif what.startswith("ucx"):
+            v = re.search(r"Final:\s+\d+\s+([\d.]+)", rest)   # typical (median) one-way
+        else:
+            v = re.search(r"percentile 50.000 = ([\d.]+)", rest)
+        if v:
+            rounds.setdefault(what, {})[r] = float(v.group(1))
+    for what in ("uccl sleep", "uccl spin", "uccl send sleep", "uccl send spin", "ucx tcp tag_lat",
+                 "sockperf udp"):
+        got = len(rounds.get(what, {}))
+        if got < want:
+            missing.append("%s%s: %d of %d rounds" % (sub + " " if sub != "lat" else "", what, got, want))
+    ucx = rounds.get("ucx tcp tag_lat", {})
+    print(title)
+    for what, per in sorted(rounds.items()):
+        vals = [per[r] for r in sorted(per)]
+        line = "  %-18s %s  median %s" % (what, " ".join("%.2f" % v for v in vals), med(vals))
+        if what.startswith("uccl"):
+            ratio = [per[r] / ucx[r] for r in sorted(per) if r in ucx]
+            line += "  / UCX tcp per round: %s  median %s" % (" ".join("%.2f" % x for x in ratio), med(ratio))
+        print(line)
+
+lat_table("lat", "64 B one-way latency, us (p50 per round; UCX tcp tag_lat typical)", nrounds)
+if npin:
+    lat_table("latpin", "the same, pinned", npin)
 chunks, refs, norm = {}, {}, {}
 for line in open(out + "/tpchan-runs.txt"):
     m = re.match(r"(\S+) .*median ([\d.]+) M chunks/s", line)

@@ -98,6 +98,19 @@ expect "ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
 # 3 packets a turn in 1 or 2 datagrams; unpacked it would be 3 (slack
 # for turns whose put and signal an engine poll split)
 expect "b's replies shared datagrams: $pk packets in $dg datagrams" [ $((dg * 10)) -lt $((pk * 9)) ]
+# the same ping-pong by send/recv (--lat-op send), spinning: each pong a
+# message into a receive posted before its ping went, and every payload
+# checked at both ends (uccl_rperf fails on a wrong or short one)
+"$RPERF" --socket "$SOCK_B" --timeout 30 server pps >"$TMPD/pps.out" 2>&1 &
+SP=$!
+wait_ep "$SOCK_B" pps || fail "server pps never showed up at b"
+"$RPERF" --socket "$SOCK_A" --sizes none --lat-samples 500 --lat-op send --spin \
+	client node-b/pps >>"$TMPD/pps.out" 2>&1
+rc=$?
+wait $SP
+grep -i "one-way" "$TMPD/pps.out"
+expect "send/recv ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
+expect "and said so" grep -q "64 B send/recv ping-pong, spinning" "$TMPD/pps.out"
 
 # 1c. the receive hint (udp_rx_hint, on by default; root may load its
 # socket filter, unless a container keeps BPF from it: b then says so):
