@@ -1502,7 +1502,7 @@ static struct peer *peer_new(struct peermgr *pm, const struct conf_peer *cp, int
 {
 	struct peer *p;
 
-	if (pm->n_peers >= CONF_MAX_PEERS)
+	if (pm->n_peers >= PEERMGR_MAX)
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -1837,7 +1837,7 @@ int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len
 		goto found;
 	if (pm->max_dynamic == 0)
 		return -EPERM;
-	if (pm->n_dynamic >= pm->max_dynamic || pm->n_peers >= CONF_MAX_PEERS)
+	if (pm->n_dynamic >= pm->max_dynamic || pm->n_peers >= PEERMGR_MAX)
 		return -EUSERS;
 	p = peer_add_dynamic(pm, canon, &a, true);
 	if (!p)

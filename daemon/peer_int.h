@@ -21,6 +21,7 @@
 #include "proto/peerframe.h"
 
 #define RATELOG_SLOTS 32u
+#define PEERMGR_MAX (2 * CONF_MAX_PEERS)   /* peers, plus dynamic_peers at most */
 
 enum pc_phase { PC_CONNECTING, PC_HELLO, PC_UP, PC_CLOSING };
 
@@ -150,7 +151,10 @@ struct peermgr {
 	char key_file[CONF_PATH_MAX + 1];
 	int listen_fd;
 	struct listener listener;
-	struct peer *peers[CONF_MAX_PEERS];
+	/* configured peers and those added at run time share the table: room
+	 * for the most of each (peers, dynamic_peers), so that run-time peers
+	 * never keep a configured one out */
+	struct peer *peers[PEERMGR_MAX];
 	uint32_t n_peers;
 	uint32_t max_dynamic, n_dynamic;   /* dynamic_peers, and how many count against it
 					    * (superseded dials do not) */

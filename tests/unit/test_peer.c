@@ -1566,6 +1566,60 @@ static void test_reload_adds_and_removes(void **state)
 	run_ms(50);
 }
 
+/* uccl.conf with n configured peers p0..p(n-1), none listening, and
+ * dynamic_peers = 4. */
+static void many_peers_conf(struct conf *c, int n)
+{
+	char *t = malloc(8192), err[256];
+	size_t at;
+
+	assert_non_null(t);
+	at = (size_t)snprintf(t, 8192, "peer_listen = 127.0.0.1:%d\nhost_name = a\ndynamic_peers = 4\n"
+			      "peers = ", port_a);
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(t + at, 8192 - at, "%sp%d=127.0.1.%d:%d", i ? ", " : "", i, i + 1,
+				       port_c);
+	at += (size_t)snprintf(t + at, 8192 - at, "\n");
+	assert_int_equal(conf_parse("t.conf", t, at, c, err, sizeof(err)), 0);
+	free(t);
+}
+
+/* Peers added at run time (dynamic_peers) do not take the room of
+ * configured ones: with 63 configured and 4 added at run time, a reload
+ * that lists a 64th adds it (the two shared 64 entries, so it was "out of
+ * memory" and never added, and the second run-time peer was refused). */
+static void test_run_time_peers_leave_room_for_configured_ones(void **state)
+{
+	struct peer_status *st = calloc(PEERMGR_MAX, sizeof(*st));
+	struct side a = { 0 };
+	struct conf c;
+	char txt[64], name[64];
+	size_t n;
+	bool found = false;
+
+	(void)state;
+	assert_non_null(st);
+	many_peers_conf(&c, CONF_MAX_PEERS - 1);
+	assert_int_equal(peermgr_start(base, &c, NULL, NULL, &a.pm), 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(txt, sizeof(txt), "127.0.2.%d:%d", i + 1, port_c);
+		assert_int_equal(peermgr_dynamic(a.pm, txt, name, sizeof(name)), 0);
+	}
+	snprintf(txt, sizeof(txt), "127.0.2.9:%d", port_c);
+	assert_int_equal(peermgr_dynamic(a.pm, txt, name, sizeof(name)), -EUSERS);
+	assert_int_equal(peermgr_count(a.pm), CONF_MAX_PEERS - 1 + 4);
+	many_peers_conf(&c, CONF_MAX_PEERS);
+	peermgr_reload(a.pm, &c, NULL);
+	n = peermgr_status(a.pm, st, PEERMGR_MAX);
+	assert_int_equal(n, CONF_MAX_PEERS + 4);
+	for (size_t i = 0; i < n; i++)
+		found |= strcmp(st[i].name, "p63") == 0;
+	assert_true(found);
+	a.pm = peermgr_free(a.pm);
+	free(st);
+	run_ms(50);
+}
+
 /* A peer_listen already taken, or a wildcard without data_address, is an
  * error at start. */
 static void test_start_errors(void **state)
@@ -1612,6 +1666,7 @@ int main(void)
 		cmocka_unit_test(test_a_key_loaded_during_a_dial_closes_it),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
 		cmocka_unit_test(test_a_refused_dynamic_hello_takes_no_slot),
+		cmocka_unit_test(test_run_time_peers_leave_room_for_configured_ones),
 		cmocka_unit_test(test_start_errors),
 	};
 
