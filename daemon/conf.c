@@ -1277,8 +1277,17 @@ static size_t later(size_t a, size_t b)
 /* Checks between options, blamed on the later of the lines involved. */
 static int check_conf(struct parser *p, const struct conf *c)
 {
-	/* a process in another user namespace shows every group that is not
-	 * mapped into ours as the overflow gid: admitting it admits them all */
+	/* a process in another user namespace shows every user and group
+	 * that is not mapped into ours as the overflow uid and gid: admitting
+	 * those admits them all */
+	for (uint32_t i = 0; i < c->n_allow_uids; i++) {
+		if (c->allow_uids[i] == CONF_OVERFLOW_UID) {
+			p->lineno = line_of(p, "allow_uids");
+			fail_msg(p, "allow_uids: %u is the overflow uid (processes in other user "
+				 "namespaces show their unmapped users as it)", CONF_OVERFLOW_UID);
+			return -EINVAL;
+		}
+	}
 	for (uint32_t i = 0; i < c->n_allow_gids; i++) {
 		if (c->allow_gids[i] == CONF_OVERFLOW_GID) {
 			p->lineno = line_of(p, "allow_gids");

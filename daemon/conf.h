@@ -17,6 +17,7 @@
 #define CONF_MAX_PEERS 64
 #define CONF_MAX_ENGINE_THREADS 16
 #define CONF_OVERFLOW_GID 65534u          /* the kernel's default overflowgid */
+#define CONF_OVERFLOW_UID 65534u          /* and overflowuid */
 #define CONF_CC_NAME_MAX 15
 #define CONF_PATH_MAX 255               /* file names in the configuration */
 #define CONF_PEER_NAME_MAX 32          /* peer and host names: [A-Za-z0-9._-] */

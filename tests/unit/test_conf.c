@@ -250,6 +250,9 @@ static void test_engine_threads(void **state)
 	expect_error("allow_gids = 10, 65534\n", -EINVAL,
 		     "t.conf:1: allow_gids: 65534 is the overflow gid (processes in other user "
 		     "namespaces show their unmapped groups as it)");
+	expect_error("log_level = info\nallow_uids = 7, 65534\n", -EINVAL,
+		     "t.conf:2: allow_uids: 65534 is the overflow uid (processes in other user "
+		     "namespaces show their unmapped users as it)");
 	expect_error("admin_gid = 65534\n", -EINVAL,
 		     "t.conf:1: admin_gid: 65534 is the overflow gid (processes in other user "
 		     "namespaces show their unmapped groups as it)");
@@ -778,7 +781,7 @@ static void test_dump_round_trip(void **state)
 			 4294967294u - (unsigned)i);
 	strcat(big, "\n");
 	snprintf(text, sizeof(text),
-		 "allow_all = false\nallow_uids = 0,65534,1000\n%sadmin_gid = 2147483647\nconnect_same_user = true\n"
+		 "allow_all = false\nallow_uids = 0,65533,1000\n%sadmin_gid = 2147483647\nconnect_same_user = true\n"
 		 "max_clients = 4096\nmax_clients_per_uid = 4096\nmax_endpoints_per_client = 1\n"
 		 "max_mrs_per_client = 65536\n"
 		 "max_registered_bytes = 1099511627775\nmax_conns_per_endpoint = 3\n"
