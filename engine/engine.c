@@ -36,6 +36,38 @@ void eng_touch(struct engine *e, struct ep *ep)
 	}
 }
 
+/* Count an error completion by its errno. Counted as it is posted, so that
+ * err_* count the completions a client gets: not a lane's part (its owner
+ * posts the op's one completion), not an op dropped with its endpoint. */
+static void count_err(struct engine *e, int res)
+{
+	switch (res) {
+	case -EINVAL:
+		e->st.err_inval++;
+		break;
+	case -ENOTCONN:
+		e->st.err_badconn++;
+		break;
+	case -EBADF:
+	case -EACCES:
+	case -ERANGE:
+		e->st.err_access++;
+		break;
+	case -ECONNRESET:
+		e->st.err_reset++;
+		break;
+	case -ECANCELED:
+		e->st.err_canceled++;
+		break;
+	case -EMSGSIZE:                /* over max_op_bytes, or a message longer than its receive */
+		e->st.err_msgsize++;
+		break;
+	default:
+		e->st.err_fault++;
+		break;
+	}
+}
+
 /* Write one CQE into the slot reserved for it; published later in a batch. */
 static void post(struct engine *e, struct ep *ep, uint64_t user_data, uint8_t opcode, int32_t res,
 		 uint64_t len, uint64_t tag)
@@ -55,8 +87,10 @@ static void post(struct engine *e, struct ep *ep, uint64_t user_data, uint8_t op
 	};
 	ep->staged++;
 	ep->st.completed++;
-	if (res < 0)
+	if (res < 0) {
 		ep->st.errors++;
+		count_err(e, res);
+	}
 	e->st.cqes++;
 	eng_touch(e, ep);
 }
@@ -94,36 +128,6 @@ static void flush_cqs(struct engine *e)
 		}
 	}
 	e->ntouched = 0;
-}
-
-/* Count an error completion once, where the error is decided. */
-void eng_count_err(struct engine *e, int res)
-{
-	switch (res) {
-	case -EINVAL:
-		e->st.err_inval++;
-		break;
-	case -ENOTCONN:
-		e->st.err_badconn++;
-		break;
-	case -EBADF:
-	case -EACCES:
-	case -ERANGE:
-		e->st.err_access++;
-		break;
-	case -ECONNRESET:
-		e->st.err_reset++;
-		break;
-	case -ECANCELED:
-		e->st.err_canceled++;
-		break;
-	case -EMSGSIZE:                /* over max_op_bytes; send/recv count their own */
-		e->st.err_msgsize++;
-		break;
-	default:
-		e->st.err_fault++;
-		break;
-	}
 }
 
 /* ---- pending operations ---- */
@@ -272,16 +276,12 @@ static void exec_rdma(struct engine *e, struct conn *c, struct opq_op *op)
 		else
 			r = eng_copy(e, op->lmr, op->loff, rm, op->roff, op->len);
 		op->res = r;
-		if (r < 0) {
-			e->st.err_fault++;
+		if (r < 0)
 			return;
-		}
 		op->res_len = op->len;
 		e->st.bytes += op->len;
 		c->ep->st.bytes += op->len;
-		return;
 	}
-	e->st.err_access++;
 }
 
 /* Move the message of snd into rcv and give both their results. */
@@ -290,15 +290,11 @@ static void match(struct engine *e, struct ep *sep, struct opq_op *snd, struct e
 {
 	int r = 0;
 
-	/* error counters count completions, and both sides complete */
 	if (snd->len > rcv->len) {
 		r = -EMSGSIZE;
-		e->st.err_msgsize += 2;
 	} else {
 		r = eng_copy(e, rcv->lmr, rcv->loff, snd->lmr, snd->loff, snd->len);
-		if (r < 0) {
-			e->st.err_fault += 2;
-		} else {
+		if (r == 0) {
 			e->st.bytes += snd->len;
 			sep->st.bytes += snd->len;
 			rep->st.bytes += snd->len;
@@ -404,7 +400,6 @@ static void conn_issue(struct engine *e, struct conn *c, struct opq_op *tmp)
 	 * then be reported failed (nor ahead of earlier strict ops) */
 	if (pool_reserve(ep) < 0) {
 		post(e, ep, tmp->user_data, tmp->opcode, -ENOMEM, 0, 0);
-		eng_count_err(e, -ENOMEM);
 		return;
 	}
 	if (!opq_conn_can_start(&c->q, tmp->flags)) {
@@ -422,7 +417,6 @@ static void conn_issue(struct engine *e, struct conn *c, struct opq_op *tmp)
 	if (!op) {
 		/* unreachable while the consume limit holds; fail, do not crash */
 		post(e, ep, tmp->user_data, tmp->opcode, -ENOBUFS, 0, 0);
-		eng_count_err(e, -ENOBUFS);
 		return;
 	}
 	opq_conn_add(&c->q, op, st);
@@ -513,7 +507,6 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 fail:
 	/* A descriptor that is rejected never entered its connection's
 	 * queues, so its completion is not ordered with them. */
-	eng_count_err(e, res);
 	post(e, ep, s->user_data, s->opcode, res, 0, 0);
 }
 
@@ -542,7 +535,6 @@ static void conn_flush_ops(struct engine *e, struct conn *c, int res, bool drop)
 			op->res = res;
 			op->res_len = 0;
 			op->res_tag = 0;
-			eng_count_err(e, res);
 		}
 		if (op->rlinger || last) {
 			last = lanes_linger_follow(last, op);
@@ -1047,9 +1039,8 @@ static void op_cancel(struct engine *e, struct ep *ep, struct opq_op *op)
 		return;
 	}
 	/* one that failed already (a peer refused it, and it waits for its
-	 * void to be acknowledged) keeps that error, counted once */
+	 * void to be acknowledged) keeps that error */
 	if (op->res == 0) {
-		eng_count_err(e, -ECANCELED);
 		op->res = -ECANCELED;
 		op->res_len = 0;
 		op->res_tag = 0;

@@ -124,8 +124,8 @@ struct engine_stats {
 	uint64_t err_inval;            /* malformed descriptor */
 	uint64_t err_badconn;          /* unknown or closed connection */
 	uint64_t err_access;           /* key, owner or bounds check failed */
-	uint64_t err_fault;            /* memory copy failed */
-	uint64_t err_msgsize;          /* send longer than the posted receive */
+	uint64_t err_fault;            /* any other error: a copy failed, no memory, ... */
+	uint64_t err_msgsize;          /* send longer than its receive, op over max_op_bytes */
 	uint64_t err_reset;            /* peer endpoint went away */
 	uint64_t err_canceled;         /* region deregistered or endpoint closed under an op */
 	uint64_t corrupt_rings;        /* rings whose indices were corrupt (endpoint stopped) */

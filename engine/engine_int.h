@@ -152,7 +152,6 @@ static inline struct conn *ep_conn(const struct ep *ep, uint32_t id)
 /* Side id of ep, allocated (with the op pool) if need be; NULL: no memory. */
 struct conn *eng_conn_make(struct ep *ep, uint32_t id);
 void eng_touch(struct engine *e, struct ep *ep);
-void eng_count_err(struct engine *e, int res);
 /* A WAITING op on side c got its result (op->res set): post or hold it. */
 void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op);
 int eng_copy(struct engine *e, const struct mr *dst, uint64_t dst_off, const struct mr *src,

@@ -109,10 +109,8 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 		if (r < 0) {
 			/* that range is not written: the put fails, the
 			 * rest still goes (its parts report either way) */
-			if (op->res == 0) {
+			if (op->res == 0)
 				op->res = r;
-				eng_count_err(e, r);
-			}
 			continue;
 		}
 		op->rlanes++;
@@ -317,10 +315,8 @@ int engine_lane_done(struct engine *e, uint64_t cookie, int res)
 		return -ENOENT;
 	c = op->rside;
 	op->rlanes--;
-	if (res < 0 && op->res == 0) {
+	if (res < 0 && op->res == 0)
 		op->res = res;
-		eng_count_err(e, res);
-	}
 	if (op->rlinger) {
 		/* its side is gone (and may be another connection now) */
 		if (op->rlanes == 0) {

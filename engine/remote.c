@@ -243,10 +243,8 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 		 * finishes with the last of them (engine_lane_done) */
 		if (own_moved(op, res))
 			e->st.bytes += op->len;        /* moved, whatever the lanes do */
-		if (op->res == 0 && res < 0) {
+		if (op->res == 0 && res < 0)
 			op->res = res;
-			eng_count_err(e, res);
-		}
 		op->rown_done = true;
 		return;
 	}
@@ -256,11 +254,8 @@ void remote_op_finish(struct engine *e, struct opq_op *op, int res)
 	}
 	if (c->r.get_last == op)
 		c->r.get_last = NULL;  /* op may go back to the pool below */
-	if (op->res == 0) {
+	if (op->res == 0)
 		op->res = res;
-		if (res < 0)
-			eng_count_err(e, res);
-	}
 	op->res_len = op->res == 0 && op->opcode != UCCL_OP_SIGNAL ? whole : 0;
 	op->res_tag = op->opcode == UCCL_OP_SEND && op->res == 0 ? op->key : 0;
 	/* this engine's own part, if it moved and was not counted above (the
@@ -356,7 +351,6 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 			 * peer's later sends wait for it: it goes out as a
 			 * void, at the next walk of the queue */
 			op->res = r;
-			eng_count_err(e, r);
 			op->rflags |= RFL_VOID;
 			ch->q_due = 0;
 			return -EAGAIN;
@@ -657,10 +651,8 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 			return;
 		}
 		if (res != -EMSGSIZE && !(op->rflags & RFL_VOID)) {
-			if (!abandoned && op->res == 0) {
+			if (!abandoned && op->res == 0)
 				op->res = res;
-				eng_count_err(e, res);
-			}
 			op->rflags |= RFL_VOID;
 			op->rbackoff_us = 0;
 			retry_later(e, op, false);
@@ -681,10 +673,8 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 		/* refused, or its source went away: the receiver learns that
 		 * its number is settled from a void; the put completes, with
 		 * res, when that is acknowledged */
-		if (op->res == 0) {        /* a cancel counted its own */
+		if (op->res == 0)          /* a cancel set its own */
 			op->res = res;
-			eng_count_err(e, res);
-		}
 		op->rflags |= RFL_VOID;
 		op->rbackoff_us = 0;
 		retry_later(e, op, false);

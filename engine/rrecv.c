@@ -214,12 +214,7 @@ static void recv_finish(struct engine *e, struct conn *c, struct opq_op *op, int
 	op->res_len = len;
 	op->res_tag = tag;
 	op->rrec = NULL;
-	if (res < 0) {
-		if (res == -EMSGSIZE)
-			e->st.err_msgsize++;
-		else
-			eng_count_err(e, res);
-	} else {
+	if (res >= 0) {
 		e->st.bytes += len;
 		c->ep->st.bytes += len;
 	}

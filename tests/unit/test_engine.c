@@ -959,6 +959,23 @@ static void test_mr_remove_cancels_a_stalled_op_in_its_turn(void **state)
 	assert_int_equal(f->buf_b[0], 'a');       /* the send's byte, not the put's 'x' */
 }
 
+/* Error counters count the completions clients get: an op cancelled
+ * while stalled and then dropped with its endpoint never completes, so it
+ * is not counted (it was, as -ECANCELED). */
+static void test_an_op_dropped_with_its_endpoint_is_not_counted(void **state)
+{
+	struct fx *f = *state;
+
+	submit(f, 0, SEND(.len = 1, .tag = 1, .user_data = 1));
+	submit(f, 0, PUT(.flags = UCCL_SQE_F_FENCE, .lmr = 2, .len = 1, .user_data = 2));
+	poll_all(f);
+	assert_int_equal(engine_mr_remove(f->e, CLIENT_A, 2), 0);
+	assert_int_equal(engine_ep_remove(f->e, 0), 0);
+	poll_all(f);
+	assert_int_equal(st(f)->err_canceled, 0);
+	assert_int_equal(st(f)->cqes, 0);
+}
+
 /* ---- hostile rings ---- */
 
 static void test_corrupt_sq_index_stops_the_endpoint(void **state)
@@ -1341,6 +1358,7 @@ int main(void)
 		T(test_ep_remove_resets_peers_and_posts_nothing_for_itself),
 		T(test_mr_remove_cancels_a_pending_recv),
 		T(test_mr_remove_cancels_a_stalled_op_in_its_turn),
+		T(test_an_op_dropped_with_its_endpoint_is_not_counted),
 		T(test_corrupt_sq_index_stops_the_endpoint),
 		T(test_corrupt_cq_index_stops_the_endpoint),
 		T(test_notify_only_when_the_client_asked),

@@ -749,6 +749,21 @@ static void test_linger_dropped_with_endpoint(void **state)
 
 /* A lane's region goes away under its part: the part reports -ECANCELED
  * and the put fails with it. */
+/* Error completions counted over host A's engines (ucclctl stats adds
+ * them up). */
+static uint64_t errors_on_a(struct fx *f)
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < NT; t++) {
+		const struct engine_stats *s = engine_stats(f->e[0][t]);
+
+		n += s->err_inval + s->err_badconn + s->err_access + s->err_fault + s->err_msgsize +
+		     s->err_reset + s->err_canceled;
+	}
+	return n;
+}
+
 static void test_region_removed_on_lane(void **state)
 {
 	struct fx *f = fx_open(state, 5, 0);
@@ -762,6 +777,9 @@ static void test_region_removed_on_lane(void **state)
 	f->lane_loss[1] = 0;
 	run_until_cqes(f, 1);
 	assert_int_equal(cqe(f, 1)->res, -ECANCELED);
+	/* one completion, one error counted: by the owner that posted it,
+	 * not again by the lane whose part failed */
+	assert_int_equal(errors_on_a(f), 1);
 }
 
 /* A shadow endpoint removed under a part in flight (its lane thread's

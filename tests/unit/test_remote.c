@@ -3181,7 +3181,7 @@ static void test_a_refused_op_whose_region_goes_keeps_its_error(void **state)
 	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 100, .rkey = KEY_C, .user_data = 7));
 	for (i = 0; i < 10000; i++) {
 		assert_true(step(f) >= 0);
-		if (st(f, HA)->err_access == 1 && !has_cqe(f, HA, 7))
+		if (chst(f, HA, 0).tp.nacks_rx == 1 && !has_cqe(f, HA, 7))
 			break;
 	}
 	assert_true(i < 10000);
