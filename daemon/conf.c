@@ -1274,34 +1274,33 @@ static size_t later(size_t a, size_t b)
 	return a > b ? a : b;
 }
 
+/* Is id (of option name) the overflow uid or gid? Then that is the error. */
+static bool overflow_id(struct parser *p, const char *name, int64_t id, bool uid)
+{
+	uint32_t overflow = uid ? CONF_OVERFLOW_UID : CONF_OVERFLOW_GID;
+
+	if (id != overflow)
+		return false;
+	p->lineno = line_of(p, name);
+	fail_msg(p, "%s: %u is the overflow %s (processes in other user namespaces show their "
+		 "unmapped %s as it)", name, overflow, uid ? "uid" : "gid", uid ? "users" : "groups");
+	return true;
+}
+
 /* Checks between options, blamed on the later of the lines involved. */
 static int check_conf(struct parser *p, const struct conf *c)
 {
 	/* a process in another user namespace shows every user and group
 	 * that is not mapped into ours as the overflow uid and gid: admitting
 	 * those admits them all */
-	for (uint32_t i = 0; i < c->n_allow_uids; i++) {
-		if (c->allow_uids[i] == CONF_OVERFLOW_UID) {
-			p->lineno = line_of(p, "allow_uids");
-			fail_msg(p, "allow_uids: %u is the overflow uid (processes in other user "
-				 "namespaces show their unmapped users as it)", CONF_OVERFLOW_UID);
+	for (uint32_t i = 0; i < c->n_allow_uids; i++)
+		if (overflow_id(p, "allow_uids", c->allow_uids[i], true))
 			return -EINVAL;
-		}
-	}
-	for (uint32_t i = 0; i < c->n_allow_gids; i++) {
-		if (c->allow_gids[i] == CONF_OVERFLOW_GID) {
-			p->lineno = line_of(p, "allow_gids");
-			fail_msg(p, "allow_gids: %u is the overflow gid (processes in other user "
-				 "namespaces show their unmapped groups as it)", CONF_OVERFLOW_GID);
+	for (uint32_t i = 0; i < c->n_allow_gids; i++)
+		if (overflow_id(p, "allow_gids", c->allow_gids[i], false))
 			return -EINVAL;
-		}
-	}
-	if (c->admin_gid == CONF_OVERFLOW_GID) {
-		p->lineno = line_of(p, "admin_gid");
-		fail_msg(p, "admin_gid: %u is the overflow gid (processes in other user namespaces "
-			 "show their unmapped groups as it)", CONF_OVERFLOW_GID);
+	if (overflow_id(p, "admin_gid", c->admin_gid, false))
 		return -EINVAL;
-	}
 	if (c->ring_depth > c->max_ring_depth) {
 		p->lineno = later(line_of(p, "ring_depth"), line_of(p, "max_ring_depth"));
 		fail_msg(p, "ring_depth %" PRIu32 " is larger than max_ring_depth %" PRIu32,
