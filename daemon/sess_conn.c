@@ -149,7 +149,8 @@ static void do_connect(struct session *s, struct dep *ep, struct dep *l)
 	ep->conns[ca].state = CONN_PENDING;   /* reserve before looking for cb on the same ep */
 	if (sess_conn_alloc(l, &cb) < 0) {
 		ep->conns[ca].state = CONN_FREE;
-		session_reply_err(s, -ECONNREFUSED, "listener '%s' has no free connection", l->name);
+		session_reply_err(s, -ECONNREFUSED, "listener '%s' has no free connection "
+				  "(max_conns_per_endpoint = %u)", l->name, l->max_conns);
 		return;
 	}
 	/* one engine joins both sides of a same-host connection in memory;
@@ -193,12 +194,14 @@ void sess_conn_listen(struct session *s, UcclCtl__ListenReq *q)
 		return;
 	}
 	r = names_add(d->names, q->name, ep);
-	if (r < 0) {
-		session_reply_err(s, r, r == -EINVAL ?
-				  "invalid name: 1-64 characters of A-Z a-z 0-9 . _ : -" :
-				  "name '%s' is taken", q->name);
+	if (r == -EINVAL)
+		session_reply_err(s, r, "invalid name: 1-64 characters of A-Z a-z 0-9 . _ : -");
+	else if (r == -EADDRINUSE)
+		session_reply_err(s, r, "name '%s' is taken", q->name);
+	else if (r < 0)
+		session_reply_err(s, r, "cannot listen as '%s': %s", q->name, strerror(-r));
+	if (r < 0)
 		return;
-	}
 	snprintf(ep->name, sizeof(ep->name), "%s", q->name);
 	session_reply(s, 0, NULL, NULL, NULL, 0);
 	if (!ep->live)

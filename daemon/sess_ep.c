@@ -318,9 +318,10 @@ void sess_ep_release_done(struct engcmd *c)
 		unlink_ep(s, ep);
 		free_ep(s->d, ep);
 	}
-	if (!s->closing)
-		session_reply(s, c->result < 0 ? c->result : 0, c->result < 0 ? "engine refused" : NULL,
-			      NULL, NULL, 0);
+	if (!s->closing && c->result < 0)
+		session_reply_err(s, c->result, "the engine refused to remove it: %s", strerror(-c->result));
+	else if (!s->closing)
+		session_reply(s, 0, NULL, NULL, NULL, 0);
 	session_cmd_finish(c);
 }
 
