@@ -34,7 +34,7 @@
 #include "engine/engine_int.h"
 #include "engine/remote_int.h"
 
-#define LANE_ALIGN 4096ull            /* parts start on page boundaries */
+#define LANE_ALIGN 4096ull            /* lane parts are whole pages long (the owner keeps the rest) */
 
 /* Split puts with parts out, in issue order (rseq): through mnext/mprev,
  * which only sends and receives use otherwise. */
