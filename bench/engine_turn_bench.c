@@ -24,7 +24,10 @@
  * receiver acknowledges at once; more where it held the ACK for a reply
  * that never came, which ack_hold_us allows once).
  *
- *   engine_turn_bench [ROUND_TRIPS (100000)] [RUNS (5)] [DELAY_NS (3000)]
+ *   engine_turn_bench [ROUND_TRIPS (100000)] [RUNS (5)] [DELAY_NS (3000)] [fused]
+ *
+ * fused: each hop is one put with UCCL_SQE_F_SIGNAL instead of a put and a
+ * signal.
  */
 #include "config.h"
 
@@ -70,6 +73,7 @@ struct side {
 
 static struct side h[2];
 static uint64_t now, delay_ns, ndgrams, npkts;
+static bool fused;                   /* one put with UCCL_SQE_F_SIGNAL a hop */
 static uint8_t *txbuf[BATCH];
 static struct engine_txpkt txp[BATCH];
 
@@ -149,6 +153,12 @@ static void submit(int s, uint64_t off, uint64_t ud)
 
 	if (ring_prod_space(&x->sq) < 2)
 		die("submission ring full");
+	if (fused) {
+		put.flags = UCCL_SQE_F_SIGNAL;
+		memcpy(ring_prod_slot(&x->sq, 0), &put, sizeof(put));
+		ring_prod_publish(&x->sq, 1);
+		return;
+	}
 	memcpy(ring_prod_slot(&x->sq, 0), &put, sizeof(put));
 	memcpy(ring_prod_slot(&x->sq, 1), &sig, sizeof(sig));
 	ring_prod_publish(&x->sq, 2);
@@ -305,8 +315,9 @@ int main(int argc, char **argv)
 	double ns[64], refs[64], rounds[64];
 
 	delay_ns = argc > 3 ? strtoull(argv[3], NULL, 0) : 3000;
-	if (rts == 0 || runs < 1 || runs > 64 || delay_ns == 0) {
-		fprintf(stderr, "usage: engine_turn_bench [ROUND_TRIPS] [RUNS 1..64] [DELAY_NS > 0]\n");
+	fused = argc > 4 && strcmp(argv[4], "fused") == 0;
+	if (rts == 0 || runs < 1 || runs > 64 || delay_ns == 0 || (argc > 4 && !fused)) {
+		fprintf(stderr, "usage: engine_turn_bench [ROUND_TRIPS] [RUNS 1..64] [DELAY_NS > 0] [fused]\n");
 		return 2;
 	}
 	caplat = LAT_HOPS;
@@ -374,9 +385,9 @@ int main(int argc, char **argv)
 		side_free(1);
 	}
 	qsort(ns, (size_t)runs, sizeof(ns[0]), bench_cmp_double);
-	printf("engine turn: median %.0f ns of CPU per one-way hop of a 64 B put+signal ping-pong "
+	printf("engine turn: median %.0f ns of CPU per one-way hop of a 64 B %s ping-pong "
 	       "(min %.0f, max %.0f, %d runs; both engines, no system calls)\n",
-	       ns[runs / 2], ns[0], ns[runs - 1], runs);
+	       ns[runs / 2], fused ? "put-with-signal" : "put+signal", ns[0], ns[runs - 1], runs);
 	qsort(refs, (size_t)runs, sizeof(refs[0]), bench_cmp_double);
 	qsort(rounds, (size_t)runs, sizeof(rounds[0]), bench_cmp_double);
 	printf("core reference: median %.0f M rounds/s (min %.0f, max %.0f); a hop costs %.0f rounds "

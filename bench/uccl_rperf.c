@@ -5,9 +5,11 @@
  * offers one receive region and answers pings; the client, attached to the
  * other daemon, connects to "host/NAME" and measures goodput per message size
  * (messages written with back-to-back puts, several in flight; a put's
- * completion means written at the receiver) and 64-byte ping-pong latency,
- * put+signal (the default) or send/recv (--lat-op send: one message a hop
- * into a posted receive, what UCX's tag_lat does). It reports what it measured and how much (messages,
+ * completion means written at the receiver) and 64-byte ping-pong latency:
+ * a put and a signal each way (the default), a put that raises the
+ * semaphore itself (--lat-op put-signal: UCCL_SQE_F_SIGNAL), or send/recv
+ * (--lat-op send: one message a hop into a posted receive, what UCX's
+ * tag_lat does). It reports what it measured and how much (messages,
  * bytes, samples, seconds); it never fills in a figure.
  */
 #include "config.h"
@@ -85,6 +87,7 @@
 
 #define HELLO_F_SPIN      0x1u
 #define HELLO_F_SEND      0x2u              /* ping-pong by send/recv */
+#define HELLO_F_FUSED     0x4u              /* ping-pong by puts with UCCL_SQE_F_SIGNAL */
 
 struct hello {                       /* client -> server */
 	uint32_t magic;
@@ -145,6 +148,7 @@ struct opts {
 	double timeout_s;                /* server: for the client to connect and finish */
 	bool spin;
 	bool lat_send;                   /* --lat-op send */
+	bool lat_fused;                  /* --lat-op put-signal */
 	bool json;
 	bool vmem;                       /* data regions: uccl_mem_reg of our own memory */
 };
@@ -171,7 +175,7 @@ static const char *g_role = "uccl_rperf";
 
 static const char *lat_op_name(const struct opts *o)
 {
-	return o->lat_send ? "send/recv" : "put+signal";
+	return o->lat_send ? "send/recv" : o->lat_fused ? "put with signal" : "put+signal";
 }
 static struct uccl_ctx *g_ctx;
 
@@ -396,7 +400,7 @@ static int run_server(const struct opts *o, const char *name)
 	struct hello h;
 	struct ready *rd;
 	struct bye *bye;
-	bool spin, by_send, done = false;
+	bool spin, by_send, fused, done = false;
 	int r, timeout_ms;
 
 	g_role = "uccl_rperf server";
@@ -424,6 +428,7 @@ static int run_server(const struct opts *o, const char *name)
 		fail("the client asked for a region of %" PRIu64 " bytes", h.region_want);
 	spin = h.flags & HELLO_F_SPIN;
 	by_send = h.flags & HELLO_F_SEND;
+	fused = h.flags & HELLO_F_FUSED;
 
 	rd = ctl_at(p, OFF_READY);
 	memset(rd, 0, sizeof(*rd));
@@ -470,6 +475,10 @@ static int run_server(const struct opts *o, const char *name)
 				POST(p, "uccl_recv (ping)",
 				     uccl_recv(p->ep, p->conn, p->region, 0, LAT_SIZE, TAG_PING, 0,
 					       UD_LATRECV));
+			} else if (fused) {
+				POST(p, "uccl_put (pong, with signal)",
+				     uccl_put(p->ep, p->conn, p->ctl, off, h.lat_rkey, 0, LAT_SIZE,
+					      UCCL_SQE_F_SIGNAL, UD_PONG));
 			} else {
 				POST(p, "uccl_put (pong)",
 				     uccl_put(p->ep, p->conn, p->ctl, off, h.lat_rkey, 0, LAT_SIZE,
@@ -718,6 +727,11 @@ static void latency(struct rperf *p, struct lat_result *res)
 			t0 = bench_now_ns();
 			POST(p, "uccl_send (ping)",
 			     uccl_send(p->ep, p->conn, p->ctl, off, LAT_SIZE, TAG_PING, 0, UD_PING));
+		} else if (p->o->lat_fused) {
+			t0 = bench_now_ns();
+			POST(p, "uccl_put (ping, with signal)",
+			     uccl_put(p->ep, p->conn, p->ctl, off, p->rkey, 0, LAT_SIZE, UCCL_SQE_F_SIGNAL,
+				      UD_PING));
 		} else {
 			t0 = bench_now_ns();
 			POST(p, "uccl_put (ping)",
@@ -850,7 +864,8 @@ static int run_client(const struct opts *o)
 
 	h = ctl_at(p, OFF_HELLO);
 	h->magic = MAGIC;
-	h->flags = (o->spin ? HELLO_F_SPIN : 0) | (o->lat_send ? HELLO_F_SEND : 0);
+	h->flags = (o->spin ? HELLO_F_SPIN : 0) | (o->lat_send ? HELLO_F_SEND : 0) |
+		   (o->lat_fused ? HELLO_F_FUSED : 0);
 	h->region_want = max_size ? max_size : LAT_SIZE;
 	h->lat_rkey = uccl_mr_key(p->lat);
 	POST(p, "uccl_recv (ready)",
@@ -1000,7 +1015,8 @@ static void usage(FILE *f)
 		"  -p, --put-max BYTES    largest single put (default 16M)\n"
 		"  -w, --window BYTES     puts in flight, in bytes (default 32M; at least 2 puts)\n"
 		"  -S, --spin             both sides busy-poll during the ping-pong\n"
-		"  -l, --lat-op OP        ping-pong by put (put+signal, the default) or send (send/recv)\n"
+		"  -l, --lat-op OP        ping-pong by put (put, then signal; the default), put-signal\n"
+		"                         (a put that raises the semaphore) or send (send/recv)\n"
 		"  -v, --vmem             data in this process's memory, uccl_mem_reg (either side)\n"
 		"  -j, --json             print results as JSON\n"
 		"server:\n"
@@ -1084,11 +1100,13 @@ int main(int argc, char **argv)
 			o.spin = true;
 			break;
 		case 'l':
-			if (strcmp(optarg, "put") && strcmp(optarg, "send")) {
-				fprintf(stderr, "uccl_rperf: --lat-op: want put or send, not '%s'\n", optarg);
+			if (strcmp(optarg, "put") && strcmp(optarg, "put-signal") && strcmp(optarg, "send")) {
+				fprintf(stderr, "uccl_rperf: --lat-op: want put, put-signal or send, not '%s'\n",
+					optarg);
 				return 2;
 			}
 			o.lat_send = !strcmp(optarg, "send");
+			o.lat_fused = !strcmp(optarg, "put-signal");
 			break;
 		case 'v':
 			o.vmem = true;

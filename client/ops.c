@@ -128,7 +128,8 @@ static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flag
 static int sqe_init(struct uccl_sqe *sqe, const struct uccl_ep *ep, uint8_t opcode,
 		    uint32_t conn, unsigned flags, uint64_t user_data)
 {
-	if (!ep || (flags & ~(UCCL_SQE_F_MASK | UCCL_F_MORE)))
+	if (!ep || (flags & ~(UCCL_SQE_F_MASK | UCCL_F_MORE)) ||
+	    ((flags & UCCL_SQE_F_SIGNAL) && opcode != UCCL_OP_PUT))
 		return -EINVAL;
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = opcode;

@@ -321,6 +321,11 @@ static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
 	case UCCL_OP_PUT:
 	case UCCL_OP_GET:
 		exec_rdma(e, c, op);
+		if (op->flags & UCCL_SQE_F_SIGNAL) {
+			/* as a SIGNAL after it: raised whether or not it wrote */
+			__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
+			eng_touch(e, c->peer_ep);
+		}
 		return true;
 	case UCCL_OP_SIGNAL:
 		/* Ops on a side start in issue order and PUTs finish when they
@@ -439,7 +444,8 @@ static void sqe_exec(struct engine *e, struct ep *ep, const struct uccl_sqe *s)
 		goto fail;
 	}
 	e->st.ops[s->opcode]++;
-	if ((s->flags & ~UCCL_SQE_F_MASK) | s->rsvd0 | s->rsvd1 | s->rsvd2) {
+	if ((s->flags & ~UCCL_SQE_F_MASK) | s->rsvd0 | s->rsvd1 | s->rsvd2 ||
+	    ((s->flags & UCCL_SQE_F_SIGNAL) && s->opcode != UCCL_OP_PUT)) {
 		res = -EINVAL;
 		goto fail;
 	}

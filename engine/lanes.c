@@ -68,8 +68,10 @@ void lanes_split(struct engine *e, struct conn *c, struct opq_op *op)
 	uint32_t n = c->r.nlanes, i;
 	uint64_t part, own;
 
+	/* a put that raises the semaphore goes whole: its parts on the lanes'
+	 * channels would not be ordered before it */
 	if (!n || !e->lane_min || !e->lane_submit || op->len < e->lane_min || !op->lmr ||
-	    (op->rflags & RFL_VOID))
+	    (op->rflags & RFL_VOID) || (op->flags & UCCL_SQE_F_SIGNAL))
 		return;
 	part = op->len / (n + 1) & ~(LANE_ALIGN - 1);
 	if (part == 0)

@@ -308,6 +308,7 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		.rkey = op->key,
 		.roff = op->roff,
 		.len = op->len,
+		.flags = (op->flags & UCCL_SQE_F_SIGNAL) ? WIRE_F_SIGNAL : 0,   /* a void too */
 	};
 	uint32_t i;
 	int r;
@@ -509,6 +510,15 @@ static bool put_in_window(const struct conn *c, const struct opq_op *op)
 	return op->rseq - first_waiting_put(c) < PUT_WINDOW;
 }
 
+/* Put op may go: inside the window, and one that raises the peer's
+ * semaphore (UCCL_SQE_F_SIGNAL) not while parts of an earlier put are out
+ * on lanes, as for a signal (sig_room). */
+static bool put_may_go(const struct conn *c, const struct opq_op *op)
+{
+	return put_in_window(c, op) &&
+	       (!(op->flags & UCCL_SQE_F_SIGNAL) || !c->r.lput_head || c->r.lput_head->rseq >= op->rseq);
+}
+
 /* Signal op may go while fewer than SIG_HOLD_MAX of the side's signals are
  * out: the peer holds at most that many for the puts before them, so it
  * never has to turn one away (and its resends, DATA above a lost put's
@@ -539,7 +549,7 @@ static void release_signals(struct engine *e, struct conn *c)
 	do {
 		again = false;
 		while ((op = c->r.sig_head) &&
-		       (op->opcode == UCCL_OP_PUT ? put_in_window(c, op) : sig_room(c, op))) {
+		       (op->opcode == UCCL_OP_PUT ? put_may_go(c, op) : sig_room(c, op))) {
 			c->r.sig_head = op->rnext;
 			if (!c->r.sig_head)
 				c->r.sig_tail = NULL;
@@ -821,7 +831,7 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 		if (c->r.nlanes)
 			lanes_split(e, c, op);
 		puts_add(c, op);       /* before it can finish, on submission failure too */
-		if (c->r.sig_head || !put_in_window(c, op)) {
+		if (c->r.sig_head || !put_may_go(c, op)) {
 			hold_add(c, op);
 			break;
 		}

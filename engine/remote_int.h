@@ -172,6 +172,7 @@ struct rput;
 struct rputs {
 	uint64_t done;                 /* every put numbered below it has settled */
 	uint64_t map[PUT_WINDOW / 64]; /* settled puts in [done, done + PUT_WINDOW), bit n % W */
+	uint64_t sig[PUT_WINDOW / 64]; /* of those, puts that raise the semaphore (WIRE_F_SIGNAL) */
 	struct rput *partial;          /* puts of several packets, some arrived */
 	uint64_t held[SIG_HOLD_MAX];   /* signals waiting: the puts before each */
 	uint32_t nheld;

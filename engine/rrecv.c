@@ -672,11 +672,21 @@ static bool put_beyond(const struct rputs *p, uint64_t n)
 	return n >= p->done && n - p->done >= PUT_WINDOW;
 }
 
-/* The held signals whose earlier puts have all settled take effect. */
-static void signals_release(struct engine *e, struct conn *c, struct rputs *p)
+/* +n on the connection's semaphore: the puts' bytes are in memory before
+ * the count moves (release). */
+static void sem_raise(struct engine *e, struct conn *c, uint64_t n)
+{
+	__atomic_fetch_add(&c->ep->sems[c->id], n, __ATOMIC_RELEASE);
+	eng_touch(e, c->ep);
+}
+
+/* The held signals whose earlier puts have all settled take effect, and so
+ * do the settled puts that carried one (fused) below done: fused counts
+ * those. */
+static void signals_release(struct engine *e, struct conn *c, struct rputs *p, uint64_t fused)
 {
 	uint32_t j = 0;
-	uint64_t n = 0;
+	uint64_t n = fused;
 
 	for (uint32_t k = 0; k < p->nheld; k++) {
 		if (p->held[k] <= p->done)
@@ -685,22 +695,25 @@ static void signals_release(struct engine *e, struct conn *c, struct rputs *p)
 			p->held[j++] = p->held[k];
 	}
 	p->nheld = j;
-	if (!n)
-		return;
-	/* release: the puts' bytes are in memory before the count moves */
-	__atomic_fetch_add(&c->ep->sems[c->id], n, __ATOMIC_RELEASE);
-	eng_touch(e, c->ep);
+	if (n)
+		sem_raise(e, c, n);
 }
 
 /* Put n settled (all of it written, refused or voided): counted once,
- * however many packets, duplicates or voids say so. */
-static void put_settle(struct engine *e, struct conn *c, struct rputs *p, uint64_t n)
+ * however many packets, duplicates or voids say so. sig: it raises the
+ * semaphore (WIRE_F_SIGNAL), once it and every put before it settled. */
+static void put_settle(struct engine *e, struct conn *c, struct rputs *p, uint64_t n, bool sig)
 {
-	uint64_t old = p->done;
+	uint64_t old = p->done, fused = 0;
 
 	if (put_settled(p, n) || put_beyond(p, n))
 		return;
 	p->map[n % PUT_WINDOW / 64] |= 1ull << (n % 64);
+	if (sig) {
+		p->sig[n % PUT_WINDOW / 64] |= 1ull << (n % 64);
+		if (n != p->done)
+			e->st.rx_signals_held++;   /* an earlier put is not in yet */
+	}
 	for (struct rput **pp = &p->partial, *x; (x = *pp); pp = &x->next) {
 		if (x->n == n) {
 			*pp = x->next;
@@ -709,11 +722,17 @@ static void put_settle(struct engine *e, struct conn *c, struct rputs *p, uint64
 		}
 	}
 	while (p->map[p->done % PUT_WINDOW / 64] >> (p->done % 64) & 1) {
-		p->map[p->done % PUT_WINDOW / 64] &= ~(1ull << (p->done % 64));
+		uint64_t bit = 1ull << (p->done % 64);
+
+		p->map[p->done % PUT_WINDOW / 64] &= ~bit;
+		if (p->sig[p->done % PUT_WINDOW / 64] & bit) {
+			p->sig[p->done % PUT_WINDOW / 64] &= ~bit;
+			fused++;
+		}
 		p->done++;
 	}
-	if (p->done != old && p->nheld)
-		signals_release(e, c, p);
+	if (p->done != old && (p->nheld || fused))
+		signals_release(e, c, p, fused);
 	rputs_trim(e, c, p);              /* p may be gone now */
 }
 
@@ -779,6 +798,8 @@ static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 		r = eng_copy(e, m, off, &tmp, 0, d->payload_len);
 	if (fast) {
 		c->r.put_done++;       /* settled, written or refused */
+		if (d->flags & WIRE_F_SIGNAL)
+			sem_raise(e, c, 1);   /* every put before it settled too */
 		return r;
 	}
 	if (counted) {
@@ -793,7 +814,7 @@ static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 		if (x->got < d->msg_len)
 			return 0;
 	}
-	put_settle(e, c, p, d->ord);
+	put_settle(e, c, p, d->ord, d->flags & WIRE_F_SIGNAL);
 	return r;
 }
 
@@ -812,7 +833,7 @@ static int rx_put_void(struct engine *e, struct conn *c, const struct wire_data 
 		rputs_trim(e, c, p);
 		return -EBADMSG;
 	}
-	put_settle(e, c, p, d->ord);
+	put_settle(e, c, p, d->ord, d->flags & WIRE_F_SIGNAL);
 	return 0;
 }
 
@@ -826,8 +847,7 @@ static int rx_signal(struct engine *e, struct conn *c, const struct wire_data *d
 	if (d->msg_len)
 		return -EBADMSG;
 	if (d->ord <= (p ? p->done : c->r.put_done)) {
-		__atomic_fetch_add(&c->ep->sems[c->id], 1, __ATOMIC_RELEASE);
-		eng_touch(e, c->ep);
+		sem_raise(e, c, 1);
 		return 0;
 	}
 	if (!(p = rputs_of(e, c)) || p->nheld == SIG_HOLD_MAX) {
@@ -858,6 +878,10 @@ int rrecv_deliver(void *arg, const struct wire_data *d)
 	c = ep_conn(ep, id);
 	if (!c || !c->remote || c->state != CONN_UP || c->r.ch != ch || c->r.wire_id != d->dst_conn)
 		goto noconn;
+	if ((d->flags & WIRE_F_SIGNAL) && d->opcode != UCCL_OP_PUT && d->opcode != OP_PUT_VOID) {
+		e->st.rx_refused_other++;      /* only a put raises the semaphore */
+		return -EBADMSG;
+	}
 	switch (d->opcode) {
 	case UCCL_OP_PUT:
 		r = rx_put(e, c, d);

@@ -171,6 +171,7 @@ struct tmsg {
 	uint32_t outstanding;          /* packets on the scoreboard */
 	uint32_t prev, next;           /* send queue; next also links the free list */
 	uint8_t opcode, state;
+	uint8_t wflags;                /* tpchan_msg.flags */
 	bool queued;                   /* on the send queue */
 	bool started;                  /* at least one packet pushed */
 	bool held;                     /* all acknowledged, waiting for refusals (held list) */
@@ -702,7 +703,7 @@ static int ch_submit(struct tchan *c, const struct tpchan_msg *msg)
 
 	if (c->closing)
 		return -ESHUTDOWN;
-	if (!msg || msg->len > MSG_LEN_MAX)
+	if (!msg || msg->len > MSG_LEN_MAX || (msg->flags & ~WIRE_F_SIGNAL))
 		return -EINVAL;
 	if (c->live >= c->p.max_msgs)
 		return -EAGAIN;
@@ -717,7 +718,7 @@ static int ch_submit(struct tchan *c, const struct tpchan_msg *msg)
 		.cookie = msg->cookie, .rkey = msg->rkey, .roff = msg->roff, .len = msg->len,
 		.ord = msg->ord, .msg_id = ++c->seq << SLOT_BITS | i,
 		.dst_ep = msg->dst_ep, .dst_conn = msg->dst_conn,
-		.opcode = msg->opcode, .state = M_LIVE,
+		.opcode = msg->opcode, .state = M_LIVE, .wflags = msg->flags,
 	};
 	c->live++;
 	q_append(c, i);
@@ -813,7 +814,7 @@ static void write_data(struct tchan *c, uint32_t i, uint64_t off, uint32_t len, 
 {
 	const struct tmsg *m = &c->m[i];
 	struct wire_data d = {
-		.flags = (retx ? WIRE_F_RETX : 0) | (more ? WIRE_F_MORE : 0),
+		.flags = (retx ? WIRE_F_RETX : 0) | (more ? WIRE_F_MORE : 0) | m->wflags,
 		.opcode = m->opcode, .path = path, .psn = psn, .token = c->p.tx_token,
 		.dst_ep = m->dst_ep, .dst_conn = m->dst_conn, .msg_id = m->msg_id,
 		.msg_len = m->len, .msg_off = off, .rkey = m->rkey, .roff = m->roff,

@@ -150,6 +150,7 @@ struct tpchan_msg {
 	uint64_t roff;                 /* PUT: remote offset */
 	uint64_t ord;                  /* carried in every packet (wire_data.ord) */
 	uint64_t len;                  /* 0 allowed (SIGNAL): one packet, no payload */
+	uint8_t flags;                 /* set in every packet: WIRE_F_SIGNAL or 0 */
 };
 
 struct tpchan_txpkt {

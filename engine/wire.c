@@ -15,7 +15,7 @@
 #include "engine/crc32c.h"
 #include "engine/wire.h"
 
-#define DATA_FLAGS (WIRE_F_CRC | WIRE_F_RETX | WIRE_F_ECT | WIRE_F_MORE)
+#define DATA_FLAGS (WIRE_F_CRC | WIRE_F_RETX | WIRE_F_ECT | WIRE_F_MORE | WIRE_F_SIGNAL)
 #define CREDIT_FLAGS (WIRE_F_GRANT | WIRE_F_REQ)
 #define ACK_FLAGS  (WIRE_F_ECE | WIRE_F_SYNC)
 #define NACK_FLAGS 0u

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: the host-to-host packet format (version 4), specified in
+ * wire: the host-to-host packet format (version 5), specified in
  * docs/wire-protocol.md. Pure functions: wire_parse() is the one decoder of
  * bytes that arrive from the network (it has a fuzz target); the writers
  * build packets into caller buffers. All integers are little endian on the
@@ -23,7 +23,8 @@
 
 #define WIRE_MAGIC        0x55u
 #define WIRE_PREFIX_LEN   4u           /* magic, version, type, flags */
-#define WIRE_VERSION      4u          /* 3: DATA carries ord; 4: packets share datagrams */
+#define WIRE_VERSION      5u          /* 3: DATA carries ord; 4: packets share datagrams;
+					* 5: the SIGNAL flag of DATA */
 #define WIRE_DATA_HDR_LEN 96u          /* bytes before the payload of a DATA packet */
 #define WIRE_ACK_HDR_LEN  40u          /* bytes before the SACK words of an ACK */
 #define WIRE_NACK_LEN     32u
@@ -43,6 +44,7 @@ enum wire_type {
 #define WIRE_F_RETX  0x02u             /* a retransmission */
 #define WIRE_F_ECT   0x04u             /* sender is ECN capable (informational) */
 #define WIRE_F_MORE  0x08u             /* credit mode: the sender has more data queued */
+#define WIRE_F_SIGNAL 0x10u            /* PUT, put void: raise the semaphore once it settled */
 /* flags of ACK */
 #define WIRE_F_ECE   0x01u             /* the acknowledged packet carried a CE mark */
 #define WIRE_F_SYNC  0x02u             /* carries only the refusal counters: acknowledges no DATA */

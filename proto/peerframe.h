@@ -20,7 +20,7 @@
 #define PEER_PROTO_VERSION   1u
 /* Hello.wire_version: engine/wire.h WIRE_VERSION (daemon/peer.c checks they
  * agree at compile time; proto/ does not depend on engine/) */
-#define PEER_WIRE_VERSION    4u
+#define PEER_WIRE_VERSION    5u
 #define PEER_MSG_MAX         (64u * 1024)  /* largest payload, both directions */
 #define PEER_NAME_MAX        32u           /* host and peer names */
 #define PEER_LISTEN_NAME_MAX 64u           /* endpoint listen names (daemon/names.h) */

@@ -66,7 +66,11 @@ enum uccl_opcode {
 /* Per-operation flags (uccl_sqe.flags). Relaxed ordering is the default. */
 #define UCCL_SQE_F_STRICT 0x01u  /* completes after every earlier op on conn */
 #define UCCL_SQE_F_FENCE  0x02u  /* starts after every earlier op on conn completed */
-#define UCCL_SQE_F_MASK   0x03u
+/* PUT only: +1 on the peer's semaphore for conn once this put and every
+ * earlier one on conn are written, as a SIGNAL right behind it would (one
+ * operation and one completion instead of two) */
+#define UCCL_SQE_F_SIGNAL 0x04u
+#define UCCL_SQE_F_MASK   0x07u
 
 /* Submission entry, 64 bytes. Reserved fields must be zero (-EINVAL otherwise). */
 struct uccl_sqe {

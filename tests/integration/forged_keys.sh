@@ -67,7 +67,7 @@ while t_end is None or time.time() < t_end:
     if dport != dpb or not dpa <= sport < dpa + 4:
         continue
     o = ip + 8
-    while len(frame) - o >= 96 and frame[o:o + 3] == b"\x55\x04\x01":  # GSO: DATA back to back
+    while len(frame) - o >= 96 and frame[o:o + 3] == b"\x55\x05\x01":  # GSO: DATA (wire version 5) back to back
         h = list(struct.unpack_from(HDR, frame, o))
         psn, plen, msg = h[7], h[8], h[12]
         max_psn = psn if max_psn is None or (psn - max_psn) & 0x80000000 == 0 else max_psn

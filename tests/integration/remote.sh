@@ -111,6 +111,22 @@ wait $SP
 grep -i "one-way" "$TMPD/pps.out"
 expect "send/recv ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
 expect "and said so" grep -q "64 B send/recv ping-pong, spinning" "$TMPD/pps.out"
+# and by puts that raise the semaphore themselves (UCCL_SQE_F_SIGNAL):
+# one packet a way, each pong's payload checked when its count moves
+n0=$(nic_b)
+"$RPERF" --socket "$SOCK_B" --timeout 30 server ppf >"$TMPD/ppf.out" 2>&1 &
+SP=$!
+wait_ep "$SOCK_B" ppf || fail "server ppf never showed up at b"
+"$RPERF" --socket "$SOCK_A" --sizes none --lat-samples 500 --lat-op put-signal \
+	client node-b/ppf >>"$TMPD/ppf.out" 2>&1
+rc=$?
+wait $SP
+n1=$(nic_b)
+grep -i "one-way" "$TMPD/ppf.out"
+pk=$(( ${n1% *} - ${n0% *} ))
+expect "put-with-signal ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
+# 1500 turns and the control messages: 2 packets a turn (ACK, put), not 3
+expect "b sent about 2 packets a turn, not 3 ($pk for 1500 turns)" [ "$pk" -lt 3750 ]
 
 # 1c. the receive hint (udp_rx_hint, on by default; root may load its
 # socket filter, unless a container keeps BPF from it: b then says so):
@@ -262,17 +278,17 @@ src, dst = int(sys.argv[1]) + 6, int(sys.argv[2])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", src))
 def data(token, payload=b"x" * 64, ep=0, conn=0):
-    h = struct.pack("<BBBBBBHIIQIIQQQQQQIIQ", 0x55, 4, 1, 0, 2, 0, 0, 1, len(payload), token,
+    h = struct.pack("<BBBBBBHIIQIIQQQQQQIIQ", 0x55, 5, 1, 0, 2, 0, 0, 1, len(payload), token,
                     ep, conn, 1, len(payload), 0, 0, 0, 0, 0, 0, 0)
     return h + payload
 deadline = time.time() + 1.0
 n = 0
 while time.time() < deadline:
     s.sendto(os.urandom(200), ("127.0.0.1", dst))          # random bytes
-    s.sendto(bytes([0x55, 4, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
+    s.sendto(bytes([0x55, 5, 1, 0]) + b"\0" * 20, ("127.0.0.1", dst))  # truncated header
     s.sendto(data(int.from_bytes(os.urandom(8), "little")), ("127.0.0.1", dst))  # wrong token
     # one datagram of two packets: a wrong token, then a truncated one
-    s.sendto(data(int.from_bytes(os.urandom(8), "little")) + bytes([0x55, 4, 2, 0]) + b"\0" * 9,
+    s.sendto(data(int.from_bytes(os.urandom(8), "little")) + bytes([0x55, 5, 2, 0]) + b"\0" * 9,
              ("127.0.0.1", dst))
     n += 5
     time.sleep(0.001)

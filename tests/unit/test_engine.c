@@ -323,6 +323,25 @@ static void test_signal_bumps_the_peer_semaphore_of_the_peer_conn(void **state)
 	assert_int_equal(pending_cqes(f, 1), 0);  /* no CQE for the receiver */
 }
 
+/* UCCL_SQE_F_SIGNAL: the put raises the peer's semaphore itself, once,
+ * with its bytes in place; one completion. Only a put may carry it. */
+static void test_a_put_with_a_signal_raises_the_peer_semaphore(void **state)
+{
+	struct fx *f = *state;
+	struct uccl_cqe c;
+
+	c = run1(f, 0, PUT(.flags = UCCL_SQE_F_SIGNAL, .len = 16, .user_data = 5));
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, 16);
+	assert_int_equal(f->ep[1].sems[1], 1);
+	assert_int_equal(f->buf_b[15], 'a');
+	assert_int_equal(pending_cqes(f, 0), 0);
+	assert_int_equal(pending_cqes(f, 1), 0);
+	c = run1(f, 0, SQE(.opcode = UCCL_OP_SIGNAL, .flags = UCCL_SQE_F_SIGNAL, .user_data = 6));
+	assert_int_equal(c.res, -EINVAL);
+	assert_int_equal(f->ep[1].sems[1], 1);
+}
+
 static void test_flush_on_an_idle_connection_completes_at_once(void **state)
 {
 	struct fx *f = *state;
@@ -453,7 +472,9 @@ static void test_malformed_descriptors_fail_einval_and_touch_nothing(void **stat
 		PUT(.opcode = 0, .len = 8),
 		PUT(.opcode = UCCL_OP_MAX_, .len = 8),
 		PUT(.opcode = 255, .len = 8),
-		PUT(.flags = 0x04, .len = 8),
+		PUT(.flags = 0x08, .len = 8),
+		PUT(.opcode = UCCL_OP_GET, .flags = UCCL_SQE_F_SIGNAL, .len = 8),
+		SEND(.flags = UCCL_SQE_F_SIGNAL, .len = 8),
 		PUT(.flags = 0x80, .len = 8),
 		PUT(.rsvd0 = 1, .len = 8),
 		PUT(.rsvd1 = 1, .len = 8),
@@ -1358,6 +1379,7 @@ int main(void)
 		T(test_ep_remove_resets_peers_and_posts_nothing_for_itself),
 		T(test_mr_remove_cancels_a_pending_recv),
 		T(test_mr_remove_cancels_a_stalled_op_in_its_turn),
+		T(test_a_put_with_a_signal_raises_the_peer_semaphore),
 		T(test_an_op_dropped_with_its_endpoint_is_not_counted),
 		T(test_corrupt_sq_index_stops_the_endpoint),
 		T(test_corrupt_cq_index_stops_the_endpoint),

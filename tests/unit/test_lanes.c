@@ -446,6 +446,20 @@ static void signal_after(struct fx *f, uint64_t off, uint64_t len, uint64_t ud)
 	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_SIGNAL, .conn = 0, .user_data = ud });
 }
 
+/* A put that raises the semaphore itself (UCCL_SQE_F_SIGNAL): it and the
+ * range before it must be written when that is applied. */
+static void put_signal(struct fx *f, uint64_t off, uint64_t len, uint64_t ud)
+{
+	assert_true(f->nwant < 8 && ud < 16);
+	f->want_off[f->nwant] = 0;
+	f->want_len[f->nwant++] = off + len;
+	f->put_off[ud] = off;
+	f->put_len[ud] = len;
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_PUT, .flags = UCCL_SQE_F_SIGNAL, .conn = 0,
+				     .lmr = 1, .loff = off, .rkey = KEY_B, .roff = off, .len = len,
+				     .user_data = ud });
+}
+
 static bool has_cqe(struct fx *f, uint64_t ud)
 {
 	for (int i = 0; i < f->nlog; i++)
@@ -537,6 +551,28 @@ static void test_signal_behind_parts(void **state)
 		assert_int_equal(f->sig_checks, 2);
 		assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE), 2);
 		assert_memory_equal(f->dst, f->src, 5 * MiB + 4096 + 64 * KiB);
+	}
+}
+
+/* A put that raises the semaphore waits at the sender, as a signal does,
+ * for the parts of the puts before it, and is not split itself (its own
+ * parts would not be ordered before it). */
+static void test_put_with_signal_behind_parts(void **state)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct fx *f = fx_open(state, seed, seed % 2 ? 10000 : 0);
+
+		f->lane_delay[1] = f->lane_delay[2] = 2 * MS;   /* the parts come late */
+		put(f, 0, 3 * MiB, 1);
+		put_signal(f, 3 * MiB, 64, 2);
+		put_signal(f, 3 * MiB + 64, 3 * MiB, 3);
+		run_until_cqes(f, 3);
+		for (uint64_t ud = 1; ud <= 3; ud++)
+			assert_int_equal(cqe(f, ud)->res, 0);
+		assert_int_equal(f->sig_checks, 2);
+		assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE), 2);
+		assert_memory_equal(f->dst, f->src, 6 * MiB + 64);
+		assert_int_equal(engine_stats(f->e[0][0])->lane_splits, 1);
 	}
 }
 
@@ -1118,6 +1154,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_split_put, teardown),
 		cmocka_unit_test_teardown(test_signal_behind_parts, teardown),
+		cmocka_unit_test_teardown(test_put_with_signal_behind_parts, teardown),
 		cmocka_unit_test_teardown(test_split_get, teardown),
 		cmocka_unit_test_teardown(test_part_refused, teardown),
 		cmocka_unit_test_teardown(test_reset_with_parts_out, teardown),

@@ -221,13 +221,13 @@ static void test_hello_checks(void **state)
 
 	/* another data-plane layout: every data packet would be dropped */
 	h = good_hello();
-	h.wire_version = 3;
+	h.wire_version = 4;
 	assert_int_equal(check_hello(&h, why), -EPROTONOSUPPORT);
-	assert_string_equal(why, "peer's data packets are wire version 3, this daemon's are 4");
+	assert_string_equal(why, "peer's data packets are wire version 4, this daemon's are 5");
 	h.has_wire_version = 0;
 	assert_int_equal(check_hello(&h, why), -EPROTONOSUPPORT);
 	assert_string_equal(why, "peer's data packets are wire version 2 or older "
-			    "(no wire_version in its hello), this daemon's are 4");
+			    "(no wire_version in its hello), this daemon's are 5");
 
 	/* listen_port: optional, 1..65535 when given */
 	h = good_hello();

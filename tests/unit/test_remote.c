@@ -1039,6 +1039,64 @@ static void test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver(v
 	assert_true(held > 0);
 }
 
+/* The same with the signal carried by each batch's last put
+ * (UCCL_SQE_F_SIGNAL): one operation, one completion, and B raises the
+ * semaphore once that put and every one before it are written, never
+ * earlier, however their packets arrive. */
+static void test_a_put_with_a_signal_raises_it_after_every_earlier_put(void **state)
+{
+	static const uint64_t sizes[] = { 64, 64, 3000, 64, 40 * KiB, 64, 1, 9000 };
+	uint64_t held = 0;
+
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct fx *f = fx_open(state, PARAMS(.seed = 320 + seed, .npaths = 8, ROUGH(20000)));
+		struct batchwatch w = { .want = f->h[HA].mr1, .nbatch = 8 };
+		uint64_t off = 0;
+		int ud = 1;
+
+		f->watch = watch_batches;
+		f->watch_arg = &w;
+		for (int b = 0; b < w.nbatch; b++) {
+			for (int i = 0; i < 4; i++) {
+				uint64_t len = sizes[(b + i) % 8];
+
+				submit(f, HA, PUT(.loff = off, .roff = off, .len = len, .user_data = ud++,
+						  .flags = i == 3 ? UCCL_SQE_F_SIGNAL : 0));
+				off += len;
+			}
+			w.end[b] = off;
+		}
+		assert_int_equal(run(f, batches_seen, &w, 2000 * MS), 0);
+		assert_int_equal(w.early, 0);
+		wait_cqes(f, HA, ud - 1);
+		for (int i = 1; i < ud; i++)
+			assert_int_equal(cqe(f, HA, (uint64_t)i).res, 0);
+		settle(f);
+		assert_int_equal(sem(f, HB, CONN_B), w.nbatch);
+		assert_int_equal(ncqes(f, HA), ud - 1);      /* one completion a put */
+		assert_int_equal(ncqes(f, HB), 0);
+		held += st(f, HB)->rx_signals_held;
+		assert_int_equal(st(f, HB)->put_records, 0);
+	}
+	/* some signalling puts settled before an earlier put: they waited */
+	assert_true(held > 0);
+}
+
+/* A signalling put that the peer refuses (a key not its connection's)
+ * still raises the semaphore, as a signal behind a refused put does; the
+ * put itself fails. */
+static void test_a_refused_put_with_a_signal_still_raises_it(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 331));
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 100, .rkey = KEY_C, .user_data = 7,
+			  .flags = UCCL_SQE_F_SIGNAL));
+	wait_cqe(f, HA, 7);
+	assert_int_equal(cqe(f, HA, 7).res, -EACCES);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+}
+
 /* Every packet of the puts is lost for 5 ms while the signal behind them
  * gets through: B holds it (the semaphore stays), the puts are resent, and
  * the signal takes effect once they are written; A's signal completes only
@@ -3609,6 +3667,8 @@ int main(void)
 		T(test_signal_is_seen_after_every_earlier_put_is_written),
 		T(test_each_signal_waits_for_its_own_earlier_puts),
 		T(test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver),
+		T(test_a_put_with_a_signal_raises_it_after_every_earlier_put),
+		T(test_a_refused_put_with_a_signal_still_raises_it),
 		T(test_signal_whose_puts_are_lost_is_held_then_applied),
 		T(test_held_signals_are_dropped_on_reset),
 		T(test_signal_hold_bound_pushes_back_and_loses_nothing),

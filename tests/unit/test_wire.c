@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire: the version 3 packet format. Every type survives a round trip and
+ * wire: the packet format (version 5). Every type survives a round trip and
  * lands at the byte offsets docs/wire-protocol.md gives; the decoder refuses
  * every truncation, every length that disagrees with the header, foreign
  * magic, versions and types, unknown flags, non-zero reserved bytes and
@@ -236,7 +236,7 @@ static void test_data_layout_matches_the_spec(void **state)
 	write_data(&d);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 4);
+	assert_int_equal(buf[1], 5);
 	assert_int_equal(buf[2], WIRE_DATA);
 	assert_int_equal(buf[3], WIRE_F_CRC | WIRE_F_RETX);
 	assert_int_equal(buf[4], 2);
@@ -411,7 +411,7 @@ static void test_ack_layout_matches_the_spec(void **state)
 	write_ack(&a);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 4);
+	assert_int_equal(buf[1], 5);
 	assert_int_equal(buf[2], WIRE_ACK);
 	assert_int_equal(buf[3], WIRE_F_ECE);
 	assert_le(buf + 4, a.path, 2);
@@ -456,7 +456,7 @@ static void test_nack_layout_matches_the_spec(void **state)
 	write_nack(&nk);
 
 	assert_int_equal(buf[0], 0x55);
-	assert_int_equal(buf[1], 4);
+	assert_int_equal(buf[1], 5);
 	assert_int_equal(buf[2], WIRE_NACK);
 	assert_int_equal(buf[3], 0);
 	assert_le(buf + 4, nk.seq, 4);
@@ -670,7 +670,9 @@ static void test_bad_magic_version_or_type_is_a_protocol_error(void **state)
 	assert_int_equal(parse(len), -EPROTO);
 	buf[1] = 3;                          /* retired: one packet a datagram */
 	assert_int_equal(parse(len), -EPROTO);
-	buf[1] = 5;
+	buf[1] = 4;                          /* retired: DATA had no SIGNAL flag */
+	assert_int_equal(parse(len), -EPROTO);
+	buf[1] = 6;
 	assert_int_equal(parse(len), -EPROTO);
 	buf[1] = WIRE_VERSION;
 	for (size_t k = 0; k < sizeof(bad_types); k++) {
@@ -697,7 +699,7 @@ static void test_unknown_flag_bits_are_malformed(void **state)
 
 		len = write_data(&d);
 		buf[3] |= f;
-		assert_int_equal(parse(len), (f & 0x0f) ? 0 : -EBADMSG);
+		assert_int_equal(parse(len), (f & 0x1f) ? 0 : -EBADMSG);
 
 		len = write_ack(&a);
 		buf[3] |= f;
@@ -921,7 +923,7 @@ static void test_writers_refuse_what_the_decoder_would_refuse(void **state)
 	assert_int_equal(wire_write_data(buf, sizeof(buf), &d), -EINVAL);
 	assert_int_equal(wire_write_data(buf, 0, &d), -EINVAL);
 	d = sample_data();
-	d.flags = 0x10;
+	d.flags = 0x20;
 	assert_int_equal(wire_write_data(buf, sizeof(buf), &d), -EINVAL);
 	d = sample_data();
 	d.msg_off = 3997;                    /* 100 bytes past 4096 */
