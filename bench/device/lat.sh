@@ -4,8 +4,8 @@
 # lat.sh: run on a machine with the bundle from make-bundle.sh (as root:
 # two network namespaces joined by a veth pair, bench/netpair.sh). 64 B
 # one-way latency, ROUNDS times (default 3) alternating: uccl_rperf's
-# put+signal and send/recv ping-pongs with the clients sleeping and
-# spinning (20,000 samples each), UCX tcp tag_lat (10,000 iterations) and sockperf UDP ping-pong
+# put+signal, put-with-signal ("fused": UCCL_SQE_F_SIGNAL) and send/recv
+# ping-pongs with the clients sleeping and spinning (20,000 samples each), UCX tcp tag_lat (10,000 iterations) and sockperf UDP ping-pong
 # (3 s) on the same veth pair; LAT_CONF: extra uccl.conf lines for both
 # daemons. PIN="EA EB CA CB": a's engine on CPU EA, b's on EB (engine_cpu),
 # the clients and servers of every tool on a's side on CA and on b's side
@@ -27,10 +27,10 @@ ulat() { grep -iE 'one-way' "$1" | head -1; }
 start lat "${LAT_CONF:-}"
 for r in $(seq "$ROUNDS"); do
 	# send/recv: one message a hop into a posted receive, as tag_lat
-	for op in put send; do
+	for op in put put-signal send; do
 		for mode in sleep spin; do
 			a="--lat-op $op"; [ $mode = spin ] && a="$a --spin"
-			n=$mode; [ $op = send ] && n="send $mode"
+			n=$mode; [ $op = send ] && n="send $mode"; [ $op = put-signal ] && n="fused $mode"
 			srv rperf
 			ip netns exec "$NS1" $RUN_A timeout 60 "$RP" --socket "$SA" --sizes none --lat-samples 20000 $a \
 				client node-b/rperf >"$OUT/lat-$op-$mode-$r.txt" 2>&1

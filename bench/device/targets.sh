@@ -5,7 +5,8 @@
 # root). Issue #3's two targets that only the 16-core machines decide, with
 # enough rounds for a median, in about three minutes:
 #   - 64 B one-way latency no slower than UCX tcp: lat.sh, ROUNDS rounds
-#     (default 7) of uccl_rperf's put+signal and send/recv ping-pongs
+#     (default 7) of uccl_rperf's put+signal, put-with-signal and
+#     send/recv ping-pongs
 #     (clients sleeping and spinning) beside UCX tcp tag_lat and sockperf
 #     UDP, alternating; then PIN_ROUNDS more (default 5; 0: none) with
 #     every program pinned (lat.sh PIN) to the four CPUs that ran a short
@@ -92,8 +93,8 @@ def lat_table(sub, title, want):
             v = re.search(r"percentile 50.000 = ([\d.]+)", rest)
         if v:
             rounds.setdefault(what, {})[r] = float(v.group(1))
-    for what in ("uccl sleep", "uccl spin", "uccl send sleep", "uccl send spin", "ucx tcp tag_lat",
-                 "sockperf udp"):
+    for what in ("uccl sleep", "uccl spin", "uccl fused sleep", "uccl fused spin", "uccl send sleep",
+                 "uccl send spin", "ucx tcp tag_lat", "sockperf udp"):
         got = len(rounds.get(what, {}))
         if got < want:
             missing.append("%s%s: %d of %d rounds" % (sub + " " if sub != "lat" else "", what, got, want))
