@@ -338,7 +338,10 @@ static int print_endpoints(const UcclCtl__Reply *r, bool json)
 			json_kv_u64(&j, "bytes", p->bytes);
 			json_obj_end(&j);
 		}
-		return json_list_end(&j);
+		json_arr_end(&j);
+		json_kv_u64(&j, "left_out", rep->has_endpoints_left_out ? rep->endpoints_left_out : 0);
+		json_obj_end(&j);
+		return json_finish(&j);
 	}
 	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
 	if (!t)
@@ -361,7 +364,11 @@ static int print_endpoints(const UcclCtl__Reply *r, bool json)
 		e |= table_add(t, "%" PRIu32, p->outstanding);
 		e |= table_add(t, "%s", bytes);
 	}
-	return finish_table(t, e ? -ENOMEM : 0);
+	e = finish_table(t, e ? -ENOMEM : 0);
+	if (e == 0 && rep->has_endpoints_left_out && rep->endpoints_left_out)
+		printf("(%" PRIu32 " more endpoints not listed: a reply holds 4096)\n",
+		       rep->endpoints_left_out);
+	return e;
 }
 
 static int print_mrs(const UcclCtl__Reply *r, bool json)
@@ -388,7 +395,10 @@ static int print_mrs(const UcclCtl__Reply *r, bool json)
 			json_kv_u64(&j, "len", m->len);
 			json_obj_end(&j);
 		}
-		return json_list_end(&j);
+		json_arr_end(&j);
+		json_kv_u64(&j, "left_out", rep->has_mrs_left_out ? rep->mrs_left_out : 0);
+		json_obj_end(&j);
+		return json_finish(&j);
 	}
 	t = table_new(cols, sizeof(cols) / sizeof(cols[0]));
 	if (!t)
@@ -406,7 +416,10 @@ static int print_mrs(const UcclCtl__Reply *r, bool json)
 			e |= table_add(t, "unknown(%d)", (int)m->kind);
 		e |= table_add(t, "%s", len);
 	}
-	return finish_table(t, e ? -ENOMEM : 0);
+	e = finish_table(t, e ? -ENOMEM : 0);
+	if (e == 0 && rep->has_mrs_left_out && rep->mrs_left_out)
+		printf("(%" PRIu32 " more regions not listed: a reply holds 16384)\n", rep->mrs_left_out);
+	return e;
 }
 
 static int print_stats(const UcclCtl__Reply *r, bool json)

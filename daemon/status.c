@@ -88,6 +88,12 @@ static void reply_clients(struct session *s)
 	free(ptrs);
 }
 
+/* Rows a reply lists at most, so that it stays under FRAME_MAX_HARD (1 MiB)
+ * whatever max_clients and the per-client limits allow: an endpoint's row
+ * is at most about 160 bytes (its name 64), a region's about 30. */
+#define ENDPOINTS_REPLY_MAX 4096u
+#define MRS_REPLY_MAX 16384u
+
 static void reply_mrs(struct session *s)
 {
 	struct daemon *d = s->d;
@@ -108,6 +114,11 @@ static void reply_mrs(struct session *s)
 		for (struct smr *m = o->mrs; m && n < d->n_mrs; m = m->next) {
 			UcclCtl__MrInfo *mi = &infos[n];
 
+			if (n == MRS_REPLY_MAX) {
+				mr.has_mrs_left_out = 1;
+				mr.mrs_left_out++;
+				continue;
+			}
 			uccl_ctl__mr_info__init(mi);
 			mi->client_id = o->id;
 			mi->mr_id = m->id;
@@ -164,6 +175,11 @@ static void endpoints_done(struct engcmd *c)
 		if (!ep || !ep->live || ep->serial != c->u.stats.ep_serials[i] ||
 		    c->u.stats.ep_res[i] < 0)
 			continue;
+		if (k == ENDPOINTS_REPLY_MAX) {
+			er.has_endpoints_left_out = 1;
+			er.endpoints_left_out++;
+			continue;
+		}
 		uccl_ctl__endpoint_info__init(ei);
 		ei->client_id = ep->s->id;
 		ei->ep_id = ep->id;
