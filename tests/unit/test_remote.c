@@ -998,58 +998,18 @@ static bool batches_seen(struct fx *f, const void *arg)
 	return w->seen == (uint64_t)w->nbatch;
 }
 
-/* The signal goes right behind its puts, so under loss and reordering it
- * often arrives first: B holds it until every earlier put is written, for
- * single-packet (64 B) and many-packet puts alike, over several seeds. */
-static void test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver(void **state)
+/* Batches of four puts of mixed sizes, each batch signalled, over several
+ * seeds with loss, duplication and reordering: the semaphore reaches k
+ * only with every put of batches 1..k in B's region. fused: the batch's
+ * last put carries the signal (UCCL_SQE_F_SIGNAL) instead of a SIGNAL
+ * behind it. Returns how often B held a signal for earlier puts. */
+static uint64_t signalled_batches(void **state, uint64_t seed0, bool fused)
 {
 	static const uint64_t sizes[] = { 64, 64, 3000, 64, 40 * KiB, 64, 1, 9000 };
 	uint64_t held = 0;
 
 	for (uint64_t seed = 1; seed <= 6; seed++) {
-		struct fx *f = fx_open(state, PARAMS(.seed = 300 + seed, .npaths = 8, ROUGH(20000)));
-		struct batchwatch w = { .want = f->h[HA].mr1, .nbatch = 8 };
-		uint64_t off = 0;
-		int ud = 1;
-
-		f->watch = watch_batches;
-		f->watch_arg = &w;
-		for (int b = 0; b < w.nbatch; b++) {
-			for (int i = 0; i < 4; i++) {
-				uint64_t len = sizes[(b + i) % 8];
-
-				submit(f, HA, PUT(.loff = off, .roff = off, .len = len, .user_data = ud++));
-				off += len;
-			}
-			w.end[b] = off;
-			submit(f, HA, SIGNAL(.user_data = ud++));
-		}
-		assert_int_equal(run(f, batches_seen, &w, 2000 * MS), 0);
-		assert_int_equal(w.early, 0);
-		wait_cqes(f, HA, ud - 1);
-		for (int i = 1; i < ud; i++)
-			assert_int_equal(cqe(f, HA, (uint64_t)i).res, 0);
-		settle(f);
-		assert_int_equal(sem(f, HB, CONN_B), w.nbatch);
-		held += st(f, HB)->rx_signals_held;
-		/* all settled: B keeps a count of the puts, no record */
-		assert_int_equal(st(f, HB)->put_records, 0);
-	}
-	/* the signals did overtake their puts: the hold was exercised */
-	assert_true(held > 0);
-}
-
-/* The same with the signal carried by each batch's last put
- * (UCCL_SQE_F_SIGNAL): one operation, one completion, and B raises the
- * semaphore once that put and every one before it are written, never
- * earlier, however their packets arrive. */
-static void test_a_put_with_a_signal_raises_it_after_every_earlier_put(void **state)
-{
-	static const uint64_t sizes[] = { 64, 64, 3000, 64, 40 * KiB, 64, 1, 9000 };
-	uint64_t held = 0;
-
-	for (uint64_t seed = 1; seed <= 6; seed++) {
-		struct fx *f = fx_open(state, PARAMS(.seed = 320 + seed, .npaths = 8, ROUGH(20000)));
+		struct fx *f = fx_open(state, PARAMS(.seed = seed0 + seed, .npaths = 8, ROUGH(20000)));
 		struct batchwatch w = { .want = f->h[HA].mr1, .nbatch = 8 };
 		uint64_t off = 0;
 		int ud = 1;
@@ -1061,10 +1021,12 @@ static void test_a_put_with_a_signal_raises_it_after_every_earlier_put(void **st
 				uint64_t len = sizes[(b + i) % 8];
 
 				submit(f, HA, PUT(.loff = off, .roff = off, .len = len, .user_data = ud++,
-						  .flags = i == 3 ? UCCL_SQE_F_SIGNAL : 0));
+						  .flags = fused && i == 3 ? UCCL_SQE_F_SIGNAL : 0));
 				off += len;
 			}
 			w.end[b] = off;
+			if (!fused)
+				submit(f, HA, SIGNAL(.user_data = ud++));
 		}
 		assert_int_equal(run(f, batches_seen, &w, 2000 * MS), 0);
 		assert_int_equal(w.early, 0);
@@ -1073,13 +1035,32 @@ static void test_a_put_with_a_signal_raises_it_after_every_earlier_put(void **st
 			assert_int_equal(cqe(f, HA, (uint64_t)i).res, 0);
 		settle(f);
 		assert_int_equal(sem(f, HB, CONN_B), w.nbatch);
-		assert_int_equal(ncqes(f, HA), ud - 1);      /* one completion a put */
+		assert_int_equal(ncqes(f, HA), ud - 1);      /* one completion an op */
 		assert_int_equal(ncqes(f, HB), 0);
 		held += st(f, HB)->rx_signals_held;
+		/* all settled: B keeps a count of the puts, no record */
 		assert_int_equal(st(f, HB)->put_records, 0);
 	}
+	return held;
+}
+
+/* The signal goes right behind its puts, so under loss and reordering it
+ * often arrives first: B holds it until every earlier put is written, for
+ * single-packet (64 B) and many-packet puts alike. */
+static void test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver(void **state)
+{
+	/* the signals did overtake their puts: the hold was exercised */
+	assert_true(signalled_batches(state, 300, false) > 0);
+}
+
+/* The same with the signal carried by each batch's last put
+ * (UCCL_SQE_F_SIGNAL): one operation, one completion, and B raises the
+ * semaphore once that put and every one before it are written, never
+ * earlier, however their packets arrive. */
+static void test_a_put_with_a_signal_raises_it_after_every_earlier_put(void **state)
+{
 	/* some signalling puts settled before an earlier put: they waited */
-	assert_true(held > 0);
+	assert_true(signalled_batches(state, 320, true) > 0);
 }
 
 /* A signalling put that the peer refuses (a key not its connection's)
