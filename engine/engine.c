@@ -307,6 +307,14 @@ static void match(struct engine *e, struct ep *sep, struct opq_op *snd, struct e
 	snd->res_tag = rcv->res_tag = snd->key;
 }
 
+/* +1 on the peer's semaphore for this connection (release: the bytes of
+ * earlier puts are visible before the count). */
+static void raise_peer(struct engine *e, struct conn *c)
+{
+	__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
+	eng_touch(e, c->peer_ep);
+}
+
 /* Start op on side c. Returns true when it finished (op->res set), false
  * when it waits for the peer (the caller queues it). */
 static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
@@ -321,17 +329,13 @@ static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
 	case UCCL_OP_PUT:
 	case UCCL_OP_GET:
 		exec_rdma(e, c, op);
-		if (op->flags & UCCL_SQE_F_SIGNAL) {
-			/* as a SIGNAL after it: raised whether or not it wrote */
-			__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
-			eng_touch(e, c->peer_ep);
-		}
+		if (op->flags & UCCL_SQE_F_SIGNAL)
+			raise_peer(e, c);     /* as a SIGNAL after it: whether or not it wrote */
 		return true;
 	case UCCL_OP_SIGNAL:
 		/* Ops on a side start in issue order and PUTs finish when they
 		 * start, so earlier PUTs are visible before this increment. */
-		__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
-		eng_touch(e, c->peer_ep);
+		raise_peer(e, c);
 		op->res = 0;
 		op->res_len = 0;
 		return true;
@@ -358,6 +362,20 @@ static bool op_start(struct engine *e, struct conn *c, struct opq_op *op)
 	}
 }
 
+/* Op was canceled while it stalled; its turn came. A put that carries a
+ * signal (UCCL_SQE_F_SIGNAL) still raises it, as a SIGNAL behind the put
+ * would: here at once; across hosts (false: not done) by the void
+ * remote_start sends for it. */
+static bool cancelled_start(struct engine *e, struct conn *c, struct opq_op *op)
+{
+	if (op->opcode != UCCL_OP_PUT || !(op->flags & UCCL_SQE_F_SIGNAL))
+		return true;
+	if (c->remote)
+		return false;
+	raise_peer(e, c);
+	return true;
+}
+
 /* Post what the reorder list allows and start what the fences allow. */
 static void conn_progress(struct engine *e, struct conn *c)
 {
@@ -373,7 +391,7 @@ static void conn_progress(struct engine *e, struct conn *c)
 		if (!op)
 			break;
 		/* canceled while stalled (its region went away): result already set */
-		done = op->res < 0 || op_start(e, c, op);
+		done = op->res < 0 ? cancelled_start(e, c, op) : op_start(e, c, op);
 		if (opq_conn_started(&c->q, op, done)) {
 			post_op(e, c->ep, op);
 			op_release(c->ep, op);

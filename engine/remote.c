@@ -510,13 +510,19 @@ static bool put_in_window(const struct conn *c, const struct opq_op *op)
 	return op->rseq - first_waiting_put(c) < PUT_WINDOW;
 }
 
+/* A put that raises the peer's semaphore (UCCL_SQE_F_SIGNAL). */
+static bool signals(const struct opq_op *op)
+{
+	return op->opcode == UCCL_OP_PUT && (op->flags & UCCL_SQE_F_SIGNAL);
+}
+
 /* Put op may go: inside the window, and one that raises the peer's
  * semaphore (UCCL_SQE_F_SIGNAL) not while parts of an earlier put are out
  * on lanes, as for a signal (sig_room). */
 static bool put_may_go(const struct conn *c, const struct opq_op *op)
 {
 	return put_in_window(c, op) &&
-	       (!(op->flags & UCCL_SQE_F_SIGNAL) || !c->r.lput_head || c->r.lput_head->rseq >= op->rseq);
+	       (!signals(op) || !c->r.lput_head || c->r.lput_head->rseq >= op->rseq);
 }
 
 /* Signal op may go while fewer than SIG_HOLD_MAX of the side's signals are
@@ -571,7 +577,8 @@ static void release_signals(struct engine *e, struct conn *c)
 			/* a put before it failed because the connection went:
 			 * the receiver may have dropped it unapplied */
 			remote_op_finish(e, op, c->r.put_reset_err);
-			again = c->r.sig_head != NULL;
+			/* a put leaving the waiting ones may let others go */
+			again = c->r.sig_head != NULL || c->r.sdone_head != NULL;
 		}
 	} while (again);
 	c->r.releasing = false;
@@ -694,7 +701,11 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 		retry_later(e, op, true);  /* the receiver holds too many */
 		return;
 	}
-	if (op->opcode == UCCL_OP_SIGNAL && res == 0 && first_waiting_put(c) < op->rseq) {
+	/* a signal, or a put that carries one, completes once its signal
+	 * took effect: every earlier put completed too (it is first among
+	 * the side's waiting puts, or there are none before it) */
+	if ((op->opcode == UCCL_OP_SIGNAL || (signals(op) && !(op->rflags & RFL_VOID))) && res == 0 &&
+	    first_waiting_put(c) < op->rseq) {
 		op->rflags |= RFL_SIGDONE;
 		op->rnext = c->r.sdone_head;
 		c->r.sdone_head = op;
@@ -704,7 +715,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 		res = -ECANCELED;
 	/* acknowledged, but an earlier put went with the connection: the
 	 * receiver may hold it unapplied and drop it (as release_signals) */
-	if (op->opcode == UCCL_OP_SIGNAL && res == 0)
+	if ((op->opcode == UCCL_OP_SIGNAL || signals(op)) && res == 0)
 		res = c->r.put_reset_err;
 	/* finish may post op and return it to the pool: look at it first */
 	put = op->opcode == UCCL_OP_PUT;
@@ -821,6 +832,10 @@ void remote_start(struct engine *e, struct conn *c, struct opq_op *op)
 	op->rside = c;
 	op->rmsg = OPQ_NO_RMSG;
 	op->rsig = 0;
+	/* a put with a signal that was canceled while it stalled: only its
+	 * void goes, so that the signal it carries still takes effect */
+	if (op->res < 0)
+		op->rflags |= RFL_VOID;
 	if (c->r.rep == UINT32_MAX) {
 		remote_op_finish(e, op, -ENOTCONN);
 		return;

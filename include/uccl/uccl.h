@@ -85,7 +85,9 @@ int uccl_accept(struct uccl_ep *ep, int timeout_ms, uint32_t *conn);
 int uccl_close(struct uccl_ep *ep, uint32_t conn);
 
 /* Data operations: asynchronous, each produces exactly one completion that
- * carries user_data. flags: UCCL_SQE_F_STRICT / UCCL_SQE_F_FENCE, plus
+ * carries user_data. flags: UCCL_SQE_F_STRICT / UCCL_SQE_F_FENCE (and for a
+ * put UCCL_SQE_F_SIGNAL: it raises the peer's semaphore as a signal right
+ * behind it would), plus
  * UCCL_F_MORE to stage without publishing (batch; the next call without it,
  * or uccl_submit, publishes). -EAGAIN when the ring is full (what was staged
  * is published then): poll completions and retry; nothing is lost. A put, get, send or recv longer than the

@@ -980,6 +980,28 @@ static void test_mr_remove_cancels_a_stalled_op_in_its_turn(void **state)
 	assert_int_equal(f->buf_b[0], 'a');       /* the send's byte, not the put's 'x' */
 }
 
+/* A put that carries a signal, canceled while it stalled (its region
+ * went away), still raises the peer's semaphore when its turn comes, as a
+ * SIGNAL behind a canceled put would. */
+static void test_a_canceled_put_with_a_signal_still_raises_it(void **state)
+{
+	struct fx *f = *state;
+	struct uccl_cqe c[2];
+
+	submit(f, 0, SEND(.len = 1, .tag = 1, .user_data = 1));
+	submit(f, 0, PUT(.flags = UCCL_SQE_F_FENCE | UCCL_SQE_F_SIGNAL, .lmr = 2, .len = 1,
+			 .user_data = 2));
+	poll_all(f);
+	assert_int_equal(engine_mr_remove(f->e, CLIENT_A, 2), 0);
+	assert_int_equal(f->ep[1].sems[1], 0);
+	submit(f, 1, RECV(.len = 1, .tag = 1));
+	poll_all(f);
+	assert_int_equal(reap(f, 0, c, 2), 2);
+	assert_int_equal(c[1].user_data, 2);
+	assert_int_equal(c[1].res, -ECANCELED);
+	assert_int_equal(f->ep[1].sems[1], 1);
+}
+
 /* Error counters count the completions clients get: an op cancelled
  * while stalled and then dropped with its endpoint never completes, so it
  * is not counted (it was, as -ECANCELED). */
@@ -1381,6 +1403,7 @@ int main(void)
 		T(test_mr_remove_cancels_a_stalled_op_in_its_turn),
 		T(test_a_put_with_a_signal_raises_the_peer_semaphore),
 		T(test_an_op_dropped_with_its_endpoint_is_not_counted),
+		T(test_a_canceled_put_with_a_signal_still_raises_it),
 		T(test_corrupt_sq_index_stops_the_endpoint),
 		T(test_corrupt_cq_index_stops_the_endpoint),
 		T(test_notify_only_when_the_client_asked),

@@ -1063,6 +1063,53 @@ static void test_a_put_with_a_signal_raises_it_after_every_earlier_put(void **st
 	assert_true(signalled_batches(state, 320, true) > 0);
 }
 
+/* A put that carries a signal completes only once the signal took
+ * effect at the receiver, so after every earlier put completed, as a
+ * SIGNAL behind them would; under loss its own ACK often comes first. */
+static void test_a_put_with_a_signal_completes_after_earlier_puts(void **state)
+{
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct fx *f = fx_open(state, PARAMS(.seed = 340 + seed, .npaths = 8, ROUGH(50000)));
+		const struct cli *cl = cli_of(f, HA);
+		int i1 = -1, i2 = -1;
+
+		submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 30000, .user_data = 1));
+		submit(f, HA, PUT(.loff = 30000, .roff = 30000, .len = 64, .user_data = 2,
+				  .flags = UCCL_SQE_F_SIGNAL));
+		wait_cqes(f, HA, 2);
+		for (int i = 0; i < cl->nlog; i++) {
+			if (cl->log[i].user_data == 1)
+				i1 = i;
+			if (cl->log[i].user_data == 2)
+				i2 = i;
+		}
+		assert_true(i1 >= 0 && i1 < i2);
+		assert_int_equal(cqe(f, HA, 2).res, 0);
+		settle(f);
+		assert_int_equal(sem(f, HB, CONN_B), 1);
+	}
+}
+
+/* Across hosts too: a put with a signal canceled while it stalled behind
+ * a fence goes out as a void, which raises the semaphore; the put fails
+ * -ECANCELED. */
+static void test_a_canceled_put_with_a_signal_raises_it_by_its_void(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 351, ROUGH(0)));
+
+	f->drop_puts_until = f->now + 5 * MS;      /* the first put waits */
+	submit(f, HA, PUT(.lmr = 1, .loff = 0, .roff = 0, .len = 1000, .user_data = 1));
+	submit(f, HA, PUT(.lmr = 2, .loff = 0, .roff = 0, .len = 100, .user_data = 2,
+			  .flags = UCCL_SQE_F_FENCE | UCCL_SQE_F_SIGNAL));
+	run_steps(f, 1);
+	assert_int_equal(engine_mr_remove(f->h[HA].e, CLIENT_A, 2), 0);
+	wait_cqes(f, HA, 2);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_int_equal(cqe(f, HA, 2).res, -ECANCELED);
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+}
+
 /* A signalling put that the peer refuses (a key not its connection's)
  * still raises the semaphore, as a signal behind a refused put does; the
  * put itself fails. */
@@ -3650,6 +3697,8 @@ int main(void)
 		T(test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver),
 		T(test_a_put_with_a_signal_raises_it_after_every_earlier_put),
 		T(test_a_refused_put_with_a_signal_still_raises_it),
+		T(test_a_put_with_a_signal_completes_after_earlier_puts),
+		T(test_a_canceled_put_with_a_signal_raises_it_by_its_void),
 		T(test_signal_whose_puts_are_lost_is_held_then_applied),
 		T(test_held_signals_are_dropped_on_reset),
 		T(test_signal_hold_bound_pushes_back_and_loses_nothing),
