@@ -307,12 +307,17 @@ static void match(struct engine *e, struct ep *sep, struct opq_op *snd, struct e
 	snd->res_tag = rcv->res_tag = snd->key;
 }
 
-/* +1 on the peer's semaphore for this connection (release: the bytes of
- * earlier puts are visible before the count). */
+void eng_sem_raise(struct engine *e, struct ep *ep, uint32_t id, uint64_t n)
+{
+	/* release: the bytes of earlier puts are visible before the count */
+	__atomic_fetch_add(&ep->sems[id], n, __ATOMIC_RELEASE);
+	eng_touch(e, ep);
+}
+
+/* +1 on the peer's semaphore for this connection. */
 static void raise_peer(struct engine *e, struct conn *c)
 {
-	__atomic_fetch_add(&c->peer_ep->sems[c->peer_id], 1, __ATOMIC_RELEASE);
-	eng_touch(e, c->peer_ep);
+	eng_sem_raise(e, c->peer_ep, c->peer_id, 1);
 }
 
 /* Start op on side c. Returns true when it finished (op->res set), false

@@ -152,6 +152,8 @@ static inline struct conn *ep_conn(const struct ep *ep, uint32_t id)
 /* Side id of ep, allocated (with the op pool) if need be; NULL: no memory. */
 struct conn *eng_conn_make(struct ep *ep, uint32_t id);
 void eng_touch(struct engine *e, struct ep *ep);
+/* +n on ep's semaphore for its connection id, and its client told. */
+void eng_sem_raise(struct engine *e, struct ep *ep, uint32_t id, uint64_t n);
 /* A WAITING op on side c got its result (op->res set): post or hold it. */
 void eng_op_finish_waiting(struct engine *e, struct conn *c, struct opq_op *op);
 int eng_copy(struct engine *e, const struct mr *dst, uint64_t dst_off, const struct mr *src,

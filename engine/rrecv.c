@@ -672,14 +672,6 @@ static bool put_beyond(const struct rputs *p, uint64_t n)
 	return n >= p->done && n - p->done >= PUT_WINDOW;
 }
 
-/* +n on the connection's semaphore: the puts' bytes are in memory before
- * the count moves (release). */
-static void sem_raise(struct engine *e, struct conn *c, uint64_t n)
-{
-	__atomic_fetch_add(&c->ep->sems[c->id], n, __ATOMIC_RELEASE);
-	eng_touch(e, c->ep);
-}
-
 /* The held signals whose earlier puts have all settled take effect, and so
  * do the settled puts that carried one (fused) below done: fused counts
  * those. */
@@ -696,7 +688,7 @@ static void signals_release(struct engine *e, struct conn *c, struct rputs *p, u
 	}
 	p->nheld = j;
 	if (n)
-		sem_raise(e, c, n);
+		eng_sem_raise(e, c->ep, c->id, n);
 }
 
 /* Put n settled (all of it written, refused or voided): counted once,
@@ -799,7 +791,7 @@ static int rx_put(struct engine *e, struct conn *c, const struct wire_data *d)
 	if (fast) {
 		c->r.put_done++;       /* settled, written or refused */
 		if (d->flags & WIRE_F_SIGNAL)
-			sem_raise(e, c, 1);   /* every put before it settled too */
+			eng_sem_raise(e, c->ep, c->id, 1);   /* every put before it settled too */
 		return r;
 	}
 	if (counted) {
@@ -847,7 +839,7 @@ static int rx_signal(struct engine *e, struct conn *c, const struct wire_data *d
 	if (d->msg_len)
 		return -EBADMSG;
 	if (d->ord <= (p ? p->done : c->r.put_done)) {
-		sem_raise(e, c, 1);
+		eng_sem_raise(e, c->ep, c->id, 1);
 		return 0;
 	}
 	if (!(p = rputs_of(e, c)) || p->nheld == SIG_HOLD_MAX) {
