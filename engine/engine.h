@@ -143,7 +143,7 @@ struct engine_stats {
 	uint64_t rx_no_chan;           /* engine_rx for a channel that does not exist */
 	uint64_t unexpected_bytes;     /* buffered now (sends, get snapshots) */
 	uint64_t unexpected_msgs;      /* now: incoming-send records and get snapshots */
-	uint64_t rx_signals_held;      /* signals that arrived before their earlier puts settled */
+	uint64_t rx_signals_held;      /* signals (and puts carrying one) in before earlier puts settled */
 	uint64_t put_records;          /* now: connection sides keeping a record of their
 					* peer's puts (partial, out of order, signals held) */
 	uint64_t lane_splits;          /* puts split over lanes */
