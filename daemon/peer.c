@@ -352,6 +352,8 @@ static int send_hello(struct pconn *c)
 	}
 	h.has_max_inflight_bytes = pm->max_inflight_bytes != 0;
 	h.max_inflight_bytes = pm->max_inflight_bytes;
+	h.has_data_crc = 1;
+	h.data_crc = pm->data_crc;
 	if (pm->lanes) {
 		h.has_lanes = 1;
 		h.lanes = pm->lanes;
@@ -665,6 +667,7 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 				: h->max_inflight_bytes < PEER_INFLIGHT_MIN ? PEER_INFLIGHT_MIN
 				: h->max_inflight_bytes > PEER_INFLIGHT_MAX ? PEER_INFLIGHT_MAX
 				: h->max_inflight_bytes;
+	p->data_crc = h->has_data_crc && h->data_crc;
 	p->their_timeout_ms = h->timeout_ms;
 	p->tx_token = h->token;
 	p->rx_token = c->local_token;
@@ -728,6 +731,20 @@ static bool dynamic_data_ok(const struct peer *p, const struct pconn *c, const U
 	return !p->dynamic || c->mac || data_at_source(&p->addr, h, why, len);
 }
 
+/* With data_crc set, a peer that does not say it has the option could
+ * send its data packets without a crc, and the channel would drop them
+ * all: refused with a reason instead. False, with why, if so. */
+static bool crc_known(const struct peermgr *pm, const UcclPeer__Hello *h, char *why, size_t len)
+{
+	if (!pm->data_crc || h->has_data_crc)
+		return true;
+	snprintf(why, len, "%s does not announce data_crc (a daemon older than the option's "
+		 "announcement), and %s takes data packets only with a crc32c (data_crc is set): "
+		 "upgrade %s or unset data_crc on %s", h->host_name, pm->host_name, h->host_name,
+		 pm->host_name);
+	return false;
+}
+
 static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 {
 	struct peermgr *pm = c->pm;
@@ -737,6 +754,11 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	char why[PEER_ERROR_MAX];
 	int r;
 
+	/* before anything is taken for it (a dynamic slot) */
+	if (!crc_known(pm, h, why, sizeof(why))) {
+		pconn_close(c, why, -EPROTONOSUPPORT);
+		return;
+	}
 	/* an unlisted daemon that we dial too (each was named the other's
 	 * address at connect time): the dial of the one whose name sorts
 	 * first stays, as for configured peers */
@@ -820,6 +842,10 @@ static void handle_outbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	struct peermgr *pm = c->pm;
 	char why[PEER_ERROR_MAX];
 
+	if (!crc_known(pm, h, why, sizeof(why))) {
+		pconn_close(c, why, -EPROTONOSUPPORT);
+		return;
+	}
 	if (p->dynamic) {
 		/* dialed by address: any name but ours, and not a daemon we
 		 * are peered with already (it would see two of us) */
@@ -1653,6 +1679,7 @@ int peermgr_start(struct event_base *base, const struct conf *c, peer_resolve_fn
 	pm->data_paths = c->data_paths;
 	pm->mtu = c->mtu;
 	pm->max_inflight_bytes = c->max_inflight_bytes;
+	pm->data_crc = c->data_crc;
 	pm->timeout_ms = c->peer_timeout_ms;
 	pm->max_dynamic = c->dynamic_peers;
 	if (conf_host_name(c, hn, sizeof(hn)) < 0) {
@@ -1953,6 +1980,7 @@ int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
 		out->thread_port[i] = p->n_threads ? p->thread_ports[i] : p->data_port;
 	out->lanes = p->lanes;
 	out->max_inflight_bytes = p->max_inflight_bytes;
+	out->data_crc = p->data_crc;
 	out->mtu = p->mtu;
 	out->tx_token = p->tx_token;
 	out->rx_token = p->rx_token;

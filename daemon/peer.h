@@ -118,6 +118,7 @@ struct peer_info {
 	uint32_t thread_port[16];          /* each one's base port; [0] is data_addr's */
 	uint32_t lanes;                    /* its lanes setting (0: none, or it predates them) */
 	uint64_t max_inflight_bytes;       /* its setting: sizes its receive window (0: predates it) */
+	bool data_crc;                     /* it wants crc32c on data packets (data_crc) */
 };
 
 /* 0 with *out, -ENOENT for a name not in peers, -ENOTCONN if not up. */

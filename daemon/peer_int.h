@@ -75,6 +75,7 @@ struct peer {
 	bool knows_threads;                     /* its hello had thread_ports */
 	uint32_t lanes;                         /* from its hello (0: none) */
 	uint64_t max_inflight_bytes;            /* from its hello (0: it predates it) */
+	bool data_crc;                          /* from its hello: it wants crc32c */
 	bool authenticated;                     /* it proved peer_key_file's key */
 	uint32_t their_timeout_ms;
 	uint64_t tx_token, rx_token;   /* set while up */
@@ -145,6 +146,7 @@ struct peermgr {
 	uint32_t n_threads, thread_ports[16];   /* ours, announced when n_threads > 1 */
 	uint32_t lanes;                         /* ours, announced when > 0 */
 	uint64_t max_inflight_bytes;            /* ours, announced */
+	bool data_crc;                          /* ours, announced */
 	uint32_t timeout_ms;
 	struct peerauth_key key;       /* len 0: peers are not authenticated */
 	uint32_t key_gen;              /* bumped by every reload of the key */

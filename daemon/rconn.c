@@ -195,6 +195,8 @@ static struct engcmd *subchan_cmd(struct daemon *d, uint32_t id, uint32_t i, uin
 	rconn_chan_params(d, mtu - ip_udp, pi->data_paths < cf->data_paths ? pi->data_paths
 					   : cf->data_paths, pi->max_inflight_bytes, cc, pi->tx_token,
 			  pi->rx_token, seed, &c->u.chan.p);
+	/* both directions carry a crc if either side wants one */
+	c->u.chan.p.crc = cf->data_crc || pi->data_crc;
 	return c;
 }
 
@@ -247,6 +249,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	uint32_t rthreads = pi->n_threads < CONF_MAX_ENGINE_THREADS ? pi->n_threads
 								    : CONF_MAX_ENGINE_THREADS;
 	uint32_t rows = rthreads ? rthreads : 1, n = d->n_thr * rows, k;
+	bool crc = cf->data_crc || pi->data_crc;       /* as subchan_cmd sets it */
 	struct engcmd **cmds;
 	bool ok;
 
@@ -291,12 +294,12 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	if (d->n_thr == 1 && ch->rthreads == 1)
 		log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name,
 			 id, ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
-			 cf->data_crc ? ", crc32c" : "");
+			 crc ? ", crc32c" : "");
 	else
 		log_info("peer %s: data channel %u up, %u x %u sub-channels (our threads x its) "
 			 "(mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id, d->n_thr, ch->rthreads,
 			 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
-			 cf->data_crc ? ", crc32c" : "");
+			 crc ? ", crc32c" : "");
 }
 
 /* The IP address of ss, port left out, in out (16 bytes, v4 as v4-mapped). */

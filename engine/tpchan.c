@@ -1550,7 +1550,9 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 		c->st.drop_token++;
 		return -EACCES;
 	}
-	if ((d->flags & WIRE_F_CRC) && !wire_crc_ok(d)) {
+	/* a crc channel takes no packet without one: a peer that does not
+	 * send it, or a flag bit flipped on the way, must not slip past */
+	if ((d->flags & WIRE_F_CRC) ? !wire_crc_ok(d) : c->p.crc) {
 		c->st.drop_crc++;
 		return -EILSEQ;
 	}

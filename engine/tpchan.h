@@ -86,7 +86,9 @@ struct tpchan_params {
 	 * CC window is under 4 chunks (window / 4) or recent loss is above 1%
 	 * (chunk_bytes / 4); back to chunk_bytes when that clears */
 	bool adaptive_chunk;
-	bool crc;                      /* send crc32c with every DATA packet */
+	/* send crc32c with every DATA packet and drop (drop_crc) any that
+	 * arrives without one; without it, a crc that comes is still checked */
+	bool crc;
 	/* DATA packets may point at their payload where cb->map says it lies
 	 * instead of copying it behind the header (tpchan_txpkt.payload): the
 	 * caller's NIC gathers the two. Not with crc (the sum is over a copy). */
@@ -220,7 +222,7 @@ int tpchan_tx(struct tpchan *c, uint64_t now_ns, struct tpchan_txpkt *out, int m
 
 /* Feed one received packet. 0 if used, else a negative errno saying why it
  * was dropped (counted in the stats): -EBADMSG, -EPROTO, -EACCES (token),
- * -EILSEQ (crc), -ERANGE (outside the receive window), -ENOMEM (the
+ * -EILSEQ (bad crc, or none on a crc channel), -ERANGE (outside the receive window), -ENOMEM (the
  * receive state could not be allocated; the peer resends). */
 int tpchan_rx(struct tpchan *c, const void *pkt, size_t len, uint64_t now_ns);
 /* The same for a packet whose IP header carried a CE mark (ce): the ACK

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Transport settings from uccl.conf reach the channels: two daemons on
-# 127.0.0.1 with go_back_n, data_crc, a 64K chunk_bytes and different
-# max_inflight_bytes, one past what 4096 packets of MTU 1500 hold. Each
-# logs its channel's recovery mode and checksum, hears the other's
+# 127.0.0.1 with go_back_n, a 64K chunk_bytes and different
+# max_inflight_bytes, one past what 4096 packets of MTU 1500 hold; data_crc
+# on a only, which b hears in a's hello. Each logs its channel's recovery
+# mode and checksum (both directions carry one), hears the other's
 # max_inflight_bytes (the window it takes packets in), and a transfer each
 # way is verified byte for byte with no packet refused for its checksum.
 # No root needed.
@@ -11,8 +12,9 @@
 
 set -- $(free_ports 2)
 PA=$1 PB=$2
-pair_confs "$PA" "$PB" "mtu = 1500" "go_back_n = true" "data_crc = true" "chunk_bytes = 64K"
+pair_confs "$PA" "$PB" "mtu = 1500" "go_back_n = true" "chunk_bytes = 64K"
 echo "max_inflight_bytes = 32M" >>"$TMPD/a.conf"
+echo "data_crc = true" >>"$TMPD/a.conf"
 echo "max_inflight_bytes = 8M" >>"$TMPD/b.conf"
 expect "the settings pass --check-config" "$UCCLSVCD" --check-config "$TMPD/a.conf"
 start_pair
@@ -29,7 +31,7 @@ expect "b hears a's max_inflight_bytes (32M)" [ "$(peer_window "$SOCK_B" node-a)
 
 xfer "$SOCK_A" "$SOCK_B" node-b 128M one
 xfer "$SOCK_B" "$SOCK_A" node-a 32M two
-expect "no packet was dropped for its checksum" \
+expect "no packet was dropped for its checksum (b sent one with each)" \
 	eval '[ "$(chan_field "$SOCK_A" drop_crc)" -eq 0 ] && [ "$(chan_field "$SOCK_B" drop_crc)" -eq 0 ]'
 expect "b received a's data (data_pkts_rx)" [ "$(chan_field "$SOCK_B" data_pkts_rx)" -gt 90000 ]
 

@@ -918,6 +918,65 @@ static void test_hello_max_inflight_bytes_is_clamped(void **state)
 	run_ms(50);
 }
 
+/* Each hello says whether its sender wants crc32c on data packets
+ * (data_crc); the channel carries one when either side does. A daemon
+ * with data_crc refuses a hello that does not say (an older daemon, whose
+ * packets could come without one and all be dropped), and takes no
+ * dynamic slot for it. */
+static void test_hello_data_crc(void **state)
+{
+	static const struct {
+		const char *conf;
+		bool has, sent;
+		bool up, want;          /* it comes up, and peer_get's data_crc */
+	} cases[] = {
+		{ "", false, false, true, false },
+		{ "", true, true, true, true },
+		{ "data_crc = true\n", true, false, true, false },
+		{ "data_crc = true\n", false, false, false, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char conf[128];
+		struct side b = { 0 };
+		UcclPeer__PeerMsg m, *r;
+		UcclPeer__Hello h;
+		struct peer_info info = { 0 };
+		const char *name = i % 2 ? "x1" : "a";      /* configured, or a dynamic one */
+		int fd;
+
+		snprintf(conf, sizeof(conf), "dynamic_peers = 2\n%s", cases[i].conf);
+		assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, conf), 0);
+		fd = fake_dial(port_b);
+		fake_hello_msg(&m, &h, name, NULL);
+		h.data_address = "127.0.0.1";
+		h.has_data_crc = cases[i].has;
+		h.data_crc = cases[i].sent;
+		fake_send(fd, &m);
+		r = fake_recv(fd);
+		assert_non_null(r);
+		if (cases[i].up) {
+			assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_HELLO);
+			/* always said, whatever the setting */
+			assert_true(r->hello->has_data_crc);
+			assert_int_equal(r->hello->data_crc, cases[i].conf[0] != '\0');
+			assert_true(run_until_count(&b.ups, 1));
+			assert_int_equal(peer_get(b.pm, name, &info), 0);
+			assert_int_equal(info.data_crc, cases[i].want);
+		} else {
+			assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);
+			assert_non_null(strstr(r->error->message, "does not announce data_crc"));
+			assert_int_equal(peermgr_count(b.pm), 1);  /* a only: no dynamic slot */
+			assert_int_equal(b.ups, 0);
+		}
+		uccl_peer__peer_msg__free_unpacked(r, NULL);
+		close(fd);
+		b.pm = peermgr_free(b.pm);
+		run_ms(50);
+	}
+}
+
 /* ---- authentication (peer_key_file) ---------------------------------------------- */
 
 static char key1[64], key2[64];   /* files holding two different keys */
@@ -1655,6 +1714,7 @@ int main(void)
 		cmocka_unit_test(test_conn_close_to_a_peer_that_does_not_read),
 		cmocka_unit_test(test_connects_asked_of_us_are_limited),
 		cmocka_unit_test(test_hello_max_inflight_bytes_is_clamped),
+		cmocka_unit_test(test_hello_data_crc),
 		cmocka_unit_test(test_connect_rep_never_asked),
 		cmocka_unit_test(test_reload_adds_and_removes),
 		cmocka_unit_test(test_auth_same_key_meets),

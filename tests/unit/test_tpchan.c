@@ -34,6 +34,7 @@
 #include <cmocka.h>
 #include <uccl/shm.h>
 
+#include "engine/crc32c.h"
 #include "engine/tpchan.h"
 #include "engine/wire.h"
 #include "tests/unit/wirelink.h"
@@ -1607,6 +1608,12 @@ static void test_forged_and_damaged_packets_are_dropped_and_counted(void **state
 	memcpy(buf, cap.data, cap.data_len);
 	buf[cap.data_len - 1] ^= 0x40;
 	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EILSEQ);
+	/* intact, but without its crc: a crc channel takes none such */
+	memcpy(buf, cap.data, cap.data_len);
+	assert_true(buf[3] & WIRE_F_CRC);
+	buf[3] &= (uint8_t)~WIRE_F_CRC;
+	memset(buf + 80, 0, 4);
+	assert_int_equal(wirelink_inject(w.link, 1, buf, cap.data_len), -EILSEQ);
 	/* unknown version */
 	memcpy(buf, cap.data, cap.data_len);
 	buf[1] = WIRE_VERSION + 1;
@@ -1621,7 +1628,7 @@ static void test_forged_and_damaged_packets_are_dropped_and_counted(void **state
 	assert_int_equal(b1.drop_token - b0.drop_token, 1);
 	assert_int_equal(a1.drop_token - a0.drop_token, 1);
 	assert_int_equal(b1.drop_malformed - b0.drop_malformed, 2);
-	assert_int_equal(b1.drop_crc - b0.drop_crc, 1);
+	assert_int_equal(b1.drop_crc - b0.drop_crc, 2);
 	assert_int_equal(b1.drop_version - b0.drop_version, 1);
 	assert_int_equal(a1.drop_malformed - a0.drop_malformed, 1);
 	assert_int_equal(a1.acks_rx, a0.acks_rx);
@@ -3240,7 +3247,9 @@ static void test_a_grant_is_priced_at_the_recent_packet_size(void **state)
 		d.msg_id = i;
 		d.payload_len = i < 2000 ? 8 : MSS1500;
 		d.msg_len = d.payload_len;
-		d.flags = WIRE_F_MORE;                   /* a credit sender with more queued */
+		/* a credit sender with more queued, on a crc channel */
+		d.flags = WIRE_F_MORE | WIRE_F_CRC;
+		d.crc = crc32c(0, payload, d.payload_len);
 		int n = wire_write_data(buf, sizeof(buf), &d);
 
 		assert_true(n > 0);
