@@ -115,6 +115,9 @@ static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flag
 		/* a ring full of staged descriptors would stay full: the
 		 * daemon takes only published ones */
 		sq_publish(ep);
+		/* a ring that stays full may be one the daemon stopped serving */
+		if (ring_cons_stopped(&ep->cq))
+			return ring_cons_stopped(&ep->cq);
 		return daemon_gone(ep) ? -ECONNRESET : -EAGAIN;
 	}
 	memcpy(ring_prod_slot(&ep->sq, 0), sqe, sizeof(*sqe));
@@ -253,7 +256,9 @@ UCCL_EXPORT int uccl_submit(struct uccl_ep *ep)
 	if (!ep)
 		return -EINVAL;
 	n = sq_publish(ep);
-	return ep->gone ? -ECONNRESET : n;
+	if (ep->gone)
+		return -ECONNRESET;
+	return ring_cons_stopped(&ep->cq) ? ring_cons_stopped(&ep->cq) : n;
 }
 
 UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
@@ -271,6 +276,10 @@ UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
 		return -EBADMSG;
 	if (n > max)
 		n = max;
+	/* the daemon stopped serving the endpoint (it broke a ring): what it
+	 * posted before that came first */
+	if (n == 0 && ring_cons_stopped(&ep->cq))
+		return ring_cons_stopped(&ep->cq);
 	if (n == 0)
 		return ep->gone ? -ECONNRESET : 0;
 	for (int i = 0; i < n; i++)
@@ -463,6 +472,9 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 				return r;
 			cpu_relax();
 		} while (client_now_ns() < spin_end && !past(deadline));
+		/* no signal comes to an endpoint the daemon stopped serving */
+		if ((r = ring_cons_stopped(&ep->cq)) < 0)
+			return r;
 		if (past(deadline))
 			return -ETIMEDOUT;
 		/* The CQ's NEED_WAKEUP is the endpoint's one "I sleep" flag; the
@@ -475,6 +487,8 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 		notify_disarm(ep);
 		if ((done = sem_check(ep, conn, value)) <= 0)
 			return done;
+		if (ring_cons_stopped(&ep->cq))
+			return ring_cons_stopped(&ep->cq);
 		if (r < 0)
 			return r;
 	}

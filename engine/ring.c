@@ -172,6 +172,19 @@ void ring_prod_publish(struct ring_side *s, uint32_t n)
 	__atomic_store_n(&s->ctl->prod, s->idx, __ATOMIC_RELEASE);
 }
 
+void ring_prod_stop(struct ring_side *s, int err)
+{
+	/* release: entries published before it are seen before it */
+	__atomic_store_n(&s->ctl->stopped, (int32_t)err, __ATOMIC_RELEASE);
+}
+
+int ring_cons_stopped(const struct ring_side *s)
+{
+	int32_t v = __atomic_load_n(&s->ctl->stopped, __ATOMIC_ACQUIRE);
+
+	return v < 0 ? v : 0;
+}
+
 void ring_prod_stage(struct ring_side *s, uint32_t n)
 {
 	s->idx += n;

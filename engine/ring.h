@@ -46,6 +46,9 @@ void ring_prod_stage(struct ring_side *s, uint32_t n);
 uint32_t ring_prod_flush(struct ring_side *s);   /* publishes staged entries, returns count */
 /* After publishing: true if the consumer asked to be woken (full fence inside). */
 bool ring_prod_needs_wakeup(struct ring_side *s);
+/* The producer stops for good with err (negative): the consumer sees it in
+ * ring_cons_stopped once it found the ring empty. */
+void ring_prod_stop(struct ring_side *s, int err);
 
 /* Consumer. Entries ready, or -EBADMSG if the producer index is corrupt
  * (more than `entries` ahead of ours). */
@@ -56,6 +59,8 @@ void ring_cons_release(struct ring_side *s, uint32_t n);
  * available after arming (0 = safe to sleep). ring_cons_disarm clears it. */
 int ring_cons_arm(struct ring_side *s);
 void ring_cons_disarm(struct ring_side *s);
+/* 0, or the producer's err from ring_prod_stop. */
+int ring_cons_stopped(const struct ring_side *s);
 
 /* Space the consumer of a ring left us, seen from the producer, and whether
  * the consumer index is sane: -EBADMSG if the consumer index is ahead of ours

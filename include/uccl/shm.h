@@ -39,7 +39,11 @@ extern "C" {
 /* Ring control block: producer and consumer indices on separate cache lines. */
 struct uccl_ring_ctl {
 	uint32_t prod;                   /* written by the producer only */
-	uint32_t pad0[UCCL_CACHELINE / 4 - 1];
+	/* CQ only, written by the daemon: 0 while it serves the endpoint, a
+	 * negative errno once it stopped for good (-EBADMSG: an index in one
+	 * of the endpoint's rings was impossible). Was padding (zero) before. */
+	int32_t stopped;
+	uint32_t pad0[UCCL_CACHELINE / 4 - 2];
 	uint32_t cons;                   /* written by the consumer only */
 	uint32_t pad1[UCCL_CACHELINE / 4 - 1];
 	/* UCCL_RING_NEED_WAKEUP: the consumer is about to sleep and wants a

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Bad control input closes only the offending client, with a logged reason;
 # connections that never attach are bounded per user, a client refused
-# for that is told why, one user's burst does not keep another out, and
+# for that is told why, a client that breaks a ring index is told its
+# endpoint stopped, one user's burst does not keep another out, and
 # uccl_xfer refuses malformed numbers.
 . "$(dirname "$0")/lib.sh"
 start_daemon
@@ -13,6 +14,8 @@ expect "request before attach logged" grep -q "request before attach" "$TMPD/dae
 expect "undecodable request logged" grep -qE "undecodable request|names no operation" "$TMPD/daemon.log"
 expect "unexpected fd logged" grep -q "file descriptor" "$TMPD/daemon.log"
 expect "attach deadline logged" grep -q "no attach request in time" "$TMPD/daemon.log"
+# a client that breaks its own ring index is stopped, and told so at once
+expect "itest_client badring" "$ITEST" badring
 
 # 32 connections of this user that never attach take every slot one uid
 # may hold unattached: the next attach is refused, and the library says

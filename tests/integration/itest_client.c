@@ -38,6 +38,10 @@
  *                       (exit 1)
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
+ *   badring             an endpoint whose submission ring index is broken
+ *                       while the client sleeps in uccl_cq_wait: woken at
+ *                       once with -EBADMSG, as are uccl_wait and
+ *                       uccl_submit; its other endpoint is still served
  *   hup SECONDS [shut]  create an endpoint, close its doorbell (the SQ
  *                       socket's client end) under the library (with shut:
  *                       shut it down for writing, keeping it open), try to
@@ -81,6 +85,8 @@
 #include <unistd.h>
 
 #include <uccl/uccl.h>
+
+#include "client/ctx.h"            /* badring breaks a ring index under the library */
 
 #define T_MS 10000
 
@@ -1242,6 +1248,73 @@ static int mode_hup(unsigned seconds, bool shut)
  * pipe reports HUP for good), and a submission that rings the dead
  * engine's doorbell does not kill the application with SIGPIPE (its
  * default disposition here, unlike the rest of this program). */
+/* ---- a ring the client broke ---- */
+
+struct breaker {
+	struct uccl_ep *ep;
+};
+
+/* What a buggy client thread would do: publish a producer index more than
+ * the ring holds ahead, and ring the doorbell of the sleeping engine. Only
+ * the shared word and the doorbell are touched, not the library's state. */
+static void *break_sq(void *arg)
+{
+	struct breaker *b = arg;
+	uint64_t one = 1;
+
+	usleep(300 * 1000);
+	__atomic_store_n(&b->ep->sq.ctl->prod, b->ep->sq.idx + b->ep->sq.entries + 5,
+			 __ATOMIC_RELEASE);
+	if (send(b->ep->doorbell_fd, &one, sizeof(one), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+	    write(b->ep->doorbell_fd, &one, sizeof(one)) < 0)
+		perror("doorbell");
+	return NULL;
+}
+
+static int mode_badring(void)
+{
+	struct uccl_ctx *ctx;
+	struct uccl_ep *ep, *other;
+	struct uccl_cqe cqe;
+	struct breaker b;
+	pthread_t th;
+	uint32_t conn, aconn;
+	char name[64];
+	int64_t t0, took;
+	int r;
+
+	who = " [badring]";
+	snprintf(name, sizeof(name), "badring-%d", (int)getpid());
+	TRY(NULL, uccl_attach(NULL, "itest-badring", &ctx));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep));
+	TRY(ctx, uccl_ep_create(ctx, NULL, &other));
+	TRY(ctx, uccl_listen(other, name));
+	TRY(ctx, uccl_connect(ep, name, T_MS, &conn));
+	TRY(ctx, uccl_accept(other, T_MS, &aconn));
+	(void)aconn;
+	b.ep = ep;
+	if (pthread_create(&th, NULL, break_sq, &b) != 0)
+		die("pthread_create", -EAGAIN, NULL);
+	t0 = now_ms();
+	r = uccl_cq_wait(ep, &cqe, 1, 5000);
+	took = now_ms() - t0;
+	pthread_join(th, NULL);
+	check(r == -EBADMSG, "uccl_cq_wait on the endpoint with the broken ring: -EBADMSG (%s)",
+	      uccl_strerror(r));
+	check(took >= 250 && took < 2500, "woken when the daemon stopped it, not at the 5 s "
+	      "timeout (%lld ms)", (long long)took);
+	r = uccl_wait(ep, conn, 1, 5000);
+	check(r == -EBADMSG, "uccl_wait for a signal on it: -EBADMSG (%s)", uccl_strerror(r));
+	r = uccl_submit(ep);
+	check(r == -EBADMSG, "uccl_submit on it: -EBADMSG (%s)", uccl_strerror(r));
+	TRY(ctx, uccl_nop(other, 0, 7));
+	r = uccl_cq_wait(other, &cqe, 1, T_MS);
+	check(r == 1 && cqe.user_data == 7 && cqe.res == 0,
+	      "the same client's other endpoint is still served (%d)", r);
+	uccl_detach(ctx);
+	return failures;
+}
+
 static int mode_daemondies(bool pipe_doorbell)
 {
 	struct uccl_ctx *ctx;
@@ -1587,11 +1660,13 @@ int main(int argc, char **argv)
 		return mode_fserve(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "fclient") == 0)
 		return mode_fclient(argv[2], argv[3]);
+	if (argc >= 2 && strcmp(argv[1], "badring") == 0)
+		return mode_badring();
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|emfile N|backpressure|isolation|"
 		"hold NAME [N]|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
-		"gclient TARGET BYTES GO|badinput SOCKET|daemondies [pipe]|hup SECONDS [shut]|"
+		"gclient TARGET BYTES GO|badinput SOCKET|badring|daemondies [pipe]|hup SECONDS [shut]|"
 		"connect TARGET MS|closedearly TARGET MS\n");
 	return 2;
 }

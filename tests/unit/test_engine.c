@@ -1029,10 +1029,15 @@ static void test_corrupt_sq_index_stops_the_endpoint(void **state)
 	submit(f, 1, RECV(.len = 1, .tag = 1));
 	poll_all(f);
 	f->ep[0].sq.ctl->prod = 64 + 5;
+	assert_int_equal(ring_cons_stopped(&f->ep[0].cq), 0);
 	poll_all(f);
 	assert_int_equal(st(f)->corrupt_rings, 1);
 	assert_int_equal(engine_ep_stats(f->e, 0, &es), -EPIPE);
 	assert_int_equal(one(f, 1).res, -ECONNRESET);
+	/* the client is told why, and woken to see it; its peer is not */
+	assert_int_equal(ring_cons_stopped(&f->ep[0].cq), -EBADMSG);
+	assert_int_equal(ring_cons_stopped(&f->ep[1].cq), 0);
+	assert_true(f->notified[0] >= 1);
 
 	/* even a sane index is not served any more */
 	f->ep[0].sq.ctl->prod = 0;
@@ -1046,6 +1051,30 @@ static void test_corrupt_sq_index_stops_the_endpoint(void **state)
 	assert_int_equal(engine_ep_remove(f->e, 0), 0);
 }
 
+/* A completion another endpoint's work staged for an endpoint earlier in
+ * the pass in which its SQ turns out corrupt is still delivered (its CQ is
+ * sane), and counted once. */
+static void test_completions_staged_before_a_corrupt_sq_are_delivered(void **state)
+{
+	struct fx *f = *state;
+	struct uccl_cqe c;
+
+	memset(f->buf_a, 0x33, 8);
+	submit(f, 1, RECV(.len = 8, .tag = 5, .user_data = 77));
+	poll_all(f);
+	submit(f, 0, SEND(.len = 8, .tag = 5));
+	/* endpoint 0's pass comes first: its SEND completes 1's RECV */
+	f->ep[1].sq.ctl->prod = f->ep[1].sq.idx + 64 + 5;
+	poll_all(f);
+	assert_int_equal(st(f)->corrupt_rings, 1);
+	assert_int_equal(pending_cqes(f, 1), 1);
+	c = one(f, 1);
+	assert_int_equal(c.user_data, 77);
+	assert_int_equal(c.res, 0);
+	assert_int_equal(c.len, 8);
+	assert_int_equal(ring_cons_stopped(&f->ep[1].cq), -EBADMSG);
+}
+
 static void test_corrupt_cq_index_stops_the_endpoint(void **state)
 {
 	struct fx *f = *state;
@@ -1056,6 +1085,8 @@ static void test_corrupt_cq_index_stops_the_endpoint(void **state)
 	assert_int_equal(st(f)->corrupt_rings, 1);
 	assert_int_equal(st(f)->sqes, 0);
 	assert_int_equal(f->ep[0].cq.ctl->prod, 0);
+	assert_int_equal(ring_cons_stopped(&f->ep[0].cq), -EBADMSG);
+	assert_int_equal(f->notified[0], 1);
 	/* the other endpoint is still served */
 	assert_int_equal(run1(f, 1, SQE(.opcode = UCCL_OP_NOP)).res, 0);
 }
@@ -1405,6 +1436,7 @@ int main(void)
 		T(test_an_op_dropped_with_its_endpoint_is_not_counted),
 		T(test_a_canceled_put_with_a_signal_still_raises_it),
 		T(test_corrupt_sq_index_stops_the_endpoint),
+		T(test_completions_staged_before_a_corrupt_sq_are_delivered),
 		T(test_corrupt_cq_index_stops_the_endpoint),
 		T(test_notify_only_when_the_client_asked),
 		T(test_operation_longer_than_the_cap_is_refused),
