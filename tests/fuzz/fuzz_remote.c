@@ -9,7 +9,10 @@
  * posted through a ring. Input: records of [kind][len lo][len hi][bytes];
  * kinds feed a datagram (each packet's token patched, or as is), post a
  * receive, poll, run the transmit side with time moving on, reset or
- * remove a connection.
+ * remove a connection, or submit any 64-byte descriptor on either
+ * endpoint (puts, gets, signals, sends, flags, bad fields) so that
+ * descriptors on remote connections are fuzzed with the packets around
+ * them.
  * Client 3 has a region and no endpoint: no packet may change a byte of it.
  */
 #include "config.h"
@@ -138,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		out[i].buf = tx[i];
 
 	while (size >= 3) {
-		uint8_t kind = data[0] % 6;
+		uint8_t kind = data[0] % 7;
 		size_t len = (size_t)data[1] | (size_t)data[2] << 8;
 
 		data += 3;
@@ -190,6 +193,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				engine_conn_reset(e, 0, 1);
 			else
 				engine_conn_remove(e, 0, 1);
+			break;
+		case 6:                /* [endpoint][64-byte SQE], as the client wrote it */
+			if (len >= 1 + UCCL_SQE_SIZE) {
+				struct cli *c = &cli[data[0] & 1];
+
+				if (ring_prod_space(&c->sq) > 0) {
+					memcpy(ring_prod_slot(&c->sq, 0), data + 1, UCCL_SQE_SIZE);
+					ring_prod_publish(&c->sq, 1);
+				}
+			}
 			break;
 		}
 		data += len;
