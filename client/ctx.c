@@ -389,8 +389,13 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 		r = frame_unpack_reply(buf, len, &m);
 		free(buf);
 		if (r < 0) {
+			/* whatever the request made in the daemon (an endpoint)
+			 * cannot be named to undo it: closing the connection
+			 * frees it with the session */
 			close_fds(got, ngot);
-			ctx_set_error(ctx, "undecodable reply from the daemon to %s", what);
+			ctx_break(ctx, r, what);
+			ctx_set_error(ctx, "undecodable reply from the daemon to %s; the control "
+				      "connection is closed", what);
 			return r;
 		}
 		if (m->seq == req->seq) {
@@ -436,10 +441,14 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 		}
 		close_fds(got, ngot);
 		if ((int32_t)(m->seq - req->seq) > 0) {
-			/* Answers a request not yet sent: the daemon is confused. */
+			/* Answers a request not yet sent: the daemon is confused,
+			 * and the answer to ours would come unmatched later */
+			uint32_t seq = m->seq;
+
 			uccl_ctl__reply__free_unpacked(m, NULL);
-			ctx_set_error(ctx, "daemon answered request %u while %u was awaited",
-				      m->seq, req->seq);
+			ctx_break(ctx, -EPROTO, what);
+			ctx_set_error(ctx, "daemon answered request %u while %u was awaited; the "
+				      "control connection is closed", seq, req->seq);
 			return -EPROTO;
 		}
 		/* Late reply to a request that timed out earlier: undo what

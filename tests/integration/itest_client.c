@@ -38,6 +38,10 @@
  *                       (exit 1)
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
+ *   badreply SOCKET garbage|ahead  against a fake daemon on SOCKET that
+ *                       answers the attach, then the next request badly:
+ *                       the call fails and the connection is closed (the
+ *                       next call is -EPIPE)
  *   badring             an endpoint whose submission ring index is broken
  *                       while the client sleeps in uccl_cq_wait: woken at
  *                       once with -EBADMSG, as are uccl_wait and
@@ -1248,6 +1252,28 @@ static int mode_hup(unsigned seconds, bool shut)
  * pipe reports HUP for good), and a submission that rings the dead
  * engine's doorbell does not kill the application with SIGPIPE (its
  * default disposition here, unlike the rest of this program). */
+/* ---- a daemon that answers badly ---- */
+
+static int mode_badreply(const char *path, const char *kind)
+{
+	bool garbage = strcmp(kind, "garbage") == 0;
+	int want = garbage ? -EBADMSG : -EPROTO;
+	struct uccl_ctx *ctx;
+	int r;
+
+	who = garbage ? " [badreply garbage]" : " [badreply ahead]";
+	TRY(NULL, uccl_attach(path, "itest-badreply", &ctx));
+	r = uccl_set_channel_cc(ctx, "peer-x", "window");
+	check(r == want, "the badly answered call fails with %s (%s)", uccl_strerror(want),
+	      uccl_strerror(r));
+	check(strstr(uccl_last_error(ctx), "control connection is closed") != NULL,
+	      "... and says the connection is closed (%s)", uccl_last_error(ctx));
+	r = uccl_set_channel_cc(ctx, "peer-x", "window");
+	check(r == -EPIPE, "the next call fails at once with EPIPE (%s)", uccl_strerror(r));
+	uccl_detach(ctx);
+	return failures;
+}
+
 /* ---- a ring the client broke ---- */
 
 struct breaker {
@@ -1660,13 +1686,15 @@ int main(int argc, char **argv)
 		return mode_fserve(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "fclient") == 0)
 		return mode_fclient(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "badreply") == 0)
+		return mode_badreply(argv[2], argv[3]);
 	if (argc >= 2 && strcmp(argv[1], "badring") == 0)
 		return mode_badring();
 	if (argc >= 2 && strcmp(argv[1], "daemondies") == 0)
 		return mode_daemondies(argc >= 3 && strcmp(argv[2], "pipe") == 0);
 	fprintf(stderr, "usage: itest_client primitives|pserve NAME|pclient TARGET|emfile N|backpressure|isolation|"
 		"hold NAME [N]|peer NAME|fserve NAME GO|fclient TARGET GO|gserve NAME BYTES GO|"
-		"gclient TARGET BYTES GO|badinput SOCKET|badring|daemondies [pipe]|hup SECONDS [shut]|"
+		"gclient TARGET BYTES GO|badinput SOCKET|badreply SOCKET KIND|badring|daemondies [pipe]|hup SECONDS [shut]|"
 		"connect TARGET MS|closedearly TARGET MS\n");
 	return 2;
 }
