@@ -272,14 +272,19 @@ UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)
 	 * again once it is known gone */
 	if (n == 0 && daemon_gone(ep))
 		n = ring_cons_avail(&ep->cq);
+	/* the daemon stopped serving the endpoint (it broke a ring): what it
+	 * posted before it stored the stop is seen once the stop is (acquire),
+	 * and comes first. The word shares prod's cache line: no extra miss */
+	if (n == 0) {
+		int stopped = ring_cons_stopped(&ep->cq);
+
+		if (stopped && (n = ring_cons_avail(&ep->cq)) == 0)
+			return stopped;
+	}
 	if (n < 0)
 		return -EBADMSG;
 	if (n > max)
 		n = max;
-	/* the daemon stopped serving the endpoint (it broke a ring): what it
-	 * posted before that came first */
-	if (n == 0 && ring_cons_stopped(&ep->cq))
-		return ring_cons_stopped(&ep->cq);
 	if (n == 0)
 		return ep->gone ? -ECONNRESET : 0;
 	for (int i = 0; i < n; i++)
@@ -332,7 +337,9 @@ static void notify_drain(struct uccl_ep *ep)
 }
 
 /* Set NEED_WAKEUP on the CQ; the daemon may write the notify pipe from now on.
- * Returns CQ entries seen after the fence, or -EBADMSG. */
+ * Returns CQ entries seen after the fence (1 if none but the daemon stopped
+ * serving the endpoint: its one wake-up may have been drained here, and
+ * uccl_poll reports the stop), or -EBADMSG. */
 static int notify_arm(struct uccl_ep *ep)
 {
 	int r;
@@ -341,6 +348,8 @@ static int notify_arm(struct uccl_ep *ep)
 	r = ring_cons_arm(&ep->cq);
 	ep->armed = true;
 	ep->notify_dirty = true;
+	if (r == 0 && ring_cons_stopped(&ep->cq))
+		r = 1;
 	return r < 0 ? -EBADMSG : r;
 }
 
@@ -453,6 +462,21 @@ UCCL_EXPORT uint64_t uccl_sem_value(const struct uccl_ep *ep, uint32_t conn)
 	return sem_load(ep, conn) & ~UCCL_SEM_RESET;
 }
 
+/* sem_check, and when it says wait on: the daemon's stop error if it
+ * stopped serving the endpoint (no signal comes any more). A bump made
+ * before the stop is seen once the stop is (acquire): checked again. Not
+ * in the spin: the stop lies on the CQ's cache line, which the spin does
+ * not read otherwise. */
+static int sem_or_stop(const struct uccl_ep *ep, uint32_t conn, uint64_t value)
+{
+	int r = sem_check(ep, conn, value), stopped;
+
+	if (r != 1 || !(stopped = ring_cons_stopped(&ep->cq)))
+		return r;
+	r = sem_check(ep, conn, value);
+	return r == 1 ? stopped : r;
+}
+
 UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int timeout_ms)
 {
 	int64_t deadline, spin_end;
@@ -463,7 +487,7 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 	if ((r = sem_check(ep, conn, value)) <= 0)
 		return r;
 	if (timeout_ms == 0)
-		return -ETIMEDOUT;
+		return (r = sem_or_stop(ep, conn, value)) == 1 ? -ETIMEDOUT : r;
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
 		spin_end = client_now_ns() + SPIN_NS;
@@ -473,7 +497,7 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 			cpu_relax();
 		} while (client_now_ns() < spin_end && !past(deadline));
 		/* no signal comes to an endpoint the daemon stopped serving */
-		if ((r = ring_cons_stopped(&ep->cq)) < 0)
+		if ((r = sem_or_stop(ep, conn, value)) != 1)
 			return r;
 		if (past(deadline))
 			return -ETIMEDOUT;
@@ -483,12 +507,10 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 		 * looked at the flag. CQ entries do not matter here. */
 		r = notify_arm(ep);
 		if (r >= 0)
-			r = sem_check(ep, conn, value) <= 0 ? 0 : notify_sleep(ep, deadline);
+			r = sem_or_stop(ep, conn, value) != 1 ? 0 : notify_sleep(ep, deadline);
 		notify_disarm(ep);
-		if ((done = sem_check(ep, conn, value)) <= 0)
+		if ((done = sem_or_stop(ep, conn, value)) != 1)
 			return done;
-		if (ring_cons_stopped(&ep->cq))
-			return ring_cons_stopped(&ep->cq);
 		if (r < 0)
 			return r;
 	}

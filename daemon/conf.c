@@ -152,7 +152,8 @@ static const struct opt opts[] = {
 	{ "path_per_packet", OT_BOOL, 0, O(path_per_packet), 0, 0, 0, 1,
 	  "pick a data path for every packet instead of once per chunk (finer spraying, less GSO)" },
 	{ "data_crc", OT_BOOL, 0, O(data_crc), 0, 0, 0, 1,
-	  "crc32c over every data packet's payload, checked on arrival" },
+	  "crc32c over every data packet's payload both ways (either peer may ask), "
+	  "required on arrival" },
 	{ "max_inflight_bytes", OT_U64, OF_SIZE, O(max_inflight_bytes), 0, 16 * MiB, 64 * KiB, GiB,
 	  "bytes in flight on one channel (cap on its congestion window)" },
 	{ "max_inflight_msgs", OT_U32, 0, O(max_inflight_msgs), 0, 1024, 16, 65536,

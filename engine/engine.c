@@ -669,8 +669,9 @@ static void ep_break(struct engine *e, struct ep *ep)
 {
 	e->st.corrupt_rings++;
 	/* completions staged earlier in this pass (other endpoints' work)
-	 * still go when the CQ's indices are sane: they were counted */
-	if (!ep->shadow && ep->staged && ring_prod_space_checked(&ep->cq) >= 0) {
+	 * still go when the CQ's indices are sane and leave them room:
+	 * they were counted */
+	if (!ep->shadow && ep->staged && ring_prod_space_checked(&ep->cq) >= (int)ep->staged) {
 		ring_prod_publish(&ep->cq, ep->staged);
 		ep->staged = 0;
 	}

@@ -1245,13 +1245,6 @@ static int mode_hup(unsigned seconds, bool shut)
 	return failures ? 1 : 0;
 }
 
-/* ---- the daemon dies ---- */
-
-/* The daemon is killed under a client that then waits: each wait ends at
- * once with -ECONNRESET instead of spinning to its timeout (the notify
- * pipe reports HUP for good), and a submission that rings the dead
- * engine's doorbell does not kill the application with SIGPIPE (its
- * default disposition here, unlike the rest of this program). */
 /* ---- a daemon that answers badly ---- */
 
 static int mode_badreply(const char *path, const char *kind)
@@ -1318,6 +1311,9 @@ static int mode_badring(void)
 	TRY(ctx, uccl_connect(ep, name, T_MS, &conn));
 	TRY(ctx, uccl_accept(other, T_MS, &aconn));
 	(void)aconn;
+	/* slept on once before: a wake-up count may be left to drain */
+	r = uccl_cq_wait(ep, &cqe, 1, 50);
+	check(r == -ETIMEDOUT, "nothing comes before the ring breaks (%s)", uccl_strerror(r));
 	b.ep = ep;
 	if (pthread_create(&th, NULL, break_sq, &b) != 0)
 		die("pthread_create", -EAGAIN, NULL);
@@ -1341,6 +1337,13 @@ static int mode_badring(void)
 	return failures;
 }
 
+/* ---- the daemon dies ---- */
+
+/* The daemon is killed under a client that then waits: each wait ends at
+ * once with -ECONNRESET instead of spinning to its timeout (the notify
+ * pipe reports HUP for good), and a submission that rings the dead
+ * engine's doorbell does not kill the application with SIGPIPE (its
+ * default disposition here, unlike the rest of this program). */
 static int mode_daemondies(bool pipe_doorbell)
 {
 	struct uccl_ctx *ctx;

@@ -1053,7 +1053,7 @@ static void test_corrupt_sq_index_stops_the_endpoint(void **state)
 
 /* A completion another endpoint's work staged for an endpoint earlier in
  * the pass in which its SQ turns out corrupt is still delivered (its CQ is
- * sane), and counted once. */
+ * sane), and counted once with the SEND's own. */
 static void test_completions_staged_before_a_corrupt_sq_are_delivered(void **state)
 {
 	struct fx *f = *state;
@@ -1067,6 +1067,8 @@ static void test_completions_staged_before_a_corrupt_sq_are_delivered(void **sta
 	f->ep[1].sq.ctl->prod = f->ep[1].sq.idx + 64 + 5;
 	poll_all(f);
 	assert_int_equal(st(f)->corrupt_rings, 1);
+	assert_int_equal(st(f)->cqes, 2);
+	assert_int_equal(pending_cqes(f, 0), 1);
 	assert_int_equal(pending_cqes(f, 1), 1);
 	c = one(f, 1);
 	assert_int_equal(c.user_data, 77);
