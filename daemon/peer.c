@@ -754,11 +754,6 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	char why[PEER_ERROR_MAX];
 	int r;
 
-	/* before anything is taken for it (a dynamic slot) */
-	if (!crc_known(pm, h, why, sizeof(why))) {
-		pconn_close(c, why, -EPROTONOSUPPORT);
-		return;
-	}
 	/* an unlisted daemon that we dial too (each was named the other's
 	 * address at connect time): the dial of the one whose name sorts
 	 * first stays, as for configured peers */
@@ -785,6 +780,12 @@ static void handle_inbound_hello(struct pconn *c, const UcclPeer__Hello *h)
 	 * refused after would keep its slot, with no connection to end it */
 	if (!p && takeable && !c->mac && !data_at_source(&c->ra, h, why, sizeof(why))) {
 		pconn_close(c, why, -EACCES);
+		return;
+	}
+	/* a peer, or one it may become: refused before a dynamic slot is
+	 * taken for it (strangers are refused below, as strangers) */
+	if ((p || takeable) && !crc_known(pm, h, why, sizeof(why))) {
+		pconn_close(c, why, -EPROTONOSUPPORT);
 		return;
 	}
 	if (!p && takeable)

@@ -1443,6 +1443,46 @@ static void test_a_key_loaded_during_a_dial_closes_it(void **state)
 	run_ms(50);
 }
 
+/* The dialing side with data_crc refuses an answer that does not say
+ * whether its sender has the option, with the reason kept for ucclctl;
+ * an answer that says so (false) brings the peer up. */
+static void test_dialer_with_data_crc_refuses_a_silent_hello(void **state)
+{
+	(void)state;
+	for (int says = 0; says < 2; says++) {
+		struct side a = { 0 };
+		UcclPeer__PeerMsg *h, m;
+		UcclPeer__Hello hb;
+		int lfd, fd;
+
+		lfd = fake_listen(port_b);
+		assert_int_equal(start_ex(&a, "a", port_a, peers_ab, 40000, NULL, "data_crc = true\n"), 0);
+		fd = fake_accept(lfd);
+		h = fake_recv(fd);
+		assert_non_null(h);
+		assert_true(h->hello->has_data_crc && h->hello->data_crc);
+		uccl_peer__peer_msg__free_unpacked(h, NULL);
+		fake_hello_msg(&m, &hb, "b", NULL);
+		hb.has_data_crc = says;
+		fake_send(fd, &m);
+		if (says) {
+			assert_true(run_until_count(&a.ups, 1));
+		} else {
+			h = fake_recv(fd);
+			assert_non_null(h);
+			assert_int_equal(h->body_case, UCCL_PEER__PEER_MSG__BODY_ERROR);
+			assert_non_null(strstr(h->error->message, "b does not announce data_crc"));
+			uccl_peer__peer_msg__free_unpacked(h, NULL);
+			assert_not_up(a.pm, "does not announce data_crc");
+			assert_int_equal(a.ups, 0);
+		}
+		close(fd);
+		close(lfd);
+		a.pm = peermgr_free(a.pm);
+		run_ms(50);
+	}
+}
+
 static void test_auth_bounced_proofs_fail(void **state)
 {
 	(void)state;
@@ -1715,6 +1755,7 @@ int main(void)
 		cmocka_unit_test(test_connects_asked_of_us_are_limited),
 		cmocka_unit_test(test_hello_max_inflight_bytes_is_clamped),
 		cmocka_unit_test(test_hello_data_crc),
+		cmocka_unit_test(test_dialer_with_data_crc_refuses_a_silent_hello),
 		cmocka_unit_test(test_connect_rep_never_asked),
 		cmocka_unit_test(test_reload_adds_and_removes),
 		cmocka_unit_test(test_auth_same_key_meets),
