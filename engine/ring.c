@@ -134,6 +134,7 @@ void ring_side_init(struct ring_side *s, void *region, uint64_t ctl_off, uint64_
 	s->entry_size = entry_size;
 	s->idx = 0;
 	s->peer_cache = 0;
+	s->published = 0;
 }
 
 /* ---- producer ---- */
@@ -169,6 +170,7 @@ void *ring_prod_slot(struct ring_side *s, uint32_t n)
 void ring_prod_publish(struct ring_side *s, uint32_t n)
 {
 	s->idx += n;
+	s->published = s->idx;
 	__atomic_store_n(&s->ctl->prod, s->idx, __ATOMIC_RELEASE);
 }
 
@@ -192,12 +194,12 @@ void ring_prod_stage(struct ring_side *s, uint32_t n)
 
 uint32_t ring_prod_flush(struct ring_side *s)
 {
-	/* Our own last published value: only the producer writes it, so
-	 * reading it back is reading our own earlier store. */
-	uint32_t old = __atomic_load_n(&s->ctl->prod, __ATOMIC_RELAXED);
+	/* from our private copy: the shared word is never read back */
+	uint32_t old = s->published;
 
 	if (old == s->idx)
 		return 0;
+	s->published = s->idx;
 	__atomic_store_n(&s->ctl->prod, s->idx, __ATOMIC_RELEASE);
 	return s->idx - old;
 }

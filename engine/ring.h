@@ -23,6 +23,7 @@ struct ring_side {
 	uint32_t entry_size;
 	uint32_t idx;                /* our own index (prod or cons), private */
 	uint32_t peer_cache;         /* last peer index seen, private */
+	uint32_t published;          /* producer: the index last published, private */
 };
 
 /* Geometry of an endpoint region; fills hdr and returns total size (page

@@ -213,6 +213,12 @@ static void test_staged_entries_are_invisible_until_flushed(void **state)
 	assert_int_equal(ring_cons_avail(&r->cons), 3);
 	assert_int_equal(get_u64(&r->cons, 2), 3);
 	assert_int_equal(ring_prod_flush(&r->prod), 0);
+	/* the count comes from the producer's own copy: a shared word
+	 * written by someone else does not change it */
+	ring_prod_stage(&r->prod, 1);
+	r->prod.ctl->prod = 1000;
+	assert_int_equal(ring_prod_flush(&r->prod), 1);
+	assert_int_equal(r->prod.ctl->prod, 4);
 }
 
 static void test_corrupt_producer_index_is_ebadmsg(void **state)
