@@ -685,6 +685,7 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "up_ms", c->up_ms);
 	json_kv_u64(j, "paths", c->paths);
 	json_kv_u64(j, "mtu", c->mtu);
+	json_kv_bool(j, "crc", c->has_crc && c->crc);
 	json_kv_u64(j, "conns", c->conns);
 	json_kv_u64(j, "queued_ops", c->queued_ops);
 	json_kv_u64(j, "srtt_us", c->srtt_us);
@@ -870,7 +871,7 @@ static int print_channels(const UcclCtl__Reply *r, bool json)
 		e |= table_add(t, "%" PRIu32, c->remote_thread);
 		e |= table_add(t, "%s", age);
 		e |= table_add(t, "%" PRIu32, c->paths);
-		e |= table_add(t, "%" PRIu32, c->mtu);
+		e |= table_add(t, "%" PRIu32 "%s", c->mtu, c->has_crc && c->crc ? " crc" : "");
 		e |= table_add(t, "%" PRIu32, c->conns);
 		e |= table_add(t, "%s", c->cc && *c->cc ? c->cc : "-");
 		e |= table_add(t, "%s", srtt);

@@ -62,6 +62,7 @@ struct dchan {
 	uint64_t generation;
 	uint64_t up_ms;
 	uint32_t paths, mtu;
+	bool crc;                      /* its DATA packets carry crc32c (either side's data_crc) */
 	uint32_t rthreads;             /* the peer's engine threads: sub-channels per thread */
 	bool knows_threads;            /* it reads the thread fields of connects */
 	uint32_t rlanes;               /* its lanes (daemon/lanes.h) */
@@ -291,6 +292,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	ch->generation = pi->generation;
 	ch->up_ms = daemon_now_ms();
 	ch->mtu = mtu;
+	ch->crc = crc;
 	if (d->n_thr == 1 && ch->rthreads == 1)
 		log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name,
 			 id, ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
@@ -1407,7 +1409,8 @@ size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_i
 					continue;      /* counted, not listed */
 				out[n] = (struct rconn_chan_info){
 					.chan = nthr_chan(i, j, RCONN_MAX_CHANS), .thread = t, .rthread = j,
-					.up_ms = ch->up_ms, .paths = ch->paths, .mtu = ch->mtu };
+					.up_ms = ch->up_ms, .paths = ch->paths, .mtu = ch->mtu,
+					.crc = ch->crc };
 				snprintf(out[n].peer, sizeof(out[n].peer), "%s", ch->peer);
 			}
 		}
@@ -1420,7 +1423,7 @@ size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_i
 				out[n] = (struct rconn_chan_info){
 					.chan = nthr_self_chan(k, RCONN_MAX_CHANS), .thread = t,
 					.rthread = k, .up_ms = d->start_ms, .paths = d->conf.data_paths,
-					.mtu = d->conf.mtu };
+					.mtu = d->conf.mtu, .crc = d->conf.data_crc };
 				snprintf(out[n].peer, sizeof(out[n].peer), "(self)");
 			}
 			n++;

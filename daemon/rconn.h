@@ -68,6 +68,7 @@ struct rconn_chan_info {
 	char peer[33];
 	uint64_t up_ms;                /* daemon_now_ms() when it came up */
 	uint32_t paths, mtu;
+	bool crc;                      /* DATA packets carry crc32c */
 };
 /* Lists at most max rows into out; returns how many there are, also past max. */
 size_t rconn_chans(const struct daemon *d, const char *peer, struct rconn_chan_info *out, size_t max);

@@ -412,6 +412,8 @@ static void fill_channel(UcclCtl__ChannelInfo *ci, const struct rconn_chan_info 
 	ci->up_ms = now > in->up_ms ? now - in->up_ms : 0;
 	ci->paths = in->paths;
 	ci->mtu = in->mtu;
+	ci->has_crc = 1;
+	ci->crc = in->crc;
 	ci->conns = st->conns;
 	ci->queued_ops = st->queued_ops;
 	ci->srtt_us = tp->srtt_ns / 1000;

@@ -31,6 +31,8 @@ expect "b hears a's max_inflight_bytes (32M)" [ "$(peer_window "$SOCK_B" node-a)
 
 xfer "$SOCK_A" "$SOCK_B" node-b 128M one
 xfer "$SOCK_B" "$SOCK_A" node-a 32M two
+expect "both channels say they carry a crc (ucclctl channels)" \
+	eval '[ "$(chan_field "$SOCK_A" crc)" = True ] && [ "$(chan_field "$SOCK_B" crc)" = True ]'
 expect "no packet was dropped for its checksum (b sent one with each)" \
 	eval '[ "$(chan_field "$SOCK_A" drop_crc)" -eq 0 ] && [ "$(chan_field "$SOCK_B" drop_crc)" -eq 0 ]'
 expect "b received a's data (data_pkts_rx)" [ "$(chan_field "$SOCK_B" data_pkts_rx)" -gt 90000 ]
