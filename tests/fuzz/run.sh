@@ -68,7 +68,7 @@ write_simconf_dict() {
 	done
 }
 
-for name in fuzz_ctl fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote fuzz_simconf; do
+for name in fuzz_ctl fuzz_ctlio fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote fuzz_simconf; do
 	bin=$builddir/tests/fuzz/$name
 	[ -x "$bin" ] || continue
 	found=$((found + 1))
