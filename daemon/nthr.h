@@ -8,6 +8,7 @@
 #ifndef UCCL_DAEMON_NTHR_H
 #define UCCL_DAEMON_NTHR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "daemon/conf.h"
@@ -36,6 +37,18 @@ static inline uint32_t nthr_chan(uint32_t slot, uint32_t rthr, uint32_t nslots)
 static inline uint32_t nthr_self_chan(uint32_t k, uint32_t nslots)
 {
 	return nslots * CONF_MAX_ENGINE_THREADS + k;
+}
+
+/* The other way: whether chan is one of nthr_self_chan's, and which k
+ * (*k), else which peer slot (*slot) nthr_chan made it for. */
+static inline bool nthr_chan_of(uint32_t chan, uint32_t nslots, uint32_t *slot, uint32_t *k)
+{
+	if (chan >= nslots * CONF_MAX_ENGINE_THREADS) {
+		*k = chan - nslots * CONF_MAX_ENGINE_THREADS;
+		return true;
+	}
+	*slot = chan % nslots;
+	return false;
 }
 
 /* Lanes of a connection (daemon/lanes.h): the smallest of our lanes and

@@ -446,12 +446,12 @@ static void chan_failed(struct daemon *d, const char *peer, uint32_t id, uint64_
 void rconn_chan_gave_up(void *arg, uint32_t thread, uint32_t chan, uint64_t tag)
 {
 	struct daemon *d = arg;
-	uint32_t id = chan % RCONN_MAX_CHANS;
+	uint32_t id = 0, k = 0;
 	const struct dchan *ch;
 
 	/* channels between our own threads are past the peers' (xconn.c) */
-	if (chan >= RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS) {
-		xconn_chan_gave_up(d, thread, chan - RCONN_MAX_CHANS * CONF_MAX_ENGINE_THREADS, tag);
+	if (nthr_chan_of(chan, RCONN_MAX_CHANS, &id, &k)) {
+		xconn_chan_gave_up(d, thread, k, tag);
 		return;
 	}
 	if (!d->rchans)

@@ -75,11 +75,19 @@ static void test_chan_ids(void **state)
 	assert_int_equal(nthr_self_chan(15, 64), 1039);
 	for (uint32_t a = 0; a < 64; a++)
 		for (uint32_t j = 0; j < 16; j++) {
-			uint32_t id = nthr_chan(a, j, 64);
+			uint32_t id = nthr_chan(a, j, 64), slot = 99, k = 99;
 
 			assert_int_equal(id % 64, a);
 			assert_int_equal(id / 64, j);
+			assert_false(nthr_chan_of(id, 64, &slot, &k));
+			assert_int_equal(slot, a);
 		}
+	for (uint32_t t = 0; t < 16; t++) {
+		uint32_t slot = 99, k = 99;
+
+		assert_true(nthr_chan_of(nthr_self_chan(t, 64), 64, &slot, &k));
+		assert_int_equal(k, t);
+	}
 }
 
 static void test_lanes(void **state)
