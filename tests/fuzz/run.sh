@@ -35,6 +35,7 @@ max_len_of() {
 	fuzz_sqe) echo 4096 ;;
 	fuzz_wire) echo 66000 ;;
 	fuzz_peer) echo 8192 ;;
+	fuzz_peerconn) echo 8192 ;;
 	fuzz_remote) echo 8192 ;;
 	fuzz_simconf) echo 4096 ;;
 	*) echo 4096 ;;
@@ -68,7 +69,7 @@ write_simconf_dict() {
 	done
 }
 
-for name in fuzz_ctl fuzz_ctlio fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_remote fuzz_simconf; do
+for name in fuzz_ctl fuzz_ctlio fuzz_conf fuzz_sqe fuzz_wire fuzz_peer fuzz_peerconn fuzz_remote fuzz_simconf; do
 	bin=$builddir/tests/fuzz/$name
 	[ -x "$bin" ] || continue
 	found=$((found + 1))
