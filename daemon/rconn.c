@@ -1372,10 +1372,15 @@ void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn)
 
 void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len)
 {
-	const char *peer = d->rchans && dc->chan < RCONN_MAX_CHANS && d->rchans->ch[dc->chan].used
-				   ? d->rchans->ch[dc->chan].peer : "?";
+	/* a connection reset since (its peer went down) names no host: the
+	 * channel slot may serve another peer by now */
+	const char *peer = dc->state == CONN_OPEN && d->rchans && dc->chan < RCONN_MAX_CHANS &&
+				   d->rchans->ch[dc->chan].used ? d->rchans->ch[dc->chan].peer : NULL;
 
-	snprintf(buf, len, "host %s endpoint %u", peer, dc->peer_ep);
+	if (!peer)
+		snprintf(buf, len, "a host that went away (the connection is reset)");
+	else
+		snprintf(buf, len, "host %s endpoint %u", peer, dc->peer_ep);
 }
 
 int rconn_chan_of(const struct daemon *d, const char *peer, uint32_t *chan, uint32_t *rthreads)
