@@ -12,17 +12,9 @@
 # KIND (garbage: bytes that do not decode; ahead: a reply to a later
 # request), then prints whether the client closed its end within 5 s
 fake_daemon() {
-	python3 - "$1" "$2" <<'PY' &
+	PYTHONPATH=$top_srcdir/tests/integration python3 - "$1" "$2" <<'PY' &
 import socket, struct, sys, select
-def varint(n):
-    out = b''
-    while True:
-        b, n = n & 0x7f, n >> 7
-        if not n: return out + bytes([b])
-        out += bytes([b | 0x80])
-def field(num, wt, v):
-    if isinstance(v, str): v = v.encode()
-    return varint(num << 3 | wt) + (varint(v) if wt == 0 else varint(len(v)) + v)
+from ctlproto import field
 def frame(b): return struct.pack('<I', len(b)) + b
 def read_frame(c):
     h = b''
