@@ -328,9 +328,24 @@ static int late_drain(struct uccl_ctx *ctx)
 		close_fds(got, ngot);
 		r = frame_unpack_reply(buf, len, &m);
 		free(buf);
-		if (r < 0)
-			continue;              /* undecodable: dropped, as any late reply */
-		r = (int32_t)(m->seq - ctx->seq) <= 0 ? late_reply(ctx, m) : 0;
+		/* as in ctx_call: what it made could not be undone, so the
+		 * connection goes and the session's all is freed with it */
+		if (r < 0) {
+			ctx_break(ctx, r, "a late reply");
+			ctx_set_error(ctx, "undecodable late reply from the daemon; the control "
+				      "connection is closed");
+			return r;
+		}
+		if ((int32_t)(m->seq - ctx->seq) > 0) {
+			uint32_t seq = m->seq;
+
+			uccl_ctl__reply__free_unpacked(m, NULL);
+			ctx_break(ctx, -EPROTO, "a late reply");
+			ctx_set_error(ctx, "daemon answered request %u, not sent yet (last %u); the "
+				      "control connection is closed", seq, ctx->seq);
+			return -EPROTO;
+		}
+		r = late_reply(ctx, m);
 		uccl_ctl__reply__free_unpacked(m, NULL);
 		if (r < 0)
 			return r;

@@ -685,7 +685,11 @@ static void json_channel(struct json *j, const UcclCtl__ChannelInfo *c)
 	json_kv_u64(j, "up_ms", c->up_ms);
 	json_kv_u64(j, "paths", c->paths);
 	json_kv_u64(j, "mtu", c->mtu);
-	json_kv_bool(j, "crc", c->has_crc && c->crc);
+	json_key(j, "crc");
+	if (c->has_crc)
+		json_bool(j, c->crc);
+	else
+		json_null(j);         /* an older daemon: not known */
 	json_kv_u64(j, "conns", c->conns);
 	json_kv_u64(j, "queued_ops", c->queued_ops);
 	json_kv_u64(j, "srtt_us", c->srtt_us);

@@ -1372,13 +1372,13 @@ void rconn_tell_closed(struct daemon *d, struct dep *ep, uint32_t conn)
 
 void rconn_peer_label(const struct daemon *d, const struct dconn *dc, char *buf, size_t len)
 {
-	/* a connection reset since (its peer went down) names no host: the
+	/* a connection reset since names no host: if its peer went down, the
 	 * channel slot may serve another peer by now */
 	const char *peer = dc->state == CONN_OPEN && d->rchans && dc->chan < RCONN_MAX_CHANS &&
 				   d->rchans->ch[dc->chan].used ? d->rchans->ch[dc->chan].peer : NULL;
 
 	if (!peer)
-		snprintf(buf, len, "a host that went away (the connection is reset)");
+		snprintf(buf, len, "another host (the connection was reset before it was accepted)");
 	else
 		snprintf(buf, len, "host %s endpoint %u", peer, dc->peer_ep);
 }

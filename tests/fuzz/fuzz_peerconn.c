@@ -40,18 +40,28 @@ static struct peermgr *cur;
 static struct peer_connect_req *held[MAX_HELD];
 static unsigned n_held;
 
-static int free_port(void)
+/* A port nothing listens on now; *fd holds it until the caller closes it,
+ * so that a second call cannot return the same one. */
+static int free_port(int *fd)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (*fd < 0 || bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(*fd, (struct sockaddr *)&sa, &len) < 0)
 		abort();
-	port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
+	return ntohs(sa.sin_port);
+}
+
+static void pick_ports(void)
+{
+	int fa, fb;
+
+	port_b = free_port(&fb);
+	port_a = free_port(&fa);
+	close(fa);
+	close(fb);
 }
 
 static uint64_t ms_now(void)
@@ -119,8 +129,7 @@ static void setup(void)
 	base = event_base_new();
 	if (!base)
 		abort();
-	port_b = free_port();
-	port_a = free_port();
+	pick_ports();
 }
 
 static int dial(void)
@@ -216,9 +225,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 "peer_listen = 127.0.0.1:%d\npeers = a=127.0.0.1:%d, b=127.0.0.1:%d\n"
 		 "host_name = b\ndata_port = 40100\ndata_paths = 4\nmtu = 9000\n"
 		 "peer_timeout_ms = 1000\n", port_b, port_a, port_b);
-	if (conf_parse("fuzz.conf", text, strlen(text), &c, err, sizeof(err)) < 0 ||
-	    peermgr_start(base, &c, resolve, NULL, &cur) < 0)
+	if (conf_parse("fuzz.conf", text, strlen(text), &c, err, sizeof(err)) < 0)
 		abort();
+	/* another process took the port meanwhile: not the input's fault */
+	if (peermgr_start(base, &c, resolve, NULL, &cur) < 0) {
+		pick_ports();
+		return 0;
+	}
 	peermgr_set_handlers(cur, &ph);
 	n_held = 0;
 

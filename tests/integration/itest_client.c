@@ -38,10 +38,11 @@
  *                       (exit 1)
  *   badinput SOCKET     malformed control traffic; the daemon must close
  *                       each offender and keep serving
- *   badreply SOCKET garbage|ahead  against a fake daemon on SOCKET that
- *                       answers the attach, then the next request badly:
- *                       the call fails and the connection is closed (the
- *                       next call is -EPIPE)
+ *   badreply SOCKET garbage|ahead|late  against a fake daemon on SOCKET
+ *                       that answers the attach, then the next request
+ *                       badly (late: after the call timed out): the call
+ *                       (late: the next) fails and the connection is
+ *                       closed (the call after is -EPIPE)
  *   badring             an endpoint whose submission ring index is broken
  *                       while the client sleeps in uccl_cq_wait: woken at
  *                       once with -EBADMSG, as are uccl_wait and
@@ -1249,13 +1250,22 @@ static int mode_hup(unsigned seconds, bool shut)
 
 static int mode_badreply(const char *path, const char *kind)
 {
-	bool garbage = strcmp(kind, "garbage") == 0;
-	int want = garbage ? -EBADMSG : -EPROTO;
+	bool ahead = strcmp(kind, "ahead") == 0, late = strcmp(kind, "late") == 0;
+	int want = ahead ? -EPROTO : -EBADMSG;
 	struct uccl_ctx *ctx;
+	struct uccl_ep *ep;
 	int r;
 
-	who = garbage ? " [badreply garbage]" : " [badreply ahead]";
+	who = ahead ? " [badreply ahead]" : late ? " [badreply late]" : " [badreply garbage]";
 	TRY(NULL, uccl_attach(path, "itest-badreply", &ctx));
+	if (late) {
+		/* an endpoint the daemon may make after the call gave up:
+		 * its late reply must be read, and it does not decode */
+		TRY(ctx, uccl_set_timeout(ctx, 300));
+		r = uccl_ep_create(ctx, NULL, &ep);
+		check(r == -ETIMEDOUT, "the unanswered ep_create times out (%s)", uccl_strerror(r));
+		usleep(900 * 1000);
+	}
 	r = uccl_set_channel_cc(ctx, "peer-x", "window");
 	check(r == want, "the badly answered call fails with %s (%s)", uccl_strerror(want),
 	      uccl_strerror(r));
