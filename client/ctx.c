@@ -109,6 +109,9 @@ static int ctx_break(struct uccl_ctx *ctx, int err, const char *what)
 		ctx_set_error(ctx, "daemon closed the control connection (%s)", what);
 	else if (err == -EMSGSIZE)
 		ctx_set_error(ctx, "daemon sent a frame of impossible length (%s)", what);
+	else if (err == -EBADMSG)
+		ctx_set_error(ctx, "undecodable reply from the daemon (%s); the control connection "
+			      "is closed", what);
 	else
 		ctx_set_error(ctx, "control connection to the daemon failed during %s: %s", what,
 			      uccl_strerror(err));
@@ -330,12 +333,8 @@ static int late_drain(struct uccl_ctx *ctx)
 		free(buf);
 		/* as in ctx_call: what it made could not be undone, so the
 		 * connection goes and the session's all is freed with it */
-		if (r < 0) {
-			ctx_break(ctx, r, "a late reply");
-			ctx_set_error(ctx, "undecodable late reply from the daemon; the control "
-				      "connection is closed");
-			return r;
-		}
+		if (r < 0)
+			return ctx_break(ctx, r, "a late reply");
 		if ((int32_t)(m->seq - ctx->seq) > 0) {
 			uint32_t seq = m->seq;
 
@@ -408,10 +407,7 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 			 * cannot be named to undo it: closing the connection
 			 * frees it with the session */
 			close_fds(got, ngot);
-			ctx_break(ctx, r, what);
-			ctx_set_error(ctx, "undecodable reply from the daemon to %s; the control "
-				      "connection is closed", what);
-			return r;
+			return ctx_break(ctx, r, what);
 		}
 		if (m->seq == req->seq) {
 			r = 0;

@@ -116,8 +116,10 @@ static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flag
 		 * daemon takes only published ones */
 		sq_publish(ep);
 		/* a ring that stays full may be one the daemon stopped serving */
-		if (ring_cons_stopped(&ep->cq))
-			return ring_cons_stopped(&ep->cq);
+		int stopped = ring_cons_stopped(&ep->cq);
+
+		if (stopped)
+			return stopped;
 		return daemon_gone(ep) ? -ECONNRESET : -EAGAIN;
 	}
 	memcpy(ring_prod_slot(&ep->sq, 0), sqe, sizeof(*sqe));
@@ -251,14 +253,15 @@ UCCL_EXPORT int uccl_nop(struct uccl_ep *ep, unsigned flags, uint64_t user_data)
 
 UCCL_EXPORT int uccl_submit(struct uccl_ep *ep)
 {
-	int n;
+	int n, stopped;
 
 	if (!ep)
 		return -EINVAL;
 	n = sq_publish(ep);
 	if (ep->gone)
 		return -ECONNRESET;
-	return ring_cons_stopped(&ep->cq) ? ring_cons_stopped(&ep->cq) : n;
+	stopped = ring_cons_stopped(&ep->cq);
+	return stopped ? stopped : n;
 }
 
 UCCL_EXPORT int uccl_poll(struct uccl_ep *ep, struct uccl_cqe *cqes, int max)

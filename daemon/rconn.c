@@ -250,7 +250,6 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	uint32_t rthreads = pi->n_threads < CONF_MAX_ENGINE_THREADS ? pi->n_threads
 								    : CONF_MAX_ENGINE_THREADS;
 	uint32_t rows = rthreads ? rthreads : 1, n = d->n_thr * rows, k;
-	bool crc = cf->data_crc || pi->data_crc;       /* as subchan_cmd sets it */
 	struct engcmd **cmds;
 	bool ok;
 
@@ -275,6 +274,7 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	}
 	if (ok) {
 		ch->paths = cmds[0]->u.chan.p.npaths;
+		ch->crc = cmds[0]->u.chan.p.crc;
 		ch->rthreads = rows;
 	}
 	for (k = 0; k < n && cmds; k++) {
@@ -292,16 +292,15 @@ static void chan_up(struct daemon *d, uint32_t id, const struct peer_info *pi)
 	ch->generation = pi->generation;
 	ch->up_ms = daemon_now_ms();
 	ch->mtu = mtu;
-	ch->crc = crc;
 	if (d->n_thr == 1 && ch->rthreads == 1)
 		log_info("peer %s: data channel %u up (mtu %u, %u paths, %s recovery, cc %s%s)", pi->name,
 			 id, ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
-			 crc ? ", crc32c" : "");
+			 ch->crc ? ", crc32c" : "");
 	else
 		log_info("peer %s: data channel %u up, %u x %u sub-channels (our threads x its) "
 			 "(mtu %u, %u paths, %s recovery, cc %s%s)", pi->name, id, d->n_thr, ch->rthreads,
 			 ch->mtu, ch->paths, cf->go_back_n ? "go-back-n" : "selective", cc->name,
-			 crc ? ", crc32c" : "");
+			 ch->crc ? ", crc32c" : "");
 }
 
 /* The IP address of ss, port left out, in out (16 bytes, v4 as v4-mapped). */

@@ -100,10 +100,11 @@ static void reply_mrs(struct session *s)
 	UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
 	UcclCtl__MrsRep mr = UCCL_CTL__MRS_REP__INIT;
 	UcclCtl__MrInfo *infos, **ptrs;
-	size_t n = 0;
+	size_t n = 0, cap = d->n_mrs < MRS_REPLY_MAX ? d->n_mrs : MRS_REPLY_MAX;
 
-	infos = calloc(d->n_mrs + 1, sizeof(*infos));
-	ptrs = calloc(d->n_mrs + 1, sizeof(*ptrs));
+	/* room for what the reply lists, not for every region */
+	infos = calloc(cap + 1, sizeof(*infos));
+	ptrs = calloc(cap + 1, sizeof(*ptrs));
 	if (!infos || !ptrs) {
 		free(infos);
 		free(ptrs);
@@ -158,9 +159,10 @@ static void endpoints_done(struct engcmd *c)
 	struct daemon *d = s->d;
 	UcclCtl__Reply rep = UCCL_CTL__REPLY__INIT;
 	UcclCtl__EndpointsRep er = UCCL_CTL__ENDPOINTS_REP__INIT;
-	uint32_t n = c->u.stats.n_eps, k = 0;
-	UcclCtl__EndpointInfo *infos = calloc(n + 1, sizeof(*infos));
-	UcclCtl__EndpointInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
+	uint32_t n = c->u.stats.n_eps, k = 0, cap = n < ENDPOINTS_REPLY_MAX ? n : ENDPOINTS_REPLY_MAX;
+	/* room for what the reply lists, not for every endpoint */
+	UcclCtl__EndpointInfo *infos = calloc(cap + 1, sizeof(*infos));
+	UcclCtl__EndpointInfo **ptrs = calloc(cap + 1, sizeof(*ptrs));
 
 	if (!infos || !ptrs) {
 		session_reply_err(s, -ENOMEM, "out of memory");

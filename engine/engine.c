@@ -664,20 +664,19 @@ static void ep_shutdown(struct engine *e, struct ep *ep)
 
 /* The client broke one of ep's rings: it is served no more, and told so
  * (a client waiting for a completion or a signal would otherwise wait out
- * its timeout). The CQ ctl is written whatever its indices say. */
+ * its timeout). The CQ ctl is written whatever its indices say. Only live
+ * endpoints get here (ep_pass, engine_sleep_arm): never a lane's shadow. */
 static void ep_break(struct engine *e, struct ep *ep)
 {
 	e->st.corrupt_rings++;
 	/* completions staged earlier in this pass (other endpoints' work)
 	 * still go when the CQ's indices are sane and leave them room:
 	 * they were counted */
-	if (!ep->shadow && ep->staged && ring_prod_space_checked(&ep->cq) >= (int)ep->staged) {
+	if (ep->staged && ring_prod_space_checked(&ep->cq) >= (int)ep->staged) {
 		ring_prod_publish(&ep->cq, ep->staged);
 		ep->staged = 0;
 	}
 	ep_shutdown(e, ep);
-	if (ep->shadow)
-		return;
 	ring_prod_stop(&ep->cq, -EBADMSG);
 	if (e->notify) {
 		e->notify(e->notify_arg, ep->id);
