@@ -598,6 +598,7 @@ struct parser {
 	size_t lineno;
 	size_t line_of[NOPTS];       /* where each option was set; 0: not set */
 	size_t peer_cc_line[CONF_MAX_PEERS];   /* each entry's line, for check_conf */
+	size_t peer_line[CONF_MAX_PEERS];      /* each peers entry's line, likewise */
 	char *err;
 	size_t errlen;
 };
@@ -1113,6 +1114,8 @@ static int parse_peers(struct parser *p, struct conf *c, const struct opt *o, ch
 	if (r < 0)
 		return r;
 	memcpy(have + *n_have, add, sizeof(add[0]) * n);
+	for (uint32_t i = 0; i < n; i++)
+		p->peer_line[*n_have + i] = p->lineno;
 	*n_have += n;
 	return 0;
 }
@@ -1324,7 +1327,8 @@ static int check_conf(struct parser *p, const struct conf *c)
 	/* thread i's ports follow thread i-1's: data_port + i * data_paths */
 	if (c->data_port &&
 	    c->data_port + (uint64_t)c->engine_threads * c->data_paths - 1 > 65535) {
-		p->lineno = later(line_of(p, "data_port"), line_of(p, "engine_threads"));
+		p->lineno = later(line_of(p, "data_port"),
+				  later(line_of(p, "engine_threads"), line_of(p, "data_paths")));
 		fail_msg(p, "data_port %" PRIu32 " + engine_threads %" PRIu32 " x data_paths %" PRIu32
 			 " runs past port 65535", c->data_port, c->engine_threads, c->data_paths);
 		return -EINVAL;
@@ -1358,9 +1362,28 @@ static int check_conf(struct parser *p, const struct conf *c)
 		fail_msg(p, "data_address: must be set when peer_listen is a wildcard address");
 		return -EINVAL;
 	}
-	if (c->peer_listen.family && conf_addr_is_any(&c->data_address)) {
-		p->lineno = line_of(p, "data_address");
-		fail_msg(p, "data_address: a wildcard address cannot be announced to peers");
+	/* the address is where packets are sent: peers, and this daemon's
+	 * own engine threads to each other */
+	if (conf_has_data_plane(c) && conf_addr_is_any(&c->data_address)) {
+		if (c->peer_listen.family) {
+			p->lineno = line_of(p, "data_address");
+			fail_msg(p, "data_address: a wildcard address cannot be announced to peers");
+		} else {
+			p->lineno = later(line_of(p, "data_address"), line_of(p, "engine_threads"));
+			fail_msg(p, "data_address: a wildcard address cannot be sent to (with "
+				 "engine_threads = %" PRIu32 " the threads send to each other at it)",
+				 c->engine_threads);
+		}
+		return -EINVAL;
+	}
+	/* peers of peer_listen's family send to it from sockets of that
+	 * family; "[::]" takes peers of both, and leaves the choice */
+	if (c->peer_listen.family && c->data_address.family &&
+	    c->data_address.family != c->peer_listen.family && !conf_addr_is_any(&c->peer_listen)) {
+		p->lineno = later(line_of(p, "peer_listen"), line_of(p, "data_address"));
+		fail_msg(p, "data_address: %s but peer_listen is %s (peers could not reach it)",
+			 c->data_address.family == AF_INET6 ? "IPv6" : "IPv4",
+			 c->peer_listen.family == AF_INET6 ? "IPv6" : "IPv4");
 		return -EINVAL;
 	}
 	/* outgoing connections leave from the peer_listen address, so that
@@ -1371,7 +1394,7 @@ static int check_conf(struct parser *p, const struct conf *c)
 		if (q->addr.family == c->peer_listen.family ||
 		    (c->peer_listen.family == AF_INET6 && conf_addr_is_any(&c->peer_listen)))
 			continue;
-		p->lineno = later(line_of(p, "peer_listen"), line_of(p, "peers"));
+		p->lineno = later(line_of(p, "peer_listen"), p->peer_line[i]);
 		fail_msg(p, "peers: %s is %s but peer_listen is %s", q->name,
 			 q->addr.family == AF_INET6 ? "IPv6" : "IPv4",
 			 c->peer_listen.family == AF_INET6 ? "IPv6" : "IPv4");

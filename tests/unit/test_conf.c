@@ -266,6 +266,11 @@ static void test_engine_threads(void **state)
 	expect_error("ack_hold_us = 11\n", -ERANGE, "t.conf:1: ack_hold_us: 11 is out of range (0..10)");
 	expect_error("data_port = 65000\ndata_paths = 64\nengine_threads = 9\n", -EINVAL,
 		     "t.conf:3: data_port 65000 + engine_threads 9 x data_paths 64 runs past port 65535");
+	/* data_paths on the last line is the one named */
+	expect_error("data_port = 65000\nengine_threads = 4\ndata_paths = 256\n", -EINVAL,
+		     "t.conf:3: data_port 65000 + engine_threads 4 x data_paths 256 runs past port 65535");
+	expect_error("data_port = 64000\nengine_threads = 8\ndata_paths = 256\n", -EINVAL,
+		     "t.conf:3: data_port 64000 + engine_threads 8 x data_paths 256 runs past port 65535");
 }
 
 static void test_log_levels(void **state)
@@ -791,7 +796,7 @@ static void test_dump_round_trip(void **state)
 		 "log_level = error\npeer_listen = [fd00::1]:65535\n"
 		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\ndynamic_peers = 64\n"
 		 "peer_key_file = /etc/uccl/peer key\n"
-		 "host_name = Host-01.example\ndata_address = 10.1.2.3\ndata_port = 65279\n"
+		 "host_name = Host-01.example\ndata_address = fd00::3\ndata_port = 65279\n"
 		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\ncc = hint\n"
 		 "peer_cc = a=swift, b.c-d_e=none\n",
 		 big);
@@ -950,9 +955,24 @@ static void test_peer_option_errors(void **state)
 	/* what the start refuses, refused here too */
 	expect_error("peer_listen = 127.0.0.1:7000\ndata_address = 0.0.0.0\n", -EINVAL,
 		     "t.conf:2: data_address: a wildcard address cannot be announced to peers");
-	expect_ok("data_address = 0.0.0.0\n", &(struct conf){ 0 });   /* no peering: unused */
+	expect_ok("data_address = 0.0.0.0\n", &(struct conf){ 0 });   /* no data plane: unused */
+	/* without peering, engine threads send to each other at it */
+	expect_error("data_address = ::\nengine_threads = 2\n", -EINVAL,
+		     "t.conf:2: data_address: a wildcard address cannot be sent to (with "
+		     "engine_threads = 2 the threads send to each other at it)");
+	expect_ok("data_address = 127.0.0.2\nengine_threads = 2\n", &(struct conf){ 0 });
+	/* peers of the listener's family send to it from sockets of that family */
+	expect_error("data_address = ::1\npeer_listen = 127.0.0.1:7000\n", -EINVAL,
+		     "t.conf:2: data_address: IPv6 but peer_listen is IPv4 (peers could not reach it)");
+	expect_error("peer_listen = [::1]:7000\ndata_address = 127.0.0.1\n", -EINVAL,
+		     "t.conf:2: data_address: IPv4 but peer_listen is IPv6 (peers could not reach it)");
+	expect_ok("peer_listen = [::]:7000\ndata_address = 127.0.0.1\n", &(struct conf){ 0 });
+	expect_ok("peer_listen = 127.0.0.1:7000\ndata_address = 127.0.0.2\n", &(struct conf){ 0 });
 	expect_error("peers = b=[fd00::2]:1\npeer_listen = 10.0.0.1:1\n", -EINVAL,
 		     "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
+	/* the line of the entry, not the last peers line */
+	expect_error("peer_listen = 10.0.0.1:1\npeers = b=[fd00::2]:1\npeers = c=10.0.0.3:1\n",
+		     -EINVAL, "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
 	expect_error("data_paths = 256\ndata_port = 65281\n", -EINVAL,
 		     "t.conf:2: data_port 65281 + data_paths 256 runs past port 65535");
 	expect_ok("data_paths = 256\ndata_port = 65280\n", &(struct conf){ 0 });
