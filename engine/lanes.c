@@ -337,12 +337,14 @@ int engine_lane_done(struct engine *e, uint64_t cookie, int res)
 		if (op->rown_done)
 			remote_op_finish(e, op, 0);    /* may hand op back to its pool */
 	}
-	if (c->r.sig_head)
-		remote_release_signals(e, c);
 	/* the lane lost the peer: so did the connection (a signal after
-	 * this put must not report it written) */
+	 * this put must not report it written). Reset before a held signal
+	 * is let go: released first, it went out on the owner's healthy
+	 * channel, and the peer, having the owner's part, raised it. */
 	if ((res == -ECONNRESET || res == -ETIMEDOUT) && c->state == CONN_UP)
 		eng_conn_reset(e, c, res);
+	else if (c->r.sig_head)
+		remote_release_signals(e, c);
 	eng_settle(e);
 	return 0;
 }

@@ -635,6 +635,28 @@ static void test_reset_with_parts_out(void **state)
 	assert_int_equal(st.outstanding, 0);   /* back in its pool */
 }
 
+/* A signal held behind a split put whose last part to report failed
+ * because its lane lost the peer: the peer never raises it (its lane's
+ * bytes were not written). The signal was let go as the put's last report
+ * came, before the connection was reset for it, and went out on the
+ * owner's channel. */
+static void test_signal_after_lost_lane_not_raised(void **state)
+{
+	struct fx *f = fx_open(state, 9, 0);
+
+	f->lane_loss[2] = 1000000;    /* lane 2's channel gives up */
+	put(f, 0, 3 * MiB, 1);
+	signal_after(f, 0, 3 * MiB, 2);
+	run_until_cqes(f, 2);
+	assert_int_equal(cqe(f, 1)->res, -ETIMEDOUT);
+	assert_int_equal(cqe(f, 2)->res, -ETIMEDOUT);
+	for (int i = 0; i < 4000; i++)
+		if (step(f) == 0)
+			break;
+	observe(f);
+	assert_int_equal(__atomic_load_n(&f->bsems[0], __ATOMIC_ACQUIRE) & ~UCCL_SEM_RESET, 0);
+}
+
 /* A split get whose side is reset while a lane's part is out completes
  * only once that part reported: nothing writes its target after the
  * client saw it complete. It used to complete at once, and the part,
@@ -1154,6 +1176,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_split_put, teardown),
 		cmocka_unit_test_teardown(test_signal_behind_parts, teardown),
+		cmocka_unit_test_teardown(test_signal_after_lost_lane_not_raised, teardown),
 		cmocka_unit_test_teardown(test_put_with_signal_behind_parts, teardown),
 		cmocka_unit_test_teardown(test_split_get, teardown),
 		cmocka_unit_test_teardown(test_part_refused, teardown),
