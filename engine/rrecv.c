@@ -91,6 +91,13 @@ static bool send_room(const struct engine *e, const struct conn *c, uint64_t seq
 	uint64_t bytes = c->r.ubytes;
 	uint32_t n = c->r.nrecs;
 
+	/* Its turn and nothing to buffer (a send into its posted receive, a
+	 * void): only the engine's count holds it back. The connection's
+	 * share may be full of earlier sends that the receiver takes only
+	 * after this one; refused, it would be resent for ever. Such a
+	 * record keeps no bytes and goes as its packets are in. */
+	if (seq == c->r.next_seq && len == 0)
+		return e->st.unexpected_msgs < e->rm->max_unexp_msgs;
 	if (n < REC_PER_CONN_MAX && room_for(e, bytes, n, len))
 		return seq == c->r.next_seq || reserve_kept(e, len);
 	if (seq != c->r.next_seq)

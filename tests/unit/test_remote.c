@@ -3670,11 +3670,57 @@ static void test_an_op_queued_while_the_queue_is_walked_goes_out(void **state)
 #endif
 }
 
+/* A send whose receive is posted goes in though its connection holds its
+ * share of records with earlier sends nobody has received yet (the
+ * receiver takes them after it): the share (16 of 32 records here), or
+ * the 1024 records one connection may hold. It was refused and resent for
+ * ever. Then the held ones are all received, in order. */
+static void direct_send_behind_unmatched(void **state, struct fx_params p, int held, uint32_t len)
+{
+	struct fx *f = fx_open(state, p);
+
+	for (int i = 0; i < held; i++)
+		submit(f, HA, SEND(.loff = (uint64_t)i * len, .len = len, .tag = 8, .user_data = 1 + i));
+	wait_cqes(f, HA, held);
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_msgs, held);
+	submit(f, HB, RECV(.loff = 0, .len = 4 * KiB, .tag = 9, .user_data = 5000));
+	run_steps(f, 1);
+	submit(f, HA, SEND(.loff = 512 * KiB, .len = 100, .tag = 9, .user_data = 5000));
+	run_for(f, 200 * MS);
+	assert_true(has_cqe(f, HB, 5000));
+	assert_int_equal(cqe(f, HB, 5000).res, 0);
+	assert_memory_equal(f->h[HB].mr2, f->h[HA].mr1 + 512 * KiB, 100);
+	assert_int_equal(st(f, HB)->rx_refused_nobuf, 0);
+	for (int i = 0; i < held; i++)
+		submit(f, HB, RECV(.loff = 8 * KiB + (uint64_t)i * len, .len = len, .tag = 8,
+				   .user_data = 1 + i));
+	wait_cqes(f, HB, held + 1);
+	for (int i = 0; i < held; i++)
+		assert_int_equal(cqe(f, HB, 1 + i).res, 0);
+	assert_memory_equal(f->h[HB].mr2 + 8 * KiB, f->h[HA].mr1, (size_t)held * len);
+	settle(f);
+	assert_int_equal(st(f, HB)->unexpected_msgs, 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+}
+
+static void test_direct_send_behind_unmatched_share(void **state)
+{
+	direct_send_behind_unmatched(state, PARAMS(.seed = 44, .max_unexp_msgs = 32), 16, 100);
+}
+
+static void test_direct_send_behind_1024_unmatched(void **state)
+{
+	direct_send_behind_unmatched(state, PARAMS(.seed = 45), 1024, 64);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_teardown(name, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_an_oversized_op_does_not_open_the_endpoint_limit),
+		T(test_direct_send_behind_unmatched_share),
+		T(test_direct_send_behind_1024_unmatched),
 		T(test_many_endpoints_at_their_limit_hold_up_no_other),
 		T(test_an_op_queued_while_the_queue_is_walked_goes_out),
 		T(test_a_void_of_a_refused_send_lifts_the_block),
