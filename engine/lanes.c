@@ -274,9 +274,12 @@ int engine_lane_start(struct engine *e, const struct engine_lane_part *p)
 		return -ECONNRESET;
 	if (p->client_id != ep->client_id)
 		return -EBADF;
+	/* the owner had the region when it split the op: gone here, it was
+	 * deregistered meanwhile (this thread's removal ran first), which the
+	 * owner's own cancel reports as -ECANCELED */
 	m = mr_table_by_id(e->mrs, ep->client_id, p->lmr);
 	if (!m)
-		return -EBADF;
+		return -ECANCELED;
 	if (p->len == 0 || !mr_range_ok(m, p->loff, p->len))
 		return -ERANGE;
 	if (p->opcode != UCCL_OP_PUT && p->opcode != UCCL_OP_GET)

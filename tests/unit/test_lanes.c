@@ -840,6 +840,24 @@ static void test_region_removed_on_lane(void **state)
 	assert_int_equal(errors_on_a(f), 1);
 }
 
+/* The region removed on a lane thread before its part runs there (that
+ * thread's removal ran before the owner's): the put fails with
+ * -ECANCELED, as the owner's cancel says, not -EBADF. */
+static void test_region_removed_before_part_runs(void **state)
+{
+	struct fx *f = fx_open(state, 5, 0);
+
+	f->hold_from = 1;             /* the lanes' parts wait: slow lane threads */
+	put(f, 0, 3 * MiB, 1);
+	for (int i = 0; i < 50; i++)
+		step(f);
+	assert_true(f->nparts > 0);
+	assert_int_equal(engine_mr_remove(f->e[0][1], CLIENT_A, 1), 0);
+	f->hold_from = 0;
+	run_until_cqes(f, 1);
+	assert_int_equal(cqe(f, 1)->res, -ECANCELED);
+}
+
 /* A shadow endpoint removed under a part in flight (its lane thread's
  * removal can run before the owner's): the part reports a failure, so the
  * put fails instead of completing with bytes missing. */
@@ -1138,8 +1156,8 @@ static void test_lane_put_checks(void **state)
 	q.wire = WIRE(0, 9);           /* an earlier connection's part */
 	assert_int_equal(engine_lane_start(f->e[0][1], &q), -ECONNRESET);
 	q = p;
-	q.lmr = 2;
-	assert_int_equal(engine_lane_start(f->e[0][1], &q), -EBADF);
+	q.lmr = 2;                     /* not here: deregistered since the split */
+	assert_int_equal(engine_lane_start(f->e[0][1], &q), -ECANCELED);
 	q = p;
 	q.client_id = CLIENT_B;
 	assert_int_equal(engine_lane_start(f->e[0][1], &q), -EBADF);
@@ -1188,6 +1206,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_linger_counted_once, teardown),
 		cmocka_unit_test_teardown(test_random_resets_and_parts, teardown),
 		cmocka_unit_test_teardown(test_region_removed_on_lane, teardown),
+		cmocka_unit_test_teardown(test_region_removed_before_part_runs, teardown),
 		cmocka_unit_test_teardown(test_shadow_removed_under_part, teardown),
 		cmocka_unit_test_teardown(test_signal_not_held_by_later_parts, teardown),
 		cmocka_unit_test_teardown(test_lane_lost_resets_connection, teardown),
