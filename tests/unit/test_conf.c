@@ -500,6 +500,9 @@ static void test_error_bad_bool_level_list(void **state)
 		     "t.conf:1: allow_gids: unknown group 'no_such_group_x'");
 	expect_error("allow_gids = a/b\n", -EINVAL,
 		     "t.conf:1: allow_gids: 'a/b' is neither a number nor a group name");
+	/* a directory service's user@domain is looked up, not refused as a name */
+	expect_error("allow_uids = nobody-here@example.invalid\n", -EINVAL,
+		     "t.conf:1: allow_uids: unknown user 'nobody-here@example.invalid'");
 	expect_error("admin_gid = no_such_group_x\n", -EINVAL,
 		     "t.conf:1: admin_gid: unknown group 'no_such_group_x'");
 }
