@@ -404,7 +404,16 @@ static int scan_addr(const char *s, struct conf_addr *a)
 		return 0;
 	}
 	if (inet_pton(AF_INET6, buf, a->addr) == 1) {
+		static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
 		a->family = AF_INET6;
+		/* ::ffff:a.b.c.d is that IPv4 address, as accepted sockets'
+		 * addresses are taken (peer.c): one host, one form */
+		if (memcmp(a->addr, mapped, sizeof(mapped)) == 0) {
+			memmove(a->addr, a->addr + 12, 4);
+			memset(a->addr + 4, 0, 12);
+			a->family = AF_INET;
+		}
 		return 0;
 	}
 	return -EINVAL;
@@ -436,7 +445,7 @@ int conf_scan_addr_port(const char *s, struct conf_addr *a)
 		return -EINVAL;
 	memcpy(host, s, n);
 	host[n] = '\0';
-	if (scan_addr(host, a) < 0 || (s[0] == '[' && a->family != AF_INET6))
+	if (scan_addr(host, a) < 0 || (s[0] == '[' && !strchr(host, ':')))
 		return -EINVAL;
 	p = colon + 1;
 	r = scan_u64(&p, &port);

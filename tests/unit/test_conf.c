@@ -797,7 +797,7 @@ static void test_dump_round_trip(void **state)
 		 "max_ctl_msg = 1025\nctl_timeout_ms = 600000\nmax_listen_backlog = 4096\n"
 		 "engine_idle_spin_us = 0\nengine_poll_batch = 1024\nengine_cpu = 4095\n"
 		 "log_level = error\npeer_listen = [fd00::1]:65535\n"
-		 "peers = a=[fd00::2]:1, b.c-d_e=[::ffff:10.0.0.1]:7000\ndynamic_peers = 64\n"
+		 "peers = a=[fd00::2]:1, b.c-d_e=[fd00::a:1]:7000\ndynamic_peers = 64\n"
 		 "peer_key_file = /etc/uccl/peer key\n"
 		 "host_name = Host-01.example\ndata_address = fd00::3\ndata_port = 65279\n"
 		 "data_paths = 256\nmtu = 9000\npeer_timeout_ms = 60000\ncc = hint\n"
@@ -973,6 +973,23 @@ static void test_peer_option_errors(void **state)
 	expect_ok("peer_listen = 127.0.0.1:7000\ndata_address = 127.0.0.2\n", &(struct conf){ 0 });
 	expect_error("peers = b=[fd00::2]:1\npeer_listen = 10.0.0.1:1\n", -EINVAL,
 		     "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
+	/* ::ffff:a.b.c.d is that IPv4 address: the same host as written so,
+	 * and of its family (a peer connecting from it is seen as IPv4) */
+	expect_error("peer_listen = [::]:7000\ndata_address = 10.0.0.1\n"
+		     "peers = a=10.0.0.2:7470, b=[::ffff:10.0.0.2]:7470\n", -EINVAL,
+		     "t.conf:3: peers: a and b have the same address 10.0.0.2:7470");
+	expect_error("peer_listen = [fd00::1]:7000\npeers = b=[::ffff:10.0.0.2]:7470\n", -EINVAL,
+		     "t.conf:2: peers: b is IPv4 but peer_listen is IPv6");
+	{
+		struct conf c;
+
+		expect_ok("peer_listen = [::ffff:127.0.0.1]:7000\n", &c);
+		assert_int_equal(c.peer_listen.family, AF_INET);
+		assert_memory_equal(c.peer_listen.addr, ((uint8_t[16]){ 127, 0, 0, 1 }), 16);
+		assert_int_equal(c.peer_listen.port, 7000);
+		expect_ok("data_address = ::ffff:127.0.0.2\n", &c);
+		assert_int_equal(c.data_address.family, AF_INET);
+	}
 	/* the line of the entry, not the last peers line */
 	expect_error("peer_listen = 10.0.0.1:1\npeers = b=[fd00::2]:1\npeers = c=10.0.0.3:1\n",
 		     -EINVAL, "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
