@@ -1389,7 +1389,8 @@ static int check_conf(struct parser *p, const struct conf *c)
 	/* peers of peer_listen's family send to it from sockets of that
 	 * family; "[::]" takes peers of both, and leaves the choice */
 	if (c->peer_listen.family && c->data_address.family &&
-	    c->data_address.family != c->peer_listen.family && !conf_addr_is_any(&c->peer_listen)) {
+	    c->data_address.family != c->peer_listen.family &&
+	    !(c->peer_listen.family == AF_INET6 && conf_addr_is_any(&c->peer_listen))) {
 		p->lineno = later(line_of(p, "peer_listen"), line_of(p, "data_address"));
 		fail_msg(p, "data_address: %s but peer_listen is %s (peers could not reach it)",
 			 c->data_address.family == AF_INET6 ? "IPv6" : "IPv4",

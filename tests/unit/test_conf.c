@@ -970,6 +970,8 @@ static void test_peer_option_errors(void **state)
 	expect_error("peer_listen = [::1]:7000\ndata_address = 127.0.0.1\n", -EINVAL,
 		     "t.conf:2: data_address: IPv4 but peer_listen is IPv6 (peers could not reach it)");
 	expect_ok("peer_listen = [::]:7000\ndata_address = 127.0.0.1\n", &(struct conf){ 0 });
+	expect_error("peer_listen = 0.0.0.0:7000\ndata_address = fd00::1\n", -EINVAL,
+		     "t.conf:2: data_address: IPv6 but peer_listen is IPv4 (peers could not reach it)");
 	expect_ok("peer_listen = 127.0.0.1:7000\ndata_address = 127.0.0.2\n", &(struct conf){ 0 });
 	expect_error("peers = b=[fd00::2]:1\npeer_listen = 10.0.0.1:1\n", -EINVAL,
 		     "t.conf:2: peers: b is IPv6 but peer_listen is IPv4");
