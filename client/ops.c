@@ -109,9 +109,15 @@ static int sq_publish(struct uccl_ep *ep)
 
 static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flags)
 {
+	int space;
+
 	if (ep->gone)
 		return -ECONNRESET;
-	if (ring_prod_space(&ep->sq) == 0) {
+	/* a consumer index we could not have let it reach: written outside
+	 * the library (a forked child's submissions, a stray store) */
+	if ((space = ring_prod_space_checked(&ep->sq)) < 0)
+		return space;
+	if (space == 0) {
 		/* a ring full of staged descriptors would stay full: the
 		 * daemon takes only published ones */
 		sq_publish(ep);
@@ -489,8 +495,11 @@ UCCL_EXPORT int uccl_wait(struct uccl_ep *ep, uint32_t conn, uint64_t value, int
 		return -EINVAL;
 	if ((r = sem_check(ep, conn, value)) <= 0)
 		return r;
+	/* a caller spinning on it learns that the daemon died, as one
+	 * spinning on uccl_poll does (no wake-up or reset comes any more) */
 	if (timeout_ms == 0)
-		return (r = sem_or_stop(ep, conn, value)) == 1 ? -ETIMEDOUT : r;
+		return (r = sem_or_stop(ep, conn, value)) != 1 ? r :
+		       daemon_gone(ep) ? -ECONNRESET : -ETIMEDOUT;
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
 		spin_end = client_now_ns() + SPIN_NS;

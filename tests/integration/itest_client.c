@@ -1303,7 +1303,7 @@ static void *break_sq(void *arg)
 static int mode_badring(void)
 {
 	struct uccl_ctx *ctx;
-	struct uccl_ep *ep, *other;
+	struct uccl_ep *ep, *other, *third;
 	struct uccl_cqe cqe;
 	struct breaker b;
 	pthread_t th;
@@ -1343,6 +1343,14 @@ static int mode_badring(void)
 	r = uccl_cq_wait(other, &cqe, 1, T_MS);
 	check(r == 1 && cqe.user_data == 7 && cqe.res == 0,
 	      "the same client's other endpoint is still served (%d)", r);
+	/* the SQ's consumer index moved past what was published (a forked
+	 * child's submissions, a stray store): the library says so instead of
+	 * calling the ring full for ever */
+	TRY(ctx, uccl_ep_create(ctx, NULL, &third));
+	__atomic_store_n(&third->sq.ctl->cons, third->sq.idx + 5, __ATOMIC_RELEASE);
+	r = uccl_nop(third, 0, 9);
+	check(r == -EBADMSG, "a submission on a ring whose consumer is ahead: -EBADMSG (%s)",
+	      uccl_strerror(r));
 	uccl_detach(ctx);
 	return failures;
 }
@@ -1357,7 +1365,7 @@ static int mode_badring(void)
 static int mode_daemondies(bool pipe_doorbell)
 {
 	struct uccl_ctx *ctx;
-	struct uccl_ep *ep, *ep2;
+	struct uccl_ep *ep, *ep2, *ep3;
 	struct uccl_cqe cqe;
 	int64_t t0, dt;
 	int r, fd, p[2], i;
@@ -1375,6 +1383,7 @@ static int mode_daemondies(bool pipe_doorbell)
 		close(p[1]);
 	}
 	TRY(ctx, uccl_ep_create(ctx, NULL, &ep2));   /* its doorbell is never rung */
+	TRY(ctx, uccl_ep_create(ctx, NULL, &ep3));   /* nor this one's */
 	printf("ready\n");
 	fflush(stdout);
 	sleep(2);                      /* the script kills the daemon meanwhile */
@@ -1396,10 +1405,17 @@ static int mode_daemondies(bool pipe_doorbell)
 	for (i = 0; i < 100000 && (r = uccl_poll(ep2, &cqe, 1)) == 0; i++)
 		;
 	check(r == -ECONNRESET, "poll says the daemon is gone after %d empty polls (%d)", i, r);
+	/* and one spinning on a semaphore without waiting (it spun on
+	 * -ETIMEDOUT for ever) */
+	for (i = 0; i < 100000 && (r = uccl_wait(ep3, 0, 1, 0)) == -ETIMEDOUT; i++)
+		;
+	check(r == -ECONNRESET, "wait without waiting says the daemon is gone after %d calls (%d)", i,
+	      r);
 	r = uccl_nop(ep, 0, 8);
 	check(r == -ECONNRESET, "a submission says the daemon is gone (%d)", r);
 	r = uccl_submit(ep);
 	check(r == -ECONNRESET, "so does uccl_submit (%d)", r);
+	uccl_ep_destroy(ep3);
 	uccl_ep_destroy(ep2);
 	uccl_ep_destroy(ep);
 	uccl_detach(ctx);
