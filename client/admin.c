@@ -25,19 +25,14 @@ UCCL_EXPORT int uccl_set_channel_cc(struct uccl_ctx *ctx, const char *peer, cons
 
 	if (!ctx)
 		return -EINVAL;
+	if (!peer || !*peer || strlen(peer) > PEER_NAME_MAX)
+		return ctx_fail(ctx, -EINVAL, "uccl_set_channel_cc: a peer name is 1..%d characters",
+				PEER_NAME_MAX);
+	if (!cc || !*cc || strlen(cc) > CC_NAME_MAX)
+		return ctx_fail(ctx, -EINVAL,
+				"uccl_set_channel_cc: a controller name is 1..%d characters",
+				CC_NAME_MAX);
 	ctx_lock(ctx);
-	if (!peer || !*peer || strlen(peer) > PEER_NAME_MAX) {
-		ctx_set_error(ctx, "uccl_set_channel_cc: a peer name is 1..%d characters",
-			      PEER_NAME_MAX);
-		r = -EINVAL;
-		goto out;
-	}
-	if (!cc || !*cc || strlen(cc) > CC_NAME_MAX) {
-		ctx_set_error(ctx, "uccl_set_channel_cc: a controller name is 1..%d characters",
-			      CC_NAME_MAX);
-		r = -EINVAL;
-		goto out;
-	}
 	q.peer = (char *)peer;
 	q.cc = (char *)cc;
 	req.body_case = UCCL_CTL__REQUEST__BODY_SET_CC;
@@ -48,7 +43,6 @@ UCCL_EXPORT int uccl_set_channel_cc(struct uccl_ctx *ctx, const char *peer, cons
 		r = rep->set_cc->applied ? 0 : 1;
 		uccl_ctl__reply__free_unpacked(rep, NULL);
 	}
-out:
 	ctx_unlock(ctx);
 	return r;
 }

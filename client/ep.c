@@ -145,12 +145,10 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 	req.body_case = UCCL_CTL__REQUEST__BODY_EP_CREATE;
 	req.ep_create = &c;
 
+	if (attr && (attr->flags & ~UCCL_EP_THREAD))
+		return ctx_fail(ctx, -EINVAL, "uccl_ep_attr: unknown flags 0x%x",
+				attr->flags & ~UCCL_EP_THREAD);
 	ctx_lock(ctx);
-	if (attr && (attr->flags & ~UCCL_EP_THREAD)) {
-		ctx_set_error(ctx, "uccl_ep_attr: unknown flags 0x%x", attr->flags & ~UCCL_EP_THREAD);
-		r = -EINVAL;
-		goto out_unlock;
-	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
 		ctx_set_error(ctx, "out of memory");

@@ -76,12 +76,9 @@ UCCL_EXPORT int uccl_mem_alloc(struct uccl_ctx *ctx, size_t len, struct uccl_mr 
 		return -EINVAL;
 	if (!ret)
 		return ctx_fail(ctx, -EINVAL, "uccl_mem_alloc: no place for the region");
+	if (len == 0 || len > SIZE_MAX - page + 1)
+		return ctx_fail(ctx, -EINVAL, "uccl_mem_alloc: length %zu is not allocatable", len);
 	ctx_lock(ctx);
-	if (len == 0 || len > SIZE_MAX - page + 1) {
-		ctx_set_error(ctx, "uccl_mem_alloc: length %zu is not allocatable", len);
-		r = -EINVAL;
-		goto out_unlock;
-	}
 	len = (len + page - 1) & ~(page - 1);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
@@ -145,12 +142,9 @@ UCCL_EXPORT int uccl_mem_reg(struct uccl_ctx *ctx, void *addr, size_t len, struc
 		return -EINVAL;
 	if (!ret)
 		return ctx_fail(ctx, -EINVAL, "uccl_mem_reg: no place for the region");
+	if (!addr || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr)
+		return ctx_fail(ctx, -EINVAL, "uccl_mem_reg: empty or wrapping range");
 	ctx_lock(ctx);
-	if (!addr || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr) {
-		ctx_set_error(ctx, "uccl_mem_reg: empty or wrapping range");
-		r = -EINVAL;
-		goto out_unlock;
-	}
 	/* Yama (ptrace_scope 1) lets only ancestors and named tracers use
 	 * process_vm_*; name the daemon once. EINVAL: no Yama, nothing to do. */
 	if (!ctx->ptracer_set && ctx->daemon_pid > 0) {

@@ -537,6 +537,23 @@ static int mode_lasterror(void)
 	int64_t waited = now_ms() - t0;
 	check(r == -EINVAL && waited < 400, "a refused argument does not wait for another thread's "
 	      "control call (%lld ms)", (long long)waited);
+	{
+		struct uccl_ep_attr bad = { .flags = 0x80 };
+		struct uccl_mr *m;
+		struct uccl_ep *e2;
+		int rs[4];
+
+		t0 = now_ms();
+		rs[0] = uccl_mem_alloc(ctx, 0, &m);
+		rs[1] = uccl_mem_reg(ctx, NULL, 4096, &m);
+		rs[2] = uccl_ep_create(ctx, &bad, &e2);
+		rs[3] = uccl_set_channel_cc(ctx, "", "window");
+		waited = now_ms() - t0;
+		check(rs[0] == -EINVAL && rs[1] == -EINVAL && rs[2] == -EINVAL && rs[3] == -EINVAL &&
+		      waited < 400, "nor do a zero-length region, a NULL one, unknown endpoint flags "
+		      "and an empty peer name (%d %d %d %d, %lld ms)", rs[0], rs[1], rs[2], rs[3],
+		      (long long)waited);
+	}
 	pthread_join(at, NULL);
 	uccl_ep_destroy(acc.ep);
 	uccl_ep_destroy(ep);
