@@ -357,7 +357,13 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 		session_reply_err(s, -ENOTCONN, "no connection %u on endpoint %u", q->conn_id, ep->id);
 		return;
 	}
-	/* a queued, not yet accepted connection leaves the backlog too */
+	c = session_cmd_new(s, ENGCMD_CONN_REMOVE, conn_remove_done);
+	if (!c) {
+		session_reply_err(s, -ENOMEM, "out of memory");
+		return;
+	}
+	/* a queued, not yet accepted connection leaves the backlog too; only
+	 * once the close goes ahead (refused, it must still be accepted) */
 	for (uint32_t i = 0; i < ep->backlog_n; i++) {
 		uint32_t k = (ep->backlog_head + i) % ep->backlog_cap;
 		if (ep->backlog[k] == q->conn_id) {
@@ -367,11 +373,6 @@ void sess_conn_close(struct session *s, UcclCtl__CloseReq *q)
 			ep->backlog_n--;
 			break;
 		}
-	}
-	c = session_cmd_new(s, ENGCMD_CONN_REMOVE, conn_remove_done);
-	if (!c) {
-		session_reply_err(s, -ENOMEM, "out of memory");
-		return;
 	}
 	if (ep->conns[q->conn_id].remote)
 		rconn_tell_closed(s->d, ep, q->conn_id);
