@@ -1056,6 +1056,9 @@ int engine_conn_remove(struct engine *e, uint32_t ep_id, uint32_t conn)
 	if (c->state == CONN_UP && !c->remote)
 		conn_reset_peer(e, c);
 	conn_flush_ops(e, c, -ECANCELED, false);
+	/* closed here: a wait on its semaphore (another thread's) ends now,
+	 * not at its timeout; a connection made in its place starts at 0 */
+	sem_mark_reset(e, c);
 	conn_detach(c, CONN_FREE);
 	ep->st.conns--;
 	run_work(e);

@@ -410,6 +410,14 @@ static int primitives_client(const char *name)
 	TRY(ctx, uccl_put(ep, conn, mr, 0, sk.alloc_key, 0, 8, 0, 61));
 	r = op_res(ep, &st, 61);
 	check(r == -ENOTCONN, "put on our closed connection: -ENOTCONN (%s)", uccl_strerror(r));
+	{
+		int64_t t0 = now_ms();
+
+		r = uccl_wait(ep, conn, 5, T_MS);
+		check(r == -ECONNRESET && now_ms() - t0 < T_MS / 2,
+		      "wait for a signal on our closed connection: -ECONNRESET in %lld ms (%s)",
+		      (long long)(now_ms() - t0), uccl_strerror(r));
+	}
 	TRY(ctx, uccl_mem_free(src2));
 	uccl_detach(ctx);   /* frees the rest */
 	return failures ? 1 : 0;

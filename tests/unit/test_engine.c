@@ -884,6 +884,7 @@ static void test_conn_remove_cancels_here_and_resets_the_peer(void **state)
 	assert_int_equal(one(f, 1).res, -ECONNRESET);
 	assert_int_equal(st(f)->err_canceled, 2);
 	assert_int_equal(f->ep[1].sems[1], UCCL_SEM_RESET);   /* no signal will come */
+	assert_int_equal(f->ep[0].sems[0], UCCL_SEM_RESET);   /* nor here, closed */
 
 	/* the peer side stays reset until it is removed too; ours is free */
 	assert_int_equal(run1(f, 1, SQE(.opcode = UCCL_OP_SIGNAL, .conn = 1)).res, -ECONNRESET);
