@@ -339,6 +339,7 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		m.len = 0;
 	}
 	m.cookie = remote_cookie(rm, i);
+	ch->offers++;
 	r = tpchan_submit(ch->tp, &m);
 	if (r < 0) {
 		remote_slot_put(rm, i);
@@ -381,7 +382,8 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 {
 	struct opq_op *prev = NULL, *op = ch->q_head;
 	/* endpoints found at their limit in this walk carry its number */
-	uint64_t walk = ++e->rm->walks;
+	uint64_t walk = ++e->rm->walks, offers = ch->offers;
+	bool was = ch->blocked;
 	int r;
 
 	ch->blocked = false;           /* until submit_one finds it full again */
@@ -405,7 +407,7 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 			}
 			queue_relink(ch, prev, op);
 			if (r == -EAGAIN)
-				return;
+				break;
 			if (r == -EBUSY)
 				((struct conn *)op->rside)->ep->r_held_walk = walk;
 			/* -EBUSY, or -ENOMEM: a void, for later */
@@ -415,6 +417,12 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 		prev = op;
 		op = op->rnext;
 	}
+	/* a walk that offered the channel nothing (its ops held by their
+	 * endpoints' limits or waiting for retry times) learnt nothing of its
+	 * room: a refusal seen before it, a get response's, still holds, and
+	 * cleared it would make the engine's deadline "now" until an ACK */
+	if (ch->offers == offers)
+		ch->blocked = was;
 }
 
 static void job_free(struct engine *e, struct rjob *j)

@@ -705,8 +705,13 @@ static void put_settle(struct engine *e, struct conn *c, struct rputs *p, uint64
 {
 	uint64_t old = p->done, fused = 0;
 
-	if (put_settled(p, n) || put_beyond(p, n))
+	/* settled already: a void of a put its refusal settled, a duplicate.
+	 * The record goes as on every other path once nothing is left in it
+	 * (the void made it anew) */
+	if (put_settled(p, n) || put_beyond(p, n)) {
+		rputs_trim(e, c, p);          /* p may be gone now */
 		return;
+	}
 	p->map[n % PUT_WINDOW / 64] |= 1ull << (n % 64);
 	if (sig) {
 		p->sig[n % PUT_WINDOW / 64] |= 1ull << (n % 64);

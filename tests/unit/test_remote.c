@@ -3714,11 +3714,51 @@ static void test_direct_send_behind_1024_unmatched(void **state)
 	direct_send_behind_unmatched(state, PARAMS(.seed = 45), 1024, 64);
 }
 
+/* A put the receiver refuses settles there with the refusal; the sender's
+ * void for it then names a settled number. The receiver's record of the
+ * connection's puts goes once nothing is partial, held or out of order,
+ * as after any other put; the void made it anew and kept it. */
+static void test_void_of_a_refused_put_leaves_no_put_record(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 5));
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 100, .rkey = KEY_C, .user_data = 1));
+	wait_cqe(f, HA, 1);
+	settle(f);
+	assert_int_equal(cqe(f, HA, 1).res, -EACCES);
+	assert_int_equal(st(f, HB)->put_records, 0);
+}
+
+/* A get response the full channel refused waits for a completion. The
+ * queue walk right after it found its only op held by its endpoint's
+ * in-flight limit, offered the channel nothing, and still cleared the
+ * full mark: the engine's deadline said "now" while engine_tx sent nothing
+ * (the fixture's drain() fails with -EDEADLK: a spinning engine). */
+static void test_a_get_response_behind_a_full_channel_does_not_spin(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 7, .max_msgs = 2, .ep_inflight = 4 * KiB));
+
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 4 * KiB, .user_data = 1));
+	submit(f, HA, SIGNAL(.user_data = 2));
+	submit(f, HA, PUT(.loff = 4 * KiB, .roff = 4 * KiB, .len = 4 * KiB, .user_data = 3));
+	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 2, .loff = 0, .rkey = KEY_A,
+			  .roff = 0, .len = 1000, .user_data = 9));
+	wait_cqes(f, HA, 3);
+	wait_cqe(f, HB, 9);
+	settle(f);
+	for (uint64_t u = 1; u <= 3; u++)
+		assert_int_equal(cqe(f, HA, u).res, 0);
+	assert_int_equal(cqe(f, HB, 9).res, 0);
+	assert_memory_equal(f->h[HB].mr2, f->h[HA].mr1, 1000);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_teardown(name, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_an_oversized_op_does_not_open_the_endpoint_limit),
+		T(test_void_of_a_refused_put_leaves_no_put_record),
+		T(test_a_get_response_behind_a_full_channel_does_not_spin),
 		T(test_direct_send_behind_unmatched_share),
 		T(test_direct_send_behind_1024_unmatched),
 		T(test_many_endpoints_at_their_limit_hold_up_no_other),
