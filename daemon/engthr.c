@@ -32,6 +32,7 @@
 #define TX_BATCH     64          /* packets per engine_tx / nic tx call */
 #define RX_BATCH     64
 #define TX_BUF_LEN   9216        /* >= the largest MTU (9000) */
+_Static_assert(TX_BUF_LEN >= TPCHAN_MTU_MAX, "a channel's packet fits a TX buffer");
 #define IO_ROUNDS    8           /* rx/tx batches per loop pass */
 #define EV_CMDQ      UINT32_MAX  /* epoll tags that are not endpoint ids */
 #define EV_NIC       (UINT32_MAX - 1)

@@ -376,7 +376,9 @@ static bool apply_defaults(struct tpchan_params *p)
 	if (!p->cc)
 		p->cc = &cc_window_ops;
 
-	if (p->mtu <= WIRE_DATA_HDR_LEN || p->mtu < WIRE_ACK_HDR_LEN + 8)
+	/* the caller's packet buffers bound it above (an mtu that wrapped
+	 * below zero would let a chunk's payload run past them) */
+	if (p->mtu <= WIRE_DATA_HDR_LEN || p->mtu < WIRE_ACK_HDR_LEN + 8 || p->mtu > TPCHAN_MTU_MAX)
 		return false;
 	if (p->npaths > PATHS_MAX || p->max_msgs > MAX_MSGS_LIMIT ||
 	    p->path_run_bytes > TPCHAN_MAX_PATH_RUN)

@@ -71,10 +71,15 @@ struct tpchan_cb {
  * bound too). */
 #define TPCHAN_MAX_PATH_RUN (16u << 20)
 
+/* The longest packet a channel builds: a jumbo frame. Callers' packet
+ * buffers (struct tpchan_txpkt) hold at least this. */
+#define TPCHAN_MTU_MAX 9000u
+
 struct tpchan_params {
 	uint64_t tx_token;             /* the peer's token: put in packets we send */
 	uint64_t rx_token;             /* ours: packets from the peer must carry it */
-	uint32_t mtu;                  /* UDP payload bytes per packet, header included */
+	uint32_t mtu;                  /* UDP payload bytes per packet, header included;
+					* at most TPCHAN_MTU_MAX */
 	uint32_t chunk_bytes;          /* default 32768 */
 	uint32_t npaths;               /* 1 .. PATHS_MAX */
 	uint32_t max_inflight_pkts;    /* sender scoreboard, power of two >= 1024 */

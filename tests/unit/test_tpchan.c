@@ -2462,6 +2462,15 @@ static void test_bad_parameters_are_refused(void **state)
 	q.mtu = WIRE_DATA_HDR_LEN;
 	assert_refused(&q);
 	q = p;
+	q.mtu = TPCHAN_MTU_MAX + 1;               /* past the caller's packet buffers */
+	assert_refused(&q);
+	q = p;
+	q.mtu = 0u - 28u;                         /* an mtu less the headers, wrapped */
+	assert_refused(&q);
+	q = p;
+	q.mtu = TPCHAN_MTU_MAX;
+	assert_true(tpchan_params_ok(&q));
+	q = p;
 	q.max_inflight_pkts = 1000;
 	assert_refused(&q);
 	q = p;
