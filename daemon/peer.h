@@ -23,7 +23,8 @@
 struct event_base;
 struct peermgr;
 
-#define PEER_MAX_CONNS        CONF_MAX_PEERS /* identified connections: one per peer */
+#define PEERMGR_MAX           (2 * CONF_MAX_PEERS) /* peers, plus dynamic_peers at most */
+#define PEER_MAX_CONNS        PEERMGR_MAX    /* identified connections: one per peer */
 #define PEER_MAX_UNIDENTIFIED 8u             /* accepted, no valid hello yet */
 #define PEER_HELLO_DEADLINE_MS 5000u         /* from accept or dial to a complete hello */
 #define PEER_KEEPALIVE_MS     1000u

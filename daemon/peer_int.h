@@ -21,7 +21,6 @@
 #include "proto/peerframe.h"
 
 #define RATELOG_SLOTS 32u
-#define PEERMGR_MAX (2 * CONF_MAX_PEERS)   /* peers, plus dynamic_peers at most */
 
 enum pc_phase { PC_CONNECTING, PC_HELLO, PC_UP, PC_CLOSING };
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/peer.h"
 #include "engine/engine.h"
 
 struct daemon;
@@ -21,7 +22,8 @@ struct dep;
 struct dconn;
 struct session;
 
-#define RCONN_MAX_CHANS  64u          /* = CONF_MAX_PEERS: one channel (slot) per peer */
+/* one channel (slot) per peer the peer table holds, configured and dynamic */
+#define RCONN_MAX_CHANS  ((uint32_t)PEERMGR_MAX)
 #define RCONN_MAX_ROWS   256u         /* sub-channels listed by rconn_chans at most */
 #define RCONN_RETRY_MS   50u          /* connect: retry while the peer or name is not there yet */
 
