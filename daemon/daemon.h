@@ -89,6 +89,7 @@ struct daemon {
 	uint32_t n_sessions;           /* every open control connection */
 	uint32_t next_client_id;
 	uint32_t closing_sessions;     /* unlinked, waiting for engine commands */
+	struct session *closing;       /* those, through cnext/cprev: their ids are held */
 
 	struct dep **eps;              /* by endpoint id */
 	uint32_t n_eps;

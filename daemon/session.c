@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "daemon/chancc.h"
+#include "daemon/clientid.h"
 #include "daemon/daemon.h"
 #include "daemon/engthr.h"
 #include "daemon/log.h"
@@ -65,6 +66,12 @@ static void session_destroy(struct session *s)
 	if (s->ev_closed)
 		event_free(s->ev_closed);
 	d->closing_sessions--;
+	if (s->cprev)
+		s->cprev->cnext = s->cnext;
+	else
+		d->closing = s->cnext;
+	if (s->cnext)
+		s->cnext->cprev = s->cprev;
 	mem_owner_end(&s->owner);      /* its regions are gone from every engine */
 	free(s);
 	daemon_session_gone(d);
@@ -307,6 +314,20 @@ static void attach_timeout(evutil_socket_t fd, short what, void *arg)
 		session_close(s, "no attach request in time", false);
 }
 
+/* A live session, or a closing one not yet destroyed, holds id. */
+static bool client_id_taken(void *arg, uint32_t id)
+{
+	const struct daemon *d = arg;
+
+	for (const struct session *o = d->sessions; o; o = o->next)
+		if (o->id == id)
+			return true;
+	for (const struct session *o = d->closing; o; o = o->cnext)
+		if (o->id == id)
+			return true;
+	return false;
+}
+
 int session_open(struct daemon *d, int fd)
 {
 	struct ucred cred;
@@ -325,13 +346,14 @@ int session_open(struct daemon *d, int fd)
 	s->uid = cred.uid;
 	s->gid = cred.gid;
 	s->refs = 1;
-	s->id = ++d->next_client_id;
 	ctlio_rx_init(&s->rx, d->conf.max_ctl_msg);
 	check_creds(s);
 	uint32_t unattached = 0;
 	for (struct session *o = d->sessions; o; o = o->next)
 		unattached += !o->attached && o->uid == cred.uid;
-	if (unattached >= (s->allowed ? DAEMON_MAX_UNATTACHED_PER_UID : MAX_UNATTACHED_OTHER)) {
+	/* a refused connection takes no id */
+	if (unattached >= (s->allowed ? DAEMON_MAX_UNATTACHED_PER_UID : MAX_UNATTACHED_OTHER) ||
+	    !(s->id = clientid_next(&d->next_client_id, client_id_taken, d))) {
 		free(s);
 		return -EUSERS;
 	}
@@ -406,6 +428,11 @@ void session_close(struct session *s, const char *reason, bool bad_input)
 			d->n_clients--;
 	}
 	d->closing_sessions++;
+	/* its id stays held until its regions are gone from every engine */
+	s->cnext = d->closing;
+	if (d->closing)
+		d->closing->cprev = s;
+	d->closing = s;
 	/* Endpoints first: removing them drops their pending ops, which may
 	 * reference the regions removed after them (commands run in order). */
 	for (struct dep *ep = s->eps; ep; ep = ep->next) {

@@ -79,6 +79,7 @@ enum park_kind { PARK_NONE = 0, PARK_CONNECT, PARK_ACCEPT };
 struct session {
 	struct daemon *d;
 	struct session *next, *prev;
+	struct session *cnext, *cprev; /* closing, until destroyed (d->closing) */
 	uint32_t id;
 	int fd;
 	pid_t pid;
