@@ -376,7 +376,9 @@ int wirelink_step(struct wirelink *l)
 			return r;
 	}
 	next = wire_next(l, &src);
-	if (next)
+	/* the timer's wake-up stands if it comes first (a pacer's grant due
+	 * before the next arrival) */
+	if (next && next->t < t)
 		t = next->t;
 	for (int side = 0; side < 2; side++) {
 		uint64_t d = tpchan_next_deadline(l->ch[side]);
