@@ -85,25 +85,22 @@ static bool reserve_kept(const struct engine *e, uint64_t len)
 /* Room for a record of c's incoming send number seq, buffering len bytes.
  * The send whose turn has come does not count c's records of later sends
  * (they arrived first, over other paths): those wait for it, and counted
- * they could keep it out for ever. */
+ * they could keep it out for ever. One that buffers nothing (a send into
+ * its posted receive, a void) does not count earlier sends nobody has
+ * received either: the receiver may take them only after it, and refused
+ * it would be resent for ever. Sends going straight in still count, so
+ * one connection cannot take every record that way. */
 static bool send_room(const struct engine *e, const struct conn *c, uint64_t seq, uint64_t len)
 {
 	uint64_t bytes = c->r.ubytes;
 	uint32_t n = c->r.nrecs;
 
-	/* Its turn and nothing to buffer (a send into its posted receive, a
-	 * void): only the engine's count holds it back. The connection's
-	 * share may be full of earlier sends that the receiver takes only
-	 * after this one; refused, it would be resent for ever. Such a
-	 * record keeps no bytes and goes as its packets are in. */
-	if (seq == c->r.next_seq && len == 0)
-		return e->st.unexpected_msgs < e->rm->max_unexp_msgs;
 	if (n < REC_PER_CONN_MAX && room_for(e, bytes, n, len))
 		return seq == c->r.next_seq || reserve_kept(e, len);
 	if (seq != c->r.next_seq)
 		return false;
 	for (const struct rrec *r = c->r.recs; r; r = r->cnext) {
-		if (r->seq <= seq)
+		if (r->seq <= seq && !(len == 0 && r->state == REC_UNMATCHED))
 			continue;
 		n--;
 		if (r->buf)
