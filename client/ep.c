@@ -128,6 +128,9 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 		return -EINVAL;
 	if (!ret)
 		return ctx_fail(ctx, -EINVAL, "uccl_ep_create: no place for the endpoint");
+	if (attr && (attr->flags & ~UCCL_EP_THREAD))
+		return ctx_fail(ctx, -EINVAL, "uccl_ep_attr: unknown flags 0x%x",
+				attr->flags & ~UCCL_EP_THREAD);
 	if (attr && attr->sq_entries) {
 		c.has_sq_entries = 1;
 		c.sq_entries = attr->sq_entries;
@@ -145,9 +148,6 @@ UCCL_EXPORT int uccl_ep_create(struct uccl_ctx *ctx, const struct uccl_ep_attr *
 	req.body_case = UCCL_CTL__REQUEST__BODY_EP_CREATE;
 	req.ep_create = &c;
 
-	if (attr && (attr->flags & ~UCCL_EP_THREAD))
-		return ctx_fail(ctx, -EINVAL, "uccl_ep_attr: unknown flags 0x%x",
-				attr->flags & ~UCCL_EP_THREAD);
 	ctx_lock(ctx);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {

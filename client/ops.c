@@ -113,8 +113,9 @@ static int sq_push(struct uccl_ep *ep, const struct uccl_sqe *sqe, unsigned flag
 
 	if (ep->gone)
 		return -ECONNRESET;
-	/* a consumer index we could not have let it reach: written outside
-	 * the library (a forked child's submissions, a stray store) */
+	/* a consumer index past what we staged (or a ring's length behind):
+	 * written outside the library (a forked child's submissions, a
+	 * stray store) */
 	if ((space = ring_prod_space_checked(&ep->sq)) < 0)
 		return space;
 	if (space == 0) {

@@ -30,7 +30,7 @@
 #define CONF_LINE_MAX 4096           /* characters, not counting the newline */
 #define CONF_FILE_MAX (1u << 20)     /* conf_load refuses larger files */
 #define CONF_ID_MAX   4294967294u    /* (uid_t)-1 means "no id" to the kernel */
-#define CONF_NAME_MAX 256            /* longest user/group name we look up (LOGIN_NAME_MAX) */
+#define CONF_NAME_MAX 255            /* longest user/group name we look up (LOGIN_NAME_MAX less the NUL) */
 
 enum opt_type {
 	OT_BOOL, OT_U32, OT_U64, OT_I32, OT_I64, OT_LOGLEVEL, OT_UIDS, OT_GIDS,
@@ -721,8 +721,8 @@ static int range_error(struct parser *p, const struct opt *o, const char *val)
 	return -ERANGE;
 }
 
-/* Names as useradd(8) allows them, and '@' as directory services (SSSD,
- * winbind) add a domain; anything else is not worth an NSS query. */
+/* Names as useradd(8) allows them, and '@' as directory services (SSSD)
+ * add a domain; anything else is not worth an NSS query. */
 static bool is_name(const char *s)
 {
 	size_t n = strlen(s);

@@ -71,8 +71,8 @@ struct tpchan_cb {
  * bound too). */
 #define TPCHAN_MAX_PATH_RUN (16u << 20)
 
-/* The longest packet a channel builds: a jumbo frame. Callers' packet
- * buffers (struct tpchan_txpkt) hold at least this. */
+/* The longest packet a channel builds (its mtu at most): a jumbo frame.
+ * The daemon's packet buffers are sized for it. */
 #define TPCHAN_MTU_MAX 9000u
 
 struct tpchan_params {
