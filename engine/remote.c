@@ -339,14 +339,16 @@ static int submit_one(struct engine *e, struct rchan *ch, struct opq_op *op)
 		m.len = 0;
 	}
 	m.cookie = remote_cookie(rm, i);
-	ch->offers++;
 	r = tpchan_submit(ch->tp, &m);
+	/* the full mark is what the channel last said: a walk that offers it
+	 * nothing (ops held by their endpoints' limits, or backing off) keeps
+	 * a refusal seen before it, a get response's; cleared, the engine's
+	 * deadline would say "now" with nothing to send until an ACK */
+	ch->blocked = r == -EAGAIN;
 	if (r < 0) {
 		remote_slot_put(rm, i);
-		if (r == -EAGAIN) {
-			ch->blocked = true;
+		if (r == -EAGAIN)
 			return r;
-		}
 		if ((op->opcode == UCCL_OP_PUT || op->opcode == UCCL_OP_SEND) &&
 		    !(op->rflags & RFL_VOID)) {
 			/* a signal may already count on its number, or the
@@ -382,11 +384,9 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 {
 	struct opq_op *prev = NULL, *op = ch->q_head;
 	/* endpoints found at their limit in this walk carry its number */
-	uint64_t walk = ++e->rm->walks, offers = ch->offers;
-	bool was = ch->blocked;
+	uint64_t walk = ++e->rm->walks;
 	int r;
 
-	ch->blocked = false;           /* until submit_one finds it full again */
 	ch->kick_seen = e->rm->kick;
 	ch->q_due = UINT64_MAX;        /* recomputed from what stays */
 	while (op) {
@@ -407,7 +407,7 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 			}
 			queue_relink(ch, prev, op);
 			if (r == -EAGAIN)
-				break;
+				return;
 			if (r == -EBUSY)
 				((struct conn *)op->rside)->ep->r_held_walk = walk;
 			/* -EBUSY, or -ENOMEM: a void, for later */
@@ -417,12 +417,6 @@ static void drain_queue(struct engine *e, struct rchan *ch, uint64_t now)
 		prev = op;
 		op = op->rnext;
 	}
-	/* a walk that offered the channel nothing (its ops held by their
-	 * endpoints' limits or waiting for retry times) learnt nothing of its
-	 * room: a refusal seen before it, a get response's, still holds, and
-	 * cleared it would make the engine's deadline "now" until an ACK */
-	if (ch->offers == offers)
-		ch->blocked = was;
 }
 
 static void job_free(struct engine *e, struct rjob *j)
@@ -456,11 +450,10 @@ static void drain_jobs(struct engine *e, struct rchan *ch)
 		}
 		m.cookie = remote_cookie(rm, i);
 		r = tpchan_submit(ch->tp, &m);
+		ch->blocked = r == -EAGAIN;    /* as in submit_one */
 		if (r == -EAGAIN || r == -ENOMEM) {
 			remote_slot_put(rm, i);
-			if (r == -EAGAIN) {
-				ch->blocked = true;
-			} else {
+			if (r == -ENOMEM) {
 				ch->j_wait = backoff_next(ch->j_wait);
 				ch->j_due = e->now + ch->j_wait;
 			}

@@ -93,9 +93,9 @@ struct rchan {
 	uint32_t mtu;
 	struct refusal *refused;       /* REFUSED_RING, from the first refusal on */
 	uint32_t refused_next;
-	bool blocked;                  /* refused a message (-EAGAIN): the queue waits
+	bool blocked;                  /* the channel's last answer was -EAGAIN and no
+					* completion made room since: the queue waits
 					* for a completion, not for its ops' times */
-	uint64_t offers;               /* messages offered to tpchan_submit */
 	bool failed;                   /* a packet went unacknowledged max_retx times: the
 					* peer is out of reach and the psn space has a hole */
 	bool failure_told;             /* engine_chan_failures returned it */
