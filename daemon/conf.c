@@ -314,6 +314,17 @@ void conf_addr_fmt(const struct conf_addr *a, bool with_port, char *buf, size_t 
 		snprintf(buf, len, "%s:%u", host, (unsigned)a->port);
 }
 
+void conf_addr_unmap(struct conf_addr *a)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (a->family != AF_INET6 || memcmp(a->addr, mapped, sizeof(mapped)) != 0)
+		return;
+	memmove(a->addr, a->addr + 12, 4);
+	memset(a->addr + 4, 0, 12);
+	a->family = AF_INET;
+}
+
 bool conf_addr_is_any(const struct conf_addr *a)
 {
 	static const uint8_t zero[16];
@@ -404,16 +415,8 @@ static int scan_addr(const char *s, struct conf_addr *a)
 		return 0;
 	}
 	if (inet_pton(AF_INET6, buf, a->addr) == 1) {
-		static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-
 		a->family = AF_INET6;
-		/* ::ffff:a.b.c.d is that IPv4 address, as accepted sockets'
-		 * addresses are taken (peer.c): one host, one form */
-		if (memcmp(a->addr, mapped, sizeof(mapped)) == 0) {
-			memmove(a->addr, a->addr + 12, 4);
-			memset(a->addr + 4, 0, 12);
-			a->family = AF_INET;
-		}
+		conf_addr_unmap(a);    /* as accepted sockets' addresses are taken */
 		return 0;
 	}
 	return -EINVAL;

@@ -152,6 +152,9 @@ const char *conf_log_level_name(enum conf_log_level l);
 void conf_addr_fmt(const struct conf_addr *a, bool with_port, char *buf, size_t len);
 /* Whether a is 0.0.0.0 or ::. */
 bool conf_addr_is_any(const struct conf_addr *a);
+/* An IPv6 ::ffff:a.b.c.d becomes the IPv4 a.b.c.d: one host, one form
+ * (however it was written, or whichever socket it came on). */
+void conf_addr_unmap(struct conf_addr *a);
 /* Where the UDP data plane binds: data_address, else peer_listen, else
  * 127.0.0.1 (without peering only the channels between this daemon's own
  * engine threads use it). */

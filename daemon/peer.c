@@ -113,20 +113,14 @@ static void sockaddr_of(const struct conf_addr *a, uint16_t port, struct sockadd
 /* The remote address of an accepted socket; ::ffff:a.b.c.d becomes IPv4. */
 static void conf_addr_of(const struct sockaddr_storage *ss, struct conf_addr *a)
 {
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
 	memset(a, 0, sizeof(*a));
 	if (ss->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
 
 		a->port = ntohs(s6->sin6_port);
-		if (memcmp(&s6->sin6_addr, mapped, 12) == 0) {
-			a->family = AF_INET;
-			memcpy(a->addr, (const uint8_t *)&s6->sin6_addr + 12, 4);
-		} else {
-			a->family = AF_INET6;
-			memcpy(a->addr, &s6->sin6_addr, 16);
-		}
+		a->family = AF_INET6;
+		memcpy(a->addr, &s6->sin6_addr, 16);
+		conf_addr_unmap(a);
 	} else if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
 
