@@ -119,6 +119,20 @@ static int ctx_break(struct uccl_ctx *ctx, int err, const char *what)
 	return err;
 }
 
+/* Reply m answers a request not sent yet (the last sent is ctx->seq): the
+ * daemon is confused, and the answers to ours would come unmatched later.
+ * Frees m. */
+static int ctx_break_ahead(struct uccl_ctx *ctx, UcclCtl__Reply *m, const char *what)
+{
+	uint32_t seq = m->seq;
+
+	uccl_ctl__reply__free_unpacked(m, NULL);
+	ctx_break(ctx, -EPROTO, what);
+	ctx_set_error(ctx, "daemon answered request %u, not sent yet (the last was %u), during %s; "
+		      "the control connection is closed", seq, ctx->seq, what);
+	return -EPROTO;
+}
+
 /* A request could not be sent: the stream is lost if part of it went, or
  * the daemon is gone; with nothing sent (the daemon not reading in time,
  * no memory) it is still at a frame boundary and only this call fails. */
@@ -335,15 +349,8 @@ static int late_drain(struct uccl_ctx *ctx)
 		 * connection goes and the session's all is freed with it */
 		if (r < 0)
 			return ctx_break(ctx, r, "a late reply");
-		if ((int32_t)(m->seq - ctx->seq) > 0) {
-			uint32_t seq = m->seq;
-
-			uccl_ctl__reply__free_unpacked(m, NULL);
-			ctx_break(ctx, -EPROTO, "a late reply");
-			ctx_set_error(ctx, "daemon answered request %u, not sent yet (last %u); the "
-				      "control connection is closed", seq, ctx->seq);
-			return -EPROTO;
-		}
+		if ((int32_t)(m->seq - ctx->seq) > 0)
+			return ctx_break_ahead(ctx, m, "a late reply");
 		r = late_reply(ctx, m);
 		uccl_ctl__reply__free_unpacked(m, NULL);
 		if (r < 0)
@@ -451,17 +458,8 @@ int ctx_call(struct uccl_ctx *ctx, UcclCtl__Request *req, const int *fds, int nf
 			return 0;
 		}
 		close_fds(got, ngot);
-		if ((int32_t)(m->seq - req->seq) > 0) {
-			/* Answers a request not yet sent: the daemon is confused,
-			 * and the answer to ours would come unmatched later */
-			uint32_t seq = m->seq;
-
-			uccl_ctl__reply__free_unpacked(m, NULL);
-			ctx_break(ctx, -EPROTO, what);
-			ctx_set_error(ctx, "daemon answered request %u while %u was awaited; the "
-				      "control connection is closed", seq, req->seq);
-			return -EPROTO;
-		}
+		if ((int32_t)(m->seq - req->seq) > 0)
+			return ctx_break_ahead(ctx, m, what);
 		/* Late reply to a request that timed out earlier: undo what
 		 * it made, else drop it. */
 		r = late_reply(ctx, m);
