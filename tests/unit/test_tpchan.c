@@ -3174,6 +3174,42 @@ static void test_one_lost_tail_one_timeout_per_rto(void **state)
 	world_fini(&w);
 }
 
+/* The test wire itself: a step wakes for its timer (what drives a credit
+ * pacer) when that comes before the next arrival, not at the arrival. */
+struct wake { uint64_t at[4]; int n; };
+
+static uint64_t wake_1us_later(void *arg, uint64_t now)
+{
+	struct wake *k = arg;
+
+	if (k->n < 4)
+		k->at[k->n] = now;
+	return k->n++ == 0 ? now + US : UINT64_MAX;
+}
+
+static void test_wire_wakes_for_a_timer_before_the_next_arrival(void **state)
+{
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct wake k = { .n = 0 };
+	struct tpchan_msg m;
+	struct world w;
+
+	(void)state;
+	world_init(&w, 1, false);
+	world_chans(&w, &p, &p, &lp);
+	wirelink_set_timer(w.link, wake_1us_later, &k);
+	m = msg_of(&w, 0);
+	assert_int_equal(tpchan_submit(w.a, &m), 0);
+	assert_int_equal(wirelink_step(w.link), 1);    /* sends; the DATA lands 10 us on */
+	assert_int_equal(wirelink_step(w.link), 1);
+	assert_int_equal(k.n, 2);
+	assert_int_equal(k.at[1], k.at[0] + US);
+	assert_int_equal(wirelink_run(w.link, all_done, &w, 100 * MS), 0);
+	check_transfer(&w);
+	world_fini(&w);
+}
+
 /* ---- one channel fed by hand: the receiver's credit cap, a timeout's verdict ---- */
 
 /* Side a of two_chans (a's callbacks, and its tokens), with no peer: the
@@ -3527,6 +3563,7 @@ int main(void)
 		cmocka_unit_test(test_release_between_bursts_on_a_rough_wire),
 		cmocka_unit_test(test_state_allocation_failure),
 		cmocka_unit_test(test_one_lost_tail_one_timeout_per_rto),
+		cmocka_unit_test(test_wire_wakes_for_a_timer_before_the_next_arrival),
 	};
 	int r;
 
