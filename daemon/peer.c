@@ -631,9 +631,26 @@ static void handle_up(struct pconn *c, const UcclPeer__PeerMsg *m)
 
 /* ---- hellos ------------------------------------------------------------------------- */
 
+/* A numeric data address from a hello (checked so by peerframe), with
+ * ::ffff:a.b.c.d taken as the IPv4 address, as config and accepted
+ * sockets' addresses are. False if it is neither family. */
+static bool data_addr_of(const char *text, struct conf_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, text, a->addr) == 1)
+		a->family = AF_INET;
+	else if (inet_pton(AF_INET6, text, a->addr) == 1)
+		a->family = AF_INET6;
+	else
+		return false;
+	conf_addr_unmap(a);
+	return true;
+}
+
 static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 {
 	struct peermgr *pm = p->pm;
+	struct conf_addr a;
 
 	event_del(c->deadline_ev);
 	c->phase = PC_UP;
@@ -645,7 +662,12 @@ static void peer_up(struct peer *p, struct pconn *c, const UcclPeer__Hello *h)
 	p->was_up = true;
 	p->announced = true;
 	snprintf(p->host, sizeof(p->host), "%s", h->host_name);
-	snprintf(p->data_addr, sizeof(p->data_addr), "%s", h->data_address);
+	/* kept in the form our own config parser gives (::ffff:a.b.c.d as
+	 * a.b.c.d), which every later use of it parses again */
+	if (data_addr_of(h->data_address, &a))
+		conf_addr_fmt(&a, false, p->data_addr, sizeof(p->data_addr));
+	else
+		snprintf(p->data_addr, sizeof(p->data_addr), "%s", h->data_address);
 	p->data_port = h->data_port;
 	p->data_paths = h->data_paths;
 	p->knows_threads = h->n_thread_ports > 0;
@@ -701,12 +723,7 @@ static bool data_at_source(const struct conf_addr *src, const UcclPeer__Hello *h
 	struct conf_addr a;
 	char from[64];
 
-	memset(&a, 0, sizeof(a));
-	if (inet_pton(AF_INET, h->data_address, a.addr) == 1)
-		a.family = AF_INET;
-	else if (inet_pton(AF_INET6, h->data_address, a.addr) == 1)
-		a.family = AF_INET6;
-	if (conf_addr_same_host(&a, src))
+	if (data_addr_of(h->data_address, &a) && conf_addr_same_host(&a, src))
 		return true;
 	conf_addr_fmt(src, false, from, sizeof(from));
 	snprintf(why, len, "%s announces its data plane at %s, not at %s where it talks from (a "
@@ -1960,12 +1977,7 @@ int peer_get(const struct peermgr *pm, const char *name, struct peer_info *out)
 		return -ENOTCONN;
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", p->name);
-	memset(&a, 0, sizeof(a));
-	if (inet_pton(AF_INET, p->data_addr, a.addr) == 1)
-		a.family = AF_INET;
-	else if (inet_pton(AF_INET6, p->data_addr, a.addr) == 1)
-		a.family = AF_INET6;
-	else
+	if (!data_addr_of(p->data_addr, &a))
 		return -EPROTO;   /* cannot happen: checked in its hello */
 	sockaddr_of(&a, (uint16_t)p->data_port, &out->data_addr, &out->data_addrlen);
 	out->data_paths = p->data_paths;

@@ -1529,6 +1529,40 @@ static void test_a_refused_dynamic_hello_takes_no_slot(void **state)
 	run_ms(50);
 }
 
+/* A data address announced as ::ffff:a.b.c.d is that IPv4 address, as the
+ * config's and accepted sockets' are: an unlisted daemon talking from
+ * 127.0.0.1 that announces ::ffff:127.0.0.1 is taken, and its data plane is
+ * known as 127.0.0.1 (it was refused as announcing another host). */
+static void test_a_mapped_data_address_is_the_ipv4_one(void **state)
+{
+	struct side b = { 0 };
+	struct peer_status st[4];
+	UcclPeer__PeerMsg m, *r;
+	UcclPeer__Hello h;
+	size_t n, x;
+	int fd;
+
+	(void)state;
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, "dynamic_peers = 2\n"), 0);
+	fd = fake_dial(port_b);
+	fake_hello_msg(&m, &h, "x1", NULL);
+	h.data_address = "::ffff:127.0.0.1";
+	fake_send(fd, &m);
+	r = fake_recv(fd);
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_HELLO);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	n = peermgr_status(b.pm, st, 4);
+	assert_int_equal(n, 2);
+	for (x = 0; x < n && strcmp(st[x].name, "x1") != 0; x++)
+		;
+	assert_true(x < n);
+	assert_string_equal(st[x].data_address, "127.0.0.1");
+	close(fd);
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
 /* Without the key, a stranger dialing as peer a (or as a new dynamic
  * peer) gets a challenge and then an Error: a's own connection stays up and
  * no dynamic slot is taken. Without authentication the hello alone would
@@ -1767,6 +1801,7 @@ int main(void)
 		cmocka_unit_test(test_a_key_loaded_during_a_dial_closes_it),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
 		cmocka_unit_test(test_a_refused_dynamic_hello_takes_no_slot),
+		cmocka_unit_test(test_a_mapped_data_address_is_the_ipv4_one),
 		cmocka_unit_test(test_run_time_peers_leave_room_for_configured_ones),
 		cmocka_unit_test(test_start_errors),
 	};
