@@ -72,14 +72,29 @@ struct dcqcn {
 	bool cnp_seen, loss_seen;
 };
 
+/*
+ * The RTT that turns the rate into a window: the smoothed RTT, but never
+ * more than the lowest RTT plus the delay allowance. With the plain
+ * smoothed RTT a queue feeds itself: it lengthens the RTT, the longer RTT
+ * widens every sender's window at the same rate, and the wider windows
+ * lengthen the queue, so a cut in rate barely shrinks what is in flight
+ * and, after a timeout, the floor rate times an incast-inflated RTT was a
+ * window of megabytes. Capped, the window follows the rate, and the
+ * queue a set of senders can build is bounded by their rates.
+ */
+static uint64_t window_rtt(const struct dcqcn *d)
+{
+	return cc_min(cc_rtt_hold(&d->rtt), cc_sat_add(d->rtt.min_ns, d->slack_ns));
+}
+
 static uint64_t rate_min(const struct dcqcn *d)
 {
-	return cc_max(cc_scale(d->b.min_w, CC_NS_PER_S, d->rtt.min_ns), 1);
+	return cc_max(cc_scale(d->b.min_w, CC_NS_PER_S, window_rtt(d)), 1);
 }
 
 static uint64_t rate_max(const struct dcqcn *d)
 {
-	uint64_t r = cc_scale(d->b.max_w, CC_NS_PER_S, d->rtt.min_ns);
+	uint64_t r = cc_scale(d->b.max_w, CC_NS_PER_S, window_rtt(d));
 
 	return d->line_Bps ? cc_min(r, cc_max(d->line_Bps, rate_min(d))) : r;
 }
@@ -95,7 +110,7 @@ static uint64_t start_rate(const struct dcqcn *d)
 {
 	if (d->line_Bps)
 		return rate_clamp(d, d->line_Bps);
-	return rate_clamp(d, cc_scale(d->pre_win, CC_NS_PER_S, d->rtt.min_ns));
+	return rate_clamp(d, cc_scale(d->pre_win, CC_NS_PER_S, window_rtt(d)));
 }
 
 /* (1 - g)^n in Q20 by repeated squaring: O(log n) for any gap. */
@@ -245,21 +260,6 @@ static void dcqcn_on_loss(void *st, uint64_t now_ns, bool timeout)
 	d->last_loss_ns = now_ns;
 	d->loss_seen = true;
 	restart(d, now_ns);
-}
-
-/*
- * The RTT that turns the rate into a window: the smoothed RTT, but never
- * more than the lowest RTT plus the delay allowance. With the plain
- * smoothed RTT a queue feeds itself: it lengthens the RTT, the longer RTT
- * widens every sender's window at the same rate, and the wider windows
- * lengthen the queue, so a cut in rate barely shrinks what is in flight
- * and, after a timeout, the floor rate times an incast-inflated RTT was a
- * window of megabytes. Capped, the window follows the rate, and the
- * queue a set of senders can build is bounded by their rates.
- */
-static uint64_t window_rtt(const struct dcqcn *d)
-{
-	return cc_min(cc_rtt_hold(&d->rtt), cc_sat_add(d->rtt.min_ns, d->slack_ns));
 }
 
 static uint64_t dcqcn_window(const void *st)

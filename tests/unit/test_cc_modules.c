@@ -886,6 +886,34 @@ static void test_dcqcn_starts_at_line_rate(void **state)
 	free(st);
 }
 
+/* A standing queue (200 us over a 5 us lowest RTT) marked every 60 us
+ * for 120 ms, then a timeout: the window ends at min_window. The rate's
+ * limits were taken at the lowest RTT and the window made with up to the
+ * lowest RTT plus the allowance, so the floor was 11 chunks here; and one
+ * 1 ns sample (a zero RTT counts as 1) made the least rate a window of
+ * max_window, so that marks and timeouts changed nothing. */
+static void test_dcqcn_floor_is_min_window_whatever_the_lowest_rtt(void **state)
+{
+	const uint64_t firsts[] = { 5 * US, 1 };
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		struct cc_params p = params();
+		uint64_t now = 1000 * US;
+		void *st;
+
+		p.base_rtt_ns = 0;
+		st = cc_new(dcqcn, &p);
+		ack(dcqcn, st, now, CHUNK, firsts[k], false);
+		for (int i = 0; i < 2000; i++)
+			ack(dcqcn, st, now += 60 * US, CHUNK, 200 * US, true);
+		assert_int_equal(W(dcqcn, st), CHUNK);
+		dcqcn->on_loss(st, now + 1, true);
+		assert_int_equal(W(dcqcn, st), CHUNK);
+		free(st);
+	}
+}
+
 /* The window is rate x smoothed RTT, but the RTT counts for at most the
  * lowest RTT plus the delay allowance: a queue cannot widen the window at a
  * given rate. Before, after a timeout under incast the floor rate (one
@@ -904,7 +932,10 @@ static void test_dcqcn_window_ignores_queueing_past_the_allowance(void **state)
 	assert_true(described(dcqcn, st, "srtt_ns") > 400 * US);
 	assert_int_equal(W(dcqcn, st), D_RATE0 * (BASE + 5 * US) / 1000000000ull);
 	dcqcn->on_loss(st, now, true);
-	assert_int_equal(W(dcqcn, st), CHUNK * (BASE + 5 * US) / BASE);
+	/* the floor is min_window itself: the rate's limits are taken at the
+	 * RTT the window is made with (it was 1.5 chunks here, 11 with the
+	 * default allowance and a 5 us lowest RTT) */
+	assert_int_equal(W(dcqcn, st), CHUNK);
 	/* below the allowance the smoothed RTT is used as before */
 	free(st);
 	st = cc_new(dcqcn, &p);
@@ -1392,6 +1423,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_before_any_rtt),
 		cmocka_unit_test(test_dcqcn_starts_at_line_rate),
 		cmocka_unit_test(test_dcqcn_window_ignores_queueing_past_the_allowance),
+		cmocka_unit_test(test_dcqcn_floor_is_min_window_whatever_the_lowest_rtt),
 		cmocka_unit_test(test_hint_slow_start_when_unmarked),
 		cmocka_unit_test(test_hint_ecn_fraction_drives_a_dctcp_cut),
 		cmocka_unit_test(test_hint_in_band_degree_is_proportional),
