@@ -705,7 +705,7 @@ static void cb_complete(void *arg, uint64_t cookie, int res)
 	/* a signal, or a put that carries one, completes once its signal
 	 * took effect: every earlier put completed too (it is first among
 	 * the side's waiting puts, or there are none before it) */
-	if ((op->opcode == UCCL_OP_SIGNAL || (signals(op) && !(op->rflags & RFL_VOID))) && res == 0 &&
+	if ((op->opcode == UCCL_OP_SIGNAL || signals(op)) && res == 0 &&
 	    first_waiting_put(c) < op->rseq) {
 		op->rflags |= RFL_SIGDONE;
 		op->rnext = c->r.sdone_head;

@@ -162,6 +162,7 @@ struct fx {
 	bool dgram_data;              /* it holds DATA (bound to dgram_path) */
 	uint64_t packed;              /* packets that shared a datagram */
 	uint64_t drop_puts_until;     /* A's PUT packets are lost until then */
+	uint64_t drop_puts_key;       /* if set, only those to this rkey */
 	bool drop_get_resps;          /* A's get responses are lost */
 };
 
@@ -510,7 +511,8 @@ static void wire_put(struct fx *f, int from, const uint8_t *pkt, uint32_t len, u
 		struct wire_pkt w;
 
 		if (wire_parse(pkt, len, &w) == 0 && w.type == WIRE_DATA &&
-		    w.data.opcode == (f->drop_get_resps ? OP_GET_RESP_WIRE : UCCL_OP_PUT)) {
+		    w.data.opcode == (f->drop_get_resps ? OP_GET_RESP_WIRE : UCCL_OP_PUT) &&
+		    (!f->drop_puts_key || w.data.rkey == f->drop_puts_key)) {
 			f->ls.lost[from]++;
 			return;
 		}
@@ -3752,6 +3754,30 @@ static void test_a_get_response_behind_a_full_channel_does_not_spin(void **state
 	assert_memory_equal(f->h[HB].mr2, f->h[HA].mr1, 1000);
 }
 
+/* A put with a signal that the peer refuses goes as a void, which raises
+ * the semaphore once every earlier put settled; its completion, carrying
+ * the refusal, must wait for those puts too (uccl_put(3)). It came on the
+ * void's ACK, while the earlier put (held back on the wire) was not done
+ * and the semaphore not raised. */
+static void test_a_refused_put_with_a_signal_completes_after_earlier_puts(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 331, ROUGH(0)));
+
+	f->drop_puts_until = f->now + 5 * MS;
+	f->drop_puts_key = KEY_B;                 /* only the first put's packets */
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 1000, .user_data = 1));
+	submit(f, HA, PUT(.loff = 0, .roff = 0, .len = 100, .rkey = KEY_C, .user_data = 2,
+			  .flags = UCCL_SQE_F_SIGNAL));
+	run_for(f, 2 * MS);
+	assert_false(has_cqe(f, HA, 2));
+	wait_cqes(f, HA, 2);
+	assert_int_equal(cqe(f, HA, 1).res, 0);
+	assert_int_equal(cqe(f, HA, 2).res, -EACCES);
+	assert_true(cqe_pos(f, HA, 1) < cqe_pos(f, HA, 2));
+	settle(f);
+	assert_int_equal(sem(f, HB, CONN_B), 1);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_teardown(name, teardown)
@@ -3783,6 +3809,7 @@ int main(void)
 		T(test_signal_sent_behind_puts_waits_for_their_bytes_at_the_receiver),
 		T(test_a_put_with_a_signal_raises_it_after_every_earlier_put),
 		T(test_a_refused_put_with_a_signal_still_raises_it),
+		T(test_a_refused_put_with_a_signal_completes_after_earlier_puts),
 		T(test_a_put_with_a_signal_completes_after_earlier_puts),
 		T(test_a_canceled_put_with_a_signal_raises_it_by_its_void),
 		T(test_signal_whose_puts_are_lost_is_held_then_applied),
