@@ -1857,6 +1857,23 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c, const struct peera
 	}
 }
 
+/* A peer added at run time that was never up, whose dial failed and that
+ * only waits out peer_timeout_ms (to tell a connect why): its place may go
+ * to another address. Else one local client connecting again and again to
+ * dead addresses held every dynamic_peers place, and every other client's
+ * connect by address failed. NULL if there is none. */
+static struct peer *never_reached(const struct peermgr *pm)
+{
+	for (uint32_t i = 0; i < pm->n_peers; i++) {
+		struct peer *p = pm->peers[i];
+
+		if (p->dynamic && !p->superseded && !p->was_up && p->expire && !p->conn &&
+		    p->state != PEER_UP && !p->removing)
+			return p;
+	}
+	return NULL;
+}
+
 int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len)
 {
 	struct conf_addr a;
@@ -1876,8 +1893,15 @@ int peermgr_dynamic(struct peermgr *pm, const char *text, char *name, size_t len
 		goto found;
 	if (pm->max_dynamic == 0)
 		return -EPERM;
-	if (pm->n_dynamic >= pm->max_dynamic || pm->n_peers >= PEERMGR_MAX)
-		return -EUSERS;
+	if (pm->n_dynamic >= pm->max_dynamic || pm->n_peers >= PEERMGR_MAX) {
+		struct peer *v = never_reached(pm);
+
+		if (!v)
+			return -EUSERS;
+		log_info("peer %s (%s): removed (added at run time and never reached; %s takes its "
+			 "place)", v->name, v->addrtext, canon);
+		peer_remove(v, "never reached, and its place was wanted");
+	}
 	p = peer_add_dynamic(pm, canon, &a, true);
 	if (!p)
 		return -ENOMEM;

@@ -1753,6 +1753,30 @@ static void test_run_time_peers_leave_room_for_configured_ones(void **state)
 	run_ms(50);
 }
 
+/* A peer added at run time that was never reached gives its place to the
+ * next address a client names: one client naming dead addresses again and
+ * again held every place, and others' connects by address failed with
+ * EUSERS. One whose dial is still going keeps its place. */
+static void test_a_never_reached_run_time_peer_gives_its_place(void **state)
+{
+	struct side b = { 0 };
+	char txt[64], name[64];
+
+	(void)state;
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, "dynamic_peers = 2\n"), 0);
+	for (int i = 0; i < 2; i++) {
+		snprintf(txt, sizeof(txt), "127.0.2.%d:%d", i + 1, port_c);
+		assert_int_equal(peermgr_dynamic(b.pm, txt, name, sizeof(name)), 0);
+	}
+	snprintf(txt, sizeof(txt), "127.0.2.9:%d", port_c);
+	assert_int_equal(peermgr_dynamic(b.pm, txt, name, sizeof(name)), -EUSERS);  /* dialing */
+	run_ms(100);                                   /* both dials refused */
+	assert_int_equal(peermgr_dynamic(b.pm, txt, name, sizeof(name)), 0);
+	assert_int_equal(peermgr_count(b.pm), 1 + 2);  /* a, one of the two, the new one */
+	b.pm = peermgr_free(b.pm);
+	run_ms(50);
+}
+
 /* A peer_listen already taken, or a wildcard without data_address, is an
  * error at start. */
 static void test_start_errors(void **state)
@@ -1803,6 +1827,7 @@ int main(void)
 		cmocka_unit_test(test_a_refused_dynamic_hello_takes_no_slot),
 		cmocka_unit_test(test_a_mapped_data_address_is_the_ipv4_one),
 		cmocka_unit_test(test_run_time_peers_leave_room_for_configured_ones),
+		cmocka_unit_test(test_a_never_reached_run_time_peer_gives_its_place),
 		cmocka_unit_test(test_start_errors),
 	};
 
