@@ -35,7 +35,7 @@ static const struct {
 	{ ENOTCONN,        "no such connection on this endpoint" },
 	{ EBADF,           "local region not registered" },
 	{ ENOSPC,          "daemon limit reached" },
-	{ EUSERS,          "daemon has too many clients" },
+	{ EUSERS,          "daemon limit reached: too many clients, or peers added at run time" },
 	{ EOPNOTSUPP,      "not supported by this daemon" },
 };
 
