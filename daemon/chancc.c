@@ -224,16 +224,17 @@ void chancc_request(struct session *s, const UcclCtl__SetCcReq *q)
 				  cc_names());
 		return;
 	}
+	/* before the peers check: with peering off no peer can be listed */
+	if (!d->chancc) {
+		session_reply_err(s, -ENOTCONN, "peering is off (peer_listen = none)");
+		return;
+	}
 	if (!conf_peer_name_valid(q->peer) || !in_peers(&d->conf, q->peer)) {
 		session_reply_err(s, -ENOENT, "no peer named '%s' in uccl.conf peers", peer);
 		return;
 	}
 	if (d->peers && strcmp(q->peer, peermgr_host_name(d->peers)) == 0) {
 		session_reply_err(s, -EINVAL, "'%s' is this host: it has no channel to itself", peer);
-		return;
-	}
-	if (!d->chancc) {
-		session_reply_err(s, -ENOTCONN, "peering is off (peer_listen = none)");
 		return;
 	}
 	e = find_set(d->chancc, q->peer);
