@@ -1202,9 +1202,16 @@ static int run(const struct opts *o, const struct cmd *c)
 		if (r == -ETIMEDOUT)
 			fprintf(stderr, "ucclctl: cannot connect to %s: timed out after %d ms "
 				"(is ucclsvcd running?)\n", o->socket, o->timeout_ms);
-		else
+		else if (r == -ENOENT || r == -ECONNREFUSED)
 			fprintf(stderr, "ucclctl: cannot connect to %s: %s (is ucclsvcd running?)\n",
 				o->socket, strerror(-r));
+		else if (r == -EACCES || r == -EPERM)
+			/* the daemon may well be running: the hint would mislead */
+			fprintf(stderr, "ucclctl: cannot connect to %s: %s (the socket or its "
+				"directory is not accessible to this user)\n", o->socket, strerror(-r));
+		else
+			fprintf(stderr, "ucclctl: cannot connect to %s: %s\n", o->socket,
+				strerror(-r));
 		return EXIT_FAIL;
 	}
 

@@ -3,8 +3,9 @@
 # Clients cannot reach each other's memory without the right key and peer.
 # With connect_same_user, a local connect reaches only the connecting
 # user's listeners (uid 0: any); checked as root with other uids, as are
-# the bound on connections a uid that is not allowed may leave unattached
-# and the bounds on observers of users without the admin role.
+# the bound on connections a uid that is not allowed may leave unattached,
+# the bounds on observers of users without the admin role, and what
+# ucclctl says when its user may not reach the socket.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 expect "itest_client isolation" "$ITEST" isolation
@@ -79,6 +80,13 @@ PY
 		as_nobody --groups="4242,$many,4243" "$UCCLCTL" --socket "$UCCL_SOCKET" stats
 	expect "... and without admin_gid among them it has not" \
 		eval '! as_nobody --groups="4242,$many" "$UCCLCTL" --socket "$UCCL_SOCKET" stats'
+	# a socket this user may not reach is not "is ucclsvcd running?"
+	chmod 700 "$TMPD/run"
+	setpriv --reuid=65534 --regid=65534 --groups=4242 "$UCCLCTL" --socket "$UCCL_SOCKET" status \
+		>/dev/null 2>"$TMPD/acc.err" && fail "ucclctl reached a socket in root's 0700 dir" ||
+		expect "ucclctl says a socket in a 0700 dir is not accessible ($(cat "$TMPD/acc.err"))" \
+			grep -q "not accessible to this user" "$TMPD/acc.err"
+	chmod 755 "$TMPD/run"
 	stop_daemon
 
 	# observers (ucclctl) never time out: a uid without the admin role
