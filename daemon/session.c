@@ -619,14 +619,17 @@ static void handle_attach(struct session *s, UcclCtl__AttachReq *a)
 				*p = '?';
 	}
 	s->attach_ms = daemon_now_ms();
-	if (s->observer)
+	/* observers (ucclctl) are left out of attaches, as of detaches and
+	 * disconnects, so that attaches - detaches - disconnects stays the
+	 * clients attached */
+	if (s->observer) {
 		d->n_observers++;
-	else
+	} else {
 		d->n_clients++;
-	d->stats.attaches++;
-	if (!s->observer)
+		d->stats.attaches++;
 		log_info("client %u attached (pid %d uid %u%s%s)", s->id, (int)s->pid, s->uid,
 			 s->name[0] ? " name " : "", s->name);
+	}
 	ar.proto_version = UCCL_PROTO_VERSION;
 	ar.client_id = s->id;
 	ar.daemon_version = (char *)PACKAGE_VERSION;
@@ -677,7 +680,8 @@ void session_handle(struct session *s, UcclCtl__Request *req, int *fds, int nfds
 		chancc_request(s, req->set_cc);
 		return;
 	case UCCL_CTL__REQUEST__BODY_DETACH:
-		s->d->stats.detaches++;
+		if (!s->observer)
+			s->d->stats.detaches++;
 		session_reply(s, 0, NULL, NULL, NULL, 0);
 		if (!s->observer)
 			log_info("client %u detached", s->id);

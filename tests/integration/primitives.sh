@@ -3,7 +3,8 @@
 # Two client processes use every primitive through one daemon, with data checks.
 # Without peering, ucclctl channels lists no channel and succeeds, and
 # set-cc says peering is off. Two threads failing on one context each read
-# their own uccl_last_error.
+# their own uccl_last_error. ucclctl's sessions are left out of the
+# daemon_attaches/detaches/disconnects counters.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 rc=0; "$UCCLCTL" channels >"$TMPD/channels.txt" || rc=$?
@@ -17,5 +18,17 @@ expect "... and lists none" grep -qx '(none)' "$TMPD/channels.txt"
 expect "ucclctl --socket '' takes \$UCCL_SOCKET" "$UCCLCTL" --socket '' status
 expect "itest_client primitives" "$ITEST" primitives
 expect "itest_client lasterror" "$ITEST" lasterror
+# the clients are gone: attaches = detaches + disconnects, ucclctl's own
+# (observer) sessions counted in none of them
+balanced() { [ $# -eq 3 ] && [ "$1" -gt 0 ] && [ "$1" -eq $(($2 + $3)) ]; }
+for _ in $(seq 40); do   # a client's disconnect may still be on its way
+	ads=$(ctl_py "$UCCL_SOCKET" stats "' '.join(str(s['value']) for s in d['stats'] if s['name'] in
+		('daemon_attaches', 'daemon_detaches', 'daemon_disconnects'))")
+	# shellcheck disable=SC2086 # three numbers, split on purpose
+	balanced $ads && break
+	sleep 0.05
+done
+# shellcheck disable=SC2086
+expect "daemon_attaches = detaches + disconnects, observers left out ($ads)" balanced $ads
 stop_daemon
 finish
