@@ -873,7 +873,12 @@ static void reply_peers(struct session *s, const UcclCtl__PeersReq *q)
 	peerframe_sanitize(name, sizeof(name), q->lookup_name);
 	switch (r) {
 	case -ESRCH:
-		session_reply_err(s, r, "no peer named '%s' in uccl.conf", peer);
+		/* the shared peers line names this host too: it is skipped there */
+		if (strcmp(q->lookup_peer, peermgr_host_name(d->peers)) == 0)
+			session_reply_err(s, r, "'%s' is this host: ucclctl endpoints lists its names",
+					  peer);
+		else
+			session_reply_err(s, r, "no peer named '%s' in uccl.conf", peer);
 		break;
 	case -ENOTCONN:
 		session_reply_err(s, r, "peer %s is not up", peer);

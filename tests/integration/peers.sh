@@ -141,6 +141,9 @@ import json,sys; d=json.load(open('$TMPD/lk2.json'))['lookup']
 sys.exit(0 if not d['found'] and d['ep_id'] is None else 1)"
 "$UCCLCTL" --socket "$SOCK_A" lookup nobody x 2>"$TMPD/lk3.err" && fail "lookup at an unknown peer succeeded" ||
 	expect "a lookup at an unknown peer is refused" grep -q "no peer named 'nobody'" "$TMPD/lk3.err"
+# node-a is on the shared peers line: A's own name is not "no peer named"
+"$UCCLCTL" --socket "$SOCK_A" lookup node-a x 2>"$TMPD/lk5.err" && fail "lookup at this host succeeded" ||
+	expect "a lookup at this host says so ($(cat "$TMPD/lk5.err"))" grep -q "'node-a' is this host" "$TMPD/lk5.err"
 "$UCCLCTL" --socket "$SOCK_A" lookup alpha x 2>"$TMPD/lk4.err" && fail "lookup at a peer that is not up succeeded" ||
 	expect "a lookup at a peer that is not up is refused" grep -q "peer alpha is not up" "$TMPD/lk4.err"
 
