@@ -284,6 +284,36 @@ static int load_config(struct daemon *d, const char *path, bool explicit)
 	return 0;
 }
 
+/* --check-config FILE: parse it. Returns the exit status. */
+static int check_config(const char *path)
+{
+	char err[512];
+	struct conf tmp;
+
+	if (conf_load(path, &tmp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	/* what the start would stop on, with peering on: say so now */
+	if (tmp.peer_listen.family && tmp.peer_key_file[0] &&
+	    peerauth_key_check(tmp.peer_key_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return 1;
+	}
+	if (tmp.peer_listen.family) {
+		char hn[256];
+
+		if (conf_host_name(&tmp, hn, sizeof(hn)) < 0) {
+			fprintf(stderr, "%s: host_name auto: this host's name cannot name "
+				"the daemon to its peers (1..%d of A-Z a-z 0-9 . _ -, whole or "
+				"up to its first dot): set host_name\n", path, CONF_PEER_NAME_MAX);
+			return 1;
+		}
+	}
+	printf("%s: ok\n", path);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -296,7 +326,7 @@ int main(int argc, char **argv)
 	};
 	static struct daemon dd;
 	struct daemon *d = &dd;
-	const char *config = DEFAULT_CONFIG, *rundir = DEFAULT_RUNTIME_DIR;
+	const char *config = DEFAULT_CONFIG, *rundir = DEFAULT_RUNTIME_DIR, *check = NULL;
 	bool config_given = false;
 	struct event *ev_hup = NULL, *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL;
 	struct engthr_params ep;
@@ -313,33 +343,9 @@ int main(int argc, char **argv)
 		case 'r':
 			rundir = optarg;
 			break;
-		case 'C': {
-			char err[512];
-			struct conf tmp;
-			if (conf_load(optarg, &tmp, err, sizeof(err)) < 0) {
-				fprintf(stderr, "%s\n", err);
-				return 1;
-			}
-			/* what the start would stop on, with peering on: say so now */
-			if (tmp.peer_listen.family && tmp.peer_key_file[0] &&
-			    peerauth_key_check(tmp.peer_key_file, err, sizeof(err)) < 0) {
-				fprintf(stderr, "%s: %s\n", optarg, err);
-				return 1;
-			}
-			if (tmp.peer_listen.family) {
-				char hn[256];
-
-				if (conf_host_name(&tmp, hn, sizeof(hn)) < 0) {
-					fprintf(stderr, "%s: host_name auto: this host's name cannot name "
-						"the daemon to its peers (1..%d of A-Z a-z 0-9 . _ -, whole or "
-						"up to its first dot): set host_name\n", optarg,
-						CONF_PEER_NAME_MAX);
-					return 1;
-				}
-			}
-			printf("%s: ok\n", optarg);
-			return 0;
-		}
+		case 'C':
+			check = optarg;
+			break;
 		case 'V':
 			printf("ucclsvcd %s (control protocol %u, shm ABI %u)\nfeatures:%s%s%s\n",
 			       PACKAGE_VERSION, UCCL_PROTO_VERSION, UCCL_SHM_ABI_VERSION,
@@ -373,6 +379,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* after the whole command line: extra arguments are a usage error here too */
+	if (check)
+		return check_config(check);
 
 	log_init();
 	signal(SIGPIPE, SIG_IGN);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# --check-config accepts good files and names FILE:LINE for bad ones;
+# --check-config accepts good files, names FILE:LINE for bad ones and, as
+# the start does, takes an extra argument as a usage error;
 # max_clients_per_uid caps one user's attached clients; what a timed-out
 # create or connect made in the daemon is undone when its late reply comes.
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +16,10 @@ printf 'max_clients = 0\n' >"$TMPD/bad2.conf"
 expect "range error names file:line" grep -q "bad2.conf:1:" "$TMPD/err2"
 "$UCCLSVCD" --config "$TMPD/bad2.conf" --runtime-dir "$TMPD/run" 2>"$TMPD/err3" && fail "daemon started on a bad file" || ok "daemon refuses to start on a bad file"
 expect "--version works" "$UCCLSVCD" --version
+# an extra argument is a usage error (2) with --check-config as without it
+rc=0; "$UCCLSVCD" --check-config "$TMPD/good.conf" extra >/dev/null 2>"$TMPD/extra.err" || rc=$?
+expect "--check-config FILE with an extra argument exits 2 (rc $rc)" [ "$rc" -eq 2 ]
+expect "... naming it" grep -q "unexpected argument 'extra'" "$TMPD/extra.err"
 # --check-config says what the start would say: a key file is read only
 # with peering on, and a wildcard data_address is refused with it
 printf 'peer_listen = none\npeer_key_file = %s/no.key\n' "$TMPD" >"$TMPD/nokey.conf"
