@@ -71,6 +71,7 @@ static void usage(FILE *f)
 		"  -r, --runtime-dir DIR   where the control socket lives (default " DEFAULT_RUNTIME_DIR ")\n"
 		"  -C, --check-config FILE check FILE and exit: 0 if valid, else 1 with FILE:LINE: message\n"
 		"  -V, --version           print the version and exit\n"
+		"  -h, --help              print this help and exit\n"
 		"\n"
 		"Runs in the foreground; systemd (ucclsvcd.service) supervises it. See ucclsvcd(8).\n");
 }

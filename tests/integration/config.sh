@@ -16,6 +16,7 @@ printf 'max_clients = 0\n' >"$TMPD/bad2.conf"
 expect "range error names file:line" grep -q "bad2.conf:1:" "$TMPD/err2"
 "$UCCLSVCD" --config "$TMPD/bad2.conf" --runtime-dir "$TMPD/run" 2>"$TMPD/err3" && fail "daemon started on a bad file" || ok "daemon refuses to start on a bad file"
 expect "--version works" "$UCCLSVCD" --version
+expect "--help lists -h, --help" eval '"$UCCLSVCD" --help | grep -q -- "-h, --help"'
 # an extra argument is a usage error (2) with --check-config as without it
 rc=0; "$UCCLSVCD" --check-config "$TMPD/good.conf" extra >/dev/null 2>"$TMPD/extra.err" || rc=$?
 expect "--check-config FILE with an extra argument exits 2 (rc $rc)" [ "$rc" -eq 2 ]
