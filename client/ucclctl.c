@@ -1173,8 +1173,8 @@ static void report_refusal(const char *what, const UcclCtl__Reply *rep)
 	if (msg)
 		fprintf(stderr, "ucclctl: %s (%s)\n", msg, strerror(-err));
 	else if (err == -EPERM || err == -EACCES)
-		fprintf(stderr, "ucclctl: %s refused: needs the admin role (uid 0 or the "
-			"daemon's admin group) (%s)\n", what, strerror(-err));
+		fprintf(stderr, "ucclctl: %s refused: needs the admin role (uid 0, the "
+			"daemon's own user, or its admin group) (%s)\n", what, strerror(-err));
 	else
 		fprintf(stderr, "ucclctl: %s refused by the daemon (%s)\n", what, strerror(-err));
 	free(msg);

@@ -843,8 +843,8 @@ static void reply_peers(struct session *s, const UcclCtl__PeersReq *q)
 		return;
 	}
 	if (!s->admin) {
-		session_reply_err(s, -EPERM, "a peer lookup needs the admin role (uid 0 or admin_gid "
-				  "in uccl.conf)");
+		session_reply_err(s, -EPERM, "a peer lookup needs the admin role (uid 0, the daemon's "
+				  "own user, or admin_gid in uccl.conf)");
 		return;
 	}
 	if (!d->peers) {
@@ -907,8 +907,8 @@ void status_reply(struct session *s, UcclCtl__Request *req)
 		return;
 	}
 	if (!s->admin) {
-		session_reply_err(s, -EPERM, "%s needs the admin role (uid 0 or admin_gid in uccl.conf)",
-				  frame_request_name(req));
+		session_reply_err(s, -EPERM, "%s needs the admin role (uid 0, the daemon's own user, "
+				  "or admin_gid in uccl.conf)", frame_request_name(req));
 		return;
 	}
 	switch (req->body_case) {
