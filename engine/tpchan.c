@@ -1900,7 +1900,10 @@ static int ch_rx_pkt(struct tchan *c, const struct wire_pkt *w, uint64_t now_ns,
 		r = rx_credit(c, &w->credit);
 		break;
 	}
-	idle_note(c, now_ns, true);
+	/* another channel's token (only that is -EACCES here) is no traffic:
+	 * a stranger's packets must not keep the per-packet state held */
+	if (r != -EACCES)
+		idle_note(c, now_ns, true);
 	deadline_update(c);
 	return r;
 }

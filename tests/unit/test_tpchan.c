@@ -3210,6 +3210,56 @@ static void test_wire_wakes_for_a_timer_before_the_next_arrival(void **state)
 	world_fini(&w);
 }
 
+/* A stranger's ACK (a wrong token) is turned away and must change nothing
+ * but drop_token: it restarted a live channel's idle hold, so that one
+ * every half hold kept the per-packet state allocated (and the channel
+ * unfrozen) for as long as they came. */
+struct forger { struct wirelink *l; uint64_t every, next, until; uint32_t sent; };
+
+static uint64_t forge_ack(void *arg, uint64_t now)
+{
+	struct forger *f = arg;
+	struct wire_ack a = { .token = 0xdeadbeefull, .cum_psn = 0 };
+	uint8_t buf[256];
+	int n;
+
+	if (now >= f->until)
+		return UINT64_MAX;
+	if (now >= f->next) {
+		n = wire_write_ack(buf, sizeof(buf), &a);
+		assert_true(n > 0);
+		assert_int_equal(wirelink_inject(f->l, 0, buf, (size_t)n), -EACCES);
+		f->sent++;
+		f->next = now + f->every;
+	}
+	return f->next;
+}
+
+static void test_strangers_acks_do_not_keep_a_channel_from_releasing(void **state)
+{
+	struct tpchan_params p = chan_params(false);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats a;
+	struct forger f;
+	struct world w;
+
+	(void)state;
+	p.idle_release_ns = 1 * MS;
+	world_init(&w, 8, false);
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 100 * MS), 0);
+	f = (struct forger){ .l = w.link, .every = p.idle_release_ns / 2,
+			     .next = wirelink_now(w.link), .until = wirelink_now(w.link) + 50 * MS };
+	wirelink_set_timer(w.link, forge_ack, &f);
+	(void)wirelink_run(w.link, NULL, NULL, wirelink_now(w.link) + 40 * MS);
+	tpchan_get_stats(w.a, &a);
+	assert_true(f.sent > 20);
+	assert_int_equal(a.drop_token, f.sent);
+	assert_int_equal(a.state_releases, 1);
+	check_transfer(&w);
+	world_fini(&w);
+}
+
 /* ---- one channel fed by hand: the receiver's credit cap, a timeout's verdict ---- */
 
 /* Side a of two_chans (a's callbacks, and its tokens), with no peer: the
@@ -3564,6 +3614,7 @@ int main(void)
 		cmocka_unit_test(test_state_allocation_failure),
 		cmocka_unit_test(test_one_lost_tail_one_timeout_per_rto),
 		cmocka_unit_test(test_wire_wakes_for_a_timer_before_the_next_arrival),
+		cmocka_unit_test(test_strangers_acks_do_not_keep_a_channel_from_releasing),
 	};
 	int r;
 
