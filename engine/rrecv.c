@@ -318,6 +318,13 @@ static void remember_refusal(struct rchan *ch, const struct conn *c, const struc
 			       .msg_id = d->msg_id, .err = err };
 }
 
+/* Message id a was sent before b: ids grow with each message of a channel
+ * and wrap (after 2^40 messages), so by the sign of the difference. */
+static bool id_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
 /* A send number names one send of the connection: a newer message id
  * with it is that send again (its sender completed an earlier attempt on a
  * refusal for room that came first, and resent it), and is told the same
@@ -329,7 +336,7 @@ static int recall_refusal(const struct rchan *ch, const struct conn *c, const st
 		const struct refusal *f = &ch->refused[i];
 
 		if (f->err && f->ep == c->ep->id && f->wire == c->r.wire_id && f->seq == d->roff &&
-		    (int64_t)(d->msg_id - f->msg_id) >= 0)
+		    !id_before(d->msg_id, f->msg_id))
 			return f->err;
 	}
 	return -ESTALE;
@@ -418,7 +425,7 @@ static int rx_send(struct engine *e, struct rchan *ch, struct conn *c, const str
 	if (r && r->msg_id != d->msg_id) {
 		/* the sender gave up on r's message and sent it again (newer
 		 * id): same sequence, same length and tag, start over */
-		if (d->msg_id < r->msg_id || r->state == REC_VOID || d->msg_len != r->len ||
+		if (id_before(d->msg_id, r->msg_id) || r->state == REC_VOID || d->msg_len != r->len ||
 		    d->rkey != r->tag)
 			return -ESTALE;
 		r->msg_id = d->msg_id;
@@ -461,7 +468,7 @@ static int rx_void(struct engine *e, struct conn *c, const struct wire_data *d)
 	struct rrec *r = rec_find(e->rm, c, d->roff);
 
 	if (r) {
-		if (d->msg_id < r->msg_id)
+		if (id_before(d->msg_id, r->msg_id))
 			return 0;
 		switch (r->state) {
 		case REC_DIRECT:
