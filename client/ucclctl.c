@@ -118,7 +118,7 @@ static int exchange(int fd, UcclCtl__Request *req, int64_t deadline, UcclCtl__Re
 {
 	uint8_t *buf = NULL;
 	size_t len;
-	uint32_t plen;
+	uint32_t plen = 0;
 	int fds[CTLIO_MAX_FDS], nfds = 0, left, r;
 	UcclCtl__Reply *rp;
 
