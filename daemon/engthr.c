@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -811,6 +812,16 @@ void engthr_stop(struct engthr *t)
 
 	if (!t)
 		return;
+	/* commands waiting for room in the queue go in as the running thread
+	 * frees it: the thread leaves once its queue is empty, and what was
+	 * still waiting then would never run nor be told done */
+	while (t->ovf_head) {
+		struct pollfd pfd = { .fd = cmdq_fd(t->out), .events = POLLIN };
+
+		out_cb(-1, 0, t);
+		if (t->ovf_head)
+			(void)poll(&pfd, 1, 100);
+	}
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
 	if (write(cmdq_fd(t->in), &one, sizeof(one)) < 0) {
 		/* saturated counter still wakes it */
