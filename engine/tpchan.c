@@ -458,6 +458,11 @@ static struct tchan *ch_new(const struct tpchan_params *params)
 	sb_tx_release(c->tx);
 	sb_rx_release(c->rx);
 	paths_release(c->paths);
+	if (c->p.first_psn) {
+		(void)sb_tx_start_at(c->tx, c->p.first_psn);
+		(void)sb_rx_start_at(c->rx, c->p.first_psn);
+		c->rx_high = c->cr_grant = c->gbn_una = c->next_psn = c->p.first_psn;
+	}
 	c->release_at = UINT64_MAX;
 	c->free_head = NONE;
 	c->q_head = c->q_tail = c->cur = NONE;

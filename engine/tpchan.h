@@ -135,6 +135,9 @@ struct tpchan_params {
 	uint64_t cc_base_rtt_ns;       /* cc_params.base_rtt_ns: the fabric's unloaded RTT
 					* (0: each controller learns the lowest it sees) */
 	uint64_t seed;                 /* path choice randomness */
+	/* The sequence number of the first packet each way; both ends must
+	 * agree. The daemon uses 0; tests start near the wrap. */
+	uint32_t first_psn;
 	/* The per-packet state (scoreboards, message table, refusal records,
 	 * per-path table) is allocated on first use and released after the
 	 * channel has been idle this long: nothing queued, in flight or held,
