@@ -1430,10 +1430,36 @@ static void peer_schedule_retry(struct peer *p)
 
 /* ---- accepting ------------------------------------------------------------------------------ */
 
+/* Of the connections waiting for a hello in the class other says, the
+ * oldest from the host that holds the most: a host reconnecting to hold
+ * slots closes its own first, and a daemon that arrives later still gets
+ * in. NULL if none waits. */
+static struct pconn *unident_victim(const struct peermgr *pm, bool other)
+{
+	struct pconn *v = NULL;
+	uint32_t most = 0;
+
+	/* pm->conns is newest first: ">=" keeps the oldest of a count */
+	for (struct pconn *c = pm->conns; c; c = c->next) {
+		uint32_t n = 0;
+
+		if (!c->unidentified || c->unident_other != other)
+			continue;
+		for (const struct pconn *d = pm->conns; d; d = d->next)
+			n += d->unidentified && d->unident_other == other &&
+			     conf_addr_same_host(&d->ra, &c->ra);
+		if (n >= most) {
+			most = n;
+			v = c;
+		}
+	}
+	return v;
+}
+
 static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage *ss)
 {
 	struct conf_addr ra;
-	struct pconn *c;
+	struct pconn *c, *victim = NULL;
 	char a[64];
 	bool known, other;
 	uint32_t suppressed = 0, waiting;
@@ -1451,7 +1477,20 @@ static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage
 	other = find_peer_by_host(pm, &ra, true) == NULL;
 	known = !other || pm->n_dynamic < pm->max_dynamic || find_peer_by_host(pm, &ra, false);
 	waiting = other ? pm->n_unident_other : pm->n_unident - pm->n_unident_other;
-	if (pm->n_conns >= MAX_CONNS_HARD || (known && waiting >= PEER_MAX_UNIDENTIFIED)) {
+	if (known && waiting >= PEER_MAX_UNIDENTIFIED && pm->n_conns < MAX_CONNS_HARD &&
+	    (victim = unident_victim(pm, other))) {
+		/* room for the newcomer: a daemon says hello in its first round
+		 * trip, so connections that hold a slot without finishing one
+		 * cannot keep every peer out for as long as they reconnect */
+		if (ratelog_allow(pm, RL_TOO_MANY, &ra, &suppressed))
+			log_warn("peer connection from %s: %u connections from %s wait for a hello "
+				 "already (limit %u): closing the oldest from the host with the most "
+				 "(%s)%s", a, waiting, other ? "hosts that are no peer's" : "peers' hosts",
+				 PEER_MAX_UNIDENTIFIED, victim->ratext,
+				 suppressed ? "; more from this address were not logged" : "");
+		pconn_close_ex(victim, NULL, "no hello in time, and its slot was wanted", -ETIMEDOUT);
+	}
+	if (pm->n_conns >= MAX_CONNS_HARD || (known && waiting >= PEER_MAX_UNIDENTIFIED && !victim)) {
 		if (ratelog_allow(pm, RL_TOO_MANY, &ra, &suppressed))
 			log_warn("peer connection from %s: refused: %u connections from %s wait for a "
 				 "hello already (limit %u)%s", a, waiting,

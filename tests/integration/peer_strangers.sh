@@ -3,12 +3,13 @@
 # Strangers cannot keep a configured peer away. With dynamic_peers on, any
 # address may connect to peer_listen and wait up to 5 s for its hello; 10
 # connections from 127.0.0.2 (no peer's host) that send nothing fill the
-# 8 slots of other hosts at b (2 refused), and a (which dials b) killed
+# 8 slots of other hosts at b (2 closed), and a (which dials b) killed
 # and restarted meanwhile comes back up at once (it used to be refused
 # until the strangers' slots freed). The same when the stranger said hello
 # first and is a dynamic peer (its host took the peers' slots before). A
-# stranger announcing its data plane at another address is refused. All
-# traffic stays on 127.0.0.0/8.
+# stranger announcing its data plane at another address is refused. Nor
+# can idle connections from a peer's own host. All traffic stays on
+# 127.0.0.0/8.
 . "$(dirname "$0")/lib.sh"
 PROBE=$top_builddir/tests/integration/peer_probe
 set -- $(free_ports 2)
@@ -38,14 +39,15 @@ start_named b; PID_B=$STARTED_PID
 expect "the peers come up" wait_up "$SOCK_A" 0 50
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# restart_under_flood TAG RECONNECTS WHO: 10 idle connections from
-# 127.0.0.2 to b for 4 s while a is killed and restarted; a must be up at
-# b again (its RECONNECTS-th time) within them, 8 waiting and 2 refused.
-# node-a sorts first and dials: the strangers wait at b, which accepts.
+# restart_under_flood TAG RECONNECTS WHO [FROM]: 10 idle connections from
+# FROM (127.0.0.2) to b for 4 s while a is killed and restarted; a must be
+# up at b again (its RECONNECTS-th time) within them, 8 waiting and 2
+# closed. node-a sorts first and dials: the strangers wait at b, which
+# accepts.
 restart_under_flood() {
 	local t0 t1 fb
 	t0=$(now_ms)
-	"$PROBE" flood 127.0.0.1 "$PB" 10 127.0.0.2 4000 >"$TMPD/$1.out" &
+	"$PROBE" flood 127.0.0.1 "$PB" 10 "${4:-127.0.0.2}" 4000 >"$TMPD/$1.out" &
 	fb=$!
 	BG_PIDS="$BG_PIDS $fb"
 	sleep 0.5
@@ -56,10 +58,11 @@ restart_under_flood() {
 	echo "# up again $((t1 - t0)) ms after the strangers came"
 	expect "... within their 4 s" [ $((t1 - t0)) -lt 4000 ]
 	wait "$fb"
-	expect "8 of the $3 waited at b, 2 were refused" grep -q "^closed 2$" "$TMPD/$1.out"
+	[ -n "${4:-}" ] && return    # from a's own host: a's dial closes one more
+	expect "8 of the $3 waited at b, 2 were closed" grep -q "^closed 2$" "$TMPD/$1.out"
 }
 restart_under_flood fb 1 "strangers' connections"
-expect "... and logged" grep -q "refused: 8 connections from hosts that are no peer's wait for a hello already (limit 8)" "$TMPD/b.log"
+expect "... and logged" grep -q "8 connections from hosts that are no peer's wait for a hello already (limit 8): closing the oldest from the host with the most" "$TMPD/b.log"
 
 # A stranger that says hello becomes a dynamic peer, but its host is still
 # no configured peer's: its idle connections wait among the strangers', and
@@ -76,6 +79,12 @@ wait_near() { for _ in $(seq 50); do grep -q "^hello node-b" "$TMPD/near.out" &&
 expect "a stranger at its own address becomes b's dynamic peer" wait_near
 restart_under_flood fb2 2 "dynamic peer's host's connections"
 wait "$NEAR"
+# Idle connections from a peer's own host (a user there, not its daemon)
+# fill the peers' 8 slots; a restarted a still comes back: each newcomer
+# closes the oldest waiting one of the host with the most (it was refused
+# until they went, however long they reconnected; with a key too).
+restart_under_flood fb3 3 "connections from a's own host" 127.0.0.1
+expect "... and logged" grep -q "8 connections from peers' hosts wait for a hello already (limit 8): closing the oldest" "$TMPD/b.log"
 if [ "$FAILS" -ne 0 ]; then
 	for n in a b; do echo "--- $n.log ---"; cat "$TMPD/$n.log"; done
 	exit 1

@@ -198,7 +198,7 @@ expect "... after the 5 s hello deadline ($((T1 - T0)) ms)" [ $((T1 - T0)) -ge 4
 expect "... and logged" grep -q "closing: no hello within 5000 ms" "$TMPD/b.log"
 "$PROBE" flood 127.0.0.1 "$PB" 10 >"$TMPD/flood.out"
 expect "at most 8 connections wait for a hello" grep -q "^closed 2$" "$TMPD/flood.out"
-expect "... the rest are refused and logged" grep -q "refused: 8 connections from peers. hosts wait for a hello already (limit 8)" "$TMPD/b.log"
+expect "... the oldest give way to the newest, logged" grep -q "8 connections from peers. hosts wait for a hello already (limit 8): closing the oldest" "$TMPD/b.log"
 expect "the established peers were not disturbed (A)" is "$(pq "$SOCK_A" node-b state),$(pq "$SOCK_A" node-b reconnects)" up,0
 expect "the established peers were not disturbed (B)" is "$(pq "$SOCK_B" node-a state),$(pq "$SOCK_B" node-a reconnects)" up,0
 expect "no token value in any log" sh -c "! grep -qi '0123456789abcdef\|81985529216486895' '$TMPD/a.log' '$TMPD/b.log'"
