@@ -28,9 +28,9 @@ static void accepted(void *arg, int fd, const struct sockaddr_storage *ss)
 	int r;
 
 	(void)ss;
-	if (d->stopping ||
-	    d->n_sessions >= d->conf.max_clients + DAEMON_MAX_OBSERVERS + DAEMON_MAX_UNATTACHED_PER_UID) {
-		/* bound unattached connections too */
+	if (d->stopping || d->n_sessions >= DAEMON_CONNS(d) + DAEMON_ADMIN_OBSERVERS) {
+		/* bound unattached connections too (session_open: the last
+		 * DAEMON_ADMIN_OBSERVERS for admins) */
 		log_limited(&d->refusal_log, LOG_LVL_WARN, "control socket: refusing connection: %s",
 			    d->stopping ? "shutting down" : "too many connections");
 		close(fd);
@@ -40,6 +40,7 @@ static void accepted(void *arg, int fd, const struct sockaddr_storage *ss)
 	if (r < 0) {
 		log_limited(&d->refusal_log, LOG_LVL_WARN, "control socket: refusing connection: %s",
 			    r == -EUSERS ? "too many unattached connections from that uid" :
+			    r == -ENFILE ? "too many connections (the rest are kept for admins)" :
 					   strerror(-r));
 		close(fd);
 	}

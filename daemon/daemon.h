@@ -52,6 +52,10 @@ struct daemon_stats {
  * room for one such burst beside max_clients and the observers, so that
  * one user's burst never keeps another user from attaching. */
 #define DAEMON_MAX_UNATTACHED_PER_UID 32u
+/* Control connections at once: max_clients, the observers and one
+ * uid's burst; past that only admins get in, DAEMON_ADMIN_OBSERVERS more,
+ * so that users holding connections cannot lock them out of ucclctl. */
+#define DAEMON_CONNS(d) ((d)->conf.max_clients + DAEMON_MAX_OBSERVERS + DAEMON_MAX_UNATTACHED_PER_UID)
 
 struct daemon {
 	struct conf conf;

@@ -348,6 +348,10 @@ int session_open(struct daemon *d, int fd)
 	s->refs = 1;
 	ctlio_rx_init(&s->rx, d->conf.max_ctl_msg);
 	check_creds(s);
+	if (!s->admin && d->n_sessions >= DAEMON_CONNS(d)) {
+		free(s);
+		return -ENFILE;
+	}
 	uint32_t unattached = 0;
 	for (struct session *o = d->sessions; o; o = o->next)
 		unattached += !o->attached && o->uid == cred.uid;

@@ -4,8 +4,9 @@
 # With connect_same_user, a local connect reaches only the connecting
 # user's listeners (uid 0: any); checked as root with other uids, as are
 # the bound on connections a uid that is not allowed may leave unattached,
-# the bounds on observers of users without the admin role, and what
-# ucclctl says when its user may not reach the socket.
+# the bounds on observers of users without the admin role, the room kept
+# for admins past every user's connections, and what ucclctl says when its
+# user may not reach the socket.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 expect "itest_client isolation" "$ITEST" isolation
@@ -146,6 +147,42 @@ PY
 	expect "one uid holds at most 2 observers ($(cat "$TMPD/obs-uid.out"))" \
 		grep -q "^65534 ok ok refused$" "$TMPD/obs-uid.out"
 	expect "... and says so" grep -q "too many observers of uid 65534 (2; admins may hold more)" "$TMPD/daemon.log"
+	stop_daemon
+	# Two allowed uids hold 32 unattached connections each (opened again
+	# as the attach deadline closes them): past max_clients + 16 + 32
+	# connections (49 with max_clients = 1) only admins get in, so root's
+	# ucclctl still does (it was refused: the cap came before the creds).
+	cat >"$TMPD/idle.py" <<'PY'
+import os, socket, sys, time
+uid, n, secs = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+os.setgid(uid)
+os.setuid(uid)
+held, end = [], time.time() + secs
+while time.time() < end:
+    held = [s for s in held if s.fileno() >= 0]
+    while len(held) < n:
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(sys.argv[1])
+        except OSError:
+            s.close()
+            break
+        held.append(s)
+    print(len(held), flush=True)
+    time.sleep(0.2)
+PY
+	printf 'max_clients = 1\n' >"$TMPD/one.conf"
+	start_daemon "$TMPD/one.conf"
+	for u in 65532 65533; do
+		python3 "$TMPD/idle.py" "$UCCL_SOCKET" $u 32 6 >"$TMPD/idle-$u.out" 2>&1 &
+		BG_PIDS="$BG_PIDS $!"
+	done
+	for _ in $(seq 100); do
+		grep -q "too many connections" "$TMPD/daemon.log" && break
+		sleep 0.05
+	done
+	expect "ordinary users' idle connections reach the cap" grep -q "too many connections" "$TMPD/daemon.log"
+	expect "root's ucclctl still gets in past it" "$UCCLCTL" --socket "$UCCL_SOCKET" status
 	stop_daemon
 else
 	ok "# skip connect_same_user (needs root, and a build tree uid 65534 can read, to run clients as other users)"
