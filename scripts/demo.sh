@@ -22,15 +22,19 @@ B=$top/build
 RUN=$(mktemp -d /tmp/uccl-demo.XXXXXX)
 chmod 755 "$RUN"
 NS1= NS2=
-PA= PB=
+PA= PB= RP= SP=
 cleanup() {
-	for p in $PA $PB; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in $SP $RP $PA $PB; do kill -TERM "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	[ -z "$NS1" ] || ip netns del "$NS1" 2>/dev/null || true
 	[ -z "$NS2" ] || ip netns del "$NS2" 2>/dev/null || true
 	rm -rf "$RUN"
 }
-trap cleanup EXIT INT TERM
+# a signal ends the script (through the EXIT trap), not just the step it
+# interrupted: the rest would run on without daemons or files
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Addresses and the command prefix that runs a process "on" each host.
 if [ "$NETNS" = 1 ]; then
@@ -97,8 +101,14 @@ $ON_B "$B/client/uccl_xfer" --socket "$SB" --quiet recv demo &
 RP=$!
 sleep 0.2
 rc=0
-$ON_A "$B/client/uccl_xfer" --socket "$SA" --bytes "$BYTES" send node-b/demo || rc=$?
+# in the background: the shell takes a signal while it waits, not only
+# when a foreground command ends
+$ON_A "$B/client/uccl_xfer" --socket "$SA" --bytes "$BYTES" send node-b/demo &
+SP=$!
+wait "$SP" || rc=$?
+SP=
 wait "$RP" || rc=$?
+RP=
 echo
 echo "== ucclctl channels on node-a (sender) and node-b (receiver)"
 # a daemon that died shows below in its log, not by ending the script here
