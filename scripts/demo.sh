@@ -15,6 +15,16 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 BYTES=${BYTES:-1G}
 NETNS=${DEMO_NETNS:-0}
+# uccl_xfer's --bytes syntax, checked before anything starts: a size it
+# refuses would otherwise leave the receiver waiting out its accept
+case $BYTES in
+''|[!0-9]*|*[!0-9kKmMgG]*|*[kKmMgG]?*) ok=0 ;;
+*) case ${BYTES%[kKmMgG]} in *[!0]*) ok=1 ;; *) ok=0 ;; esac ;;
+esac
+if [ "$ok" = 0 ]; then
+	echo "demo.sh: bad BYTES '$BYTES' (a number above 0, with an optional K, M or G)" >&2
+	exit 2
+fi
 echo "== installing dependencies and building (first run takes a minute)"
 sh scripts/deps.sh
 sh scripts/build.sh "$top/build"
@@ -107,6 +117,8 @@ $ON_A "$B/client/uccl_xfer" --socket "$SA" --bytes "$BYTES" send node-b/demo &
 SP=$!
 wait "$SP" || rc=$?
 SP=
+# a sender that failed before connecting leaves the receiver in accept
+[ "$rc" -eq 0 ] || kill -TERM "$RP" 2>/dev/null || true
 wait "$RP" || rc=$?
 RP=
 echo
