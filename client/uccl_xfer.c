@@ -94,7 +94,9 @@ static void die(const char *what, int r, struct uccl_ctx *ctx)
 #define TRY(ctx, call) do { int r_ = (call); if (r_ < 0) die(#call, r_, ctx); } while (0)
 
 /* The content of chunk i: 64-bit words derived from (i, word index), so a
- * misplaced, stale or torn chunk fails the check. */
+ * misplaced, stale or torn chunk fails the check. A length that is not a
+ * multiple of 8 (the last chunk of an odd --bytes) ends with the first
+ * bytes of the next word: every byte is filled and checked. */
 static inline uint64_t word(uint64_t chunk, uint64_t w)
 {
 	uint64_t x = chunk * 0x9e3779b97f4a7c15ull + w;
@@ -105,17 +107,22 @@ static inline uint64_t word(uint64_t chunk, uint64_t w)
 
 static void fill_chunk(uint64_t *p, uint64_t chunk, uint64_t len)
 {
-	for (uint64_t w = 0; w < len / 8; w++)
+	uint64_t w, last;
+
+	for (w = 0; w < len / 8; w++)
 		p[w] = word(chunk, w);
+	last = word(chunk, w);
+	memcpy(p + w, &last, len % 8);
 }
 
 static bool check_chunk(const uint64_t *p, uint64_t chunk, uint64_t len)
 {
-	uint64_t bad = 0;
+	uint64_t bad = 0, w, last;
 
-	for (uint64_t w = 0; w < len / 8; w++)
+	for (w = 0; w < len / 8; w++)
 		bad |= p[w] ^ word(chunk, w);
-	return bad == 0;
+	last = word(chunk, w);
+	return bad == 0 && memcmp(p + w, &last, len % 8) == 0;
 }
 
 /* Completions are reaped wherever this program waits (for a slot, for a
@@ -293,7 +300,7 @@ static int do_recv(const struct opts *o)
 			die("waiting for a chunk", r, ctx);
 		const uint64_t *p = (const uint64_t *)((uint8_t *)uccl_mr_addr(ring) +
 						       (i % h.slots) * h.slot_size);
-		if (check_chunk(p, i, len & ~7ull))
+		if (check_chunk(p, i, len))
 			v.chunks_ok++;
 		else
 			v.chunks_bad++;
@@ -390,7 +397,7 @@ static int do_send(const struct opts *o, struct result *res)
 			if (r < 0)
 				die("waiting for a free slot", r, ctx);
 		}
-		fill_chunk((uint64_t *)(base + slot * o->slot_size), i, len & ~7ull);
+		fill_chunk((uint64_t *)(base + slot * o->slot_size), i, len);
 		/* a full ring: submit what is staged, take completions (the
 		 * daemon stops taking descriptors while ours are unread), and
 		 * try again only what was refused: the put may be in already */
