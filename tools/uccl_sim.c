@@ -341,7 +341,8 @@ static bool have_gnuplot(void)
 
 static int plot(const struct sim_net *n, const char *dir)
 {
-	size_t nf = sim_net_nflows(n);
+	size_t nf = sim_net_nflows(n), nsw = 0;
+	struct sim_port_info pi;
 	FILE *f;
 	pid_t pid;
 	int status;
@@ -357,11 +358,17 @@ static int plot(const struct sim_net *n, const char *dir)
 		   "set output 'fct_cdf.png'\nset xlabel 'FCT (us)'\nset ylabel 'CDF'\n"
 		   "plot 'fct.csv' every ::1 using 7:(1.0/%zu) smooth cumulative with lines\n"
 		   "set output 'throughput.png'\nset xlabel 'time (us)'\nset ylabel 'Gbit/s'\n"
-		   "plot for [i=3:%zu] 'throughput.csv' every ::1 using 1:i with lines\n"
-		   "set output 'queue.png'\nset ylabel 'queue (bytes)'\n"
-		   "stats 'queue.csv' every ::1 nooutput\n"
-		   "plot for [i=2:STATS_columns] 'queue.csv' every ::1 using 1:i with lines\n",
+		   "plot for [i=3:%zu] 'throughput.csv' every ::1 using 1:i with lines\n",
 		nf ? nf : 1, nf + 2);
+	/* queue.csv has a column per switch port: with no switch it has only
+	 * the time, and gnuplot fails on an empty plot */
+	for (size_t p = 0; p < sim_net_nports(n); p++) {
+		sim_net_port(n, p, &pi);
+		nsw += pi.is_switch;
+	}
+	if (nsw)
+		fprintf(f, "set output 'queue.png'\nset ylabel 'queue (bytes)'\n"
+			   "plot for [i=2:%zu] 'queue.csv' every ::1 using 1:i with lines\n", nsw + 1);
 	if (close_out(f, "plot.gp") < 0)
 		return -EIO;
 	pid = fork();
