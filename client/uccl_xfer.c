@@ -476,6 +476,45 @@ static double rate(uint64_t bytes, double secs)
 	return secs > 0 ? (double)bytes / secs / 1e9 : 0;
 }
 
+/* BYTES in the largest of GiB, MiB and KiB that divides it evenly, else
+ * in bytes: a size cut down to whole units misreports it (1500K is not
+ * "1 MiB", 100 bytes not "0 KiB"). */
+static const char *size_str(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB" };
+	int u = 0;
+
+	while (u < 3 && bytes && bytes % 1024 == 0) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 " %s", bytes, unit[u]);
+	return buf;
+}
+
+/* GB/s, or MB/s and kB/s below 1 GB/s and 1 MB/s, so that a tiny
+ * transfer's rate is not 0.00; with the bits per second beside it. */
+static const char *rate_str(char *buf, size_t len, double gbs)
+{
+	if (gbs >= 1)
+		snprintf(buf, len, "%.2f GB/s (%.1f Gbit/s)", gbs, gbs * 8);
+	else if (gbs >= 1e-3)
+		snprintf(buf, len, "%.2f MB/s (%.1f Mbit/s)", gbs * 1e3, gbs * 8e3);
+	else
+		snprintf(buf, len, "%.2f kB/s (%.1f kbit/s)", gbs * 1e6, gbs * 8e6);
+	return buf;
+}
+
+/* Seconds, or microseconds for a transfer too short to show in ms. */
+static const char *secs_str(char *buf, size_t len, double secs)
+{
+	if (secs >= 0.01)
+		snprintf(buf, len, "%.3f s", secs);
+	else
+		snprintf(buf, len, "%.1f us", secs * 1e6);
+	return buf;
+}
+
 /* One result, or the sum of several streams' (their bytes over the span from
  * the first start to the last end); rs[i].ok < 0: stream i reported nothing
  * (it failed; its exit was printed). */
@@ -525,21 +564,23 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 		printf("],\"ok\":%s}\n", ok ? "true" : "false");
 		return;
 	}
-	/* MiB and KiB where they are whole units, else the smaller unit */
-	printf("transfer:  %" PRIu64 " %s in %.3f s = %.2f GB/s (%.1f Gbit/s), %" PRIu64
-	       " chunks of %" PRIu64 " %s\n"
+	char sz[32], csz[32], rt[64], tm[32];
+
+	printf("transfer:  %s in %s = %s, %" PRIu64 " chunks of %s\n"
 	       "           (includes the sender generating and the receiver checking every byte)\n",
-	       t.bytes >= (1u << 20) ? t.bytes >> 20 : t.bytes >> 10, t.bytes >= (1u << 20) ? "MiB" : "KiB",
-	       secs, gbs, gbs * 8, t.chunks,
-	       o->slot_size >= 1024 ? o->slot_size >> 10 : o->slot_size, o->slot_size >= 1024 ? "KiB" : "B");
+	       size_str(sz, sizeof(sz), t.bytes), secs_str(tm, sizeof(tm), secs),
+	       rate_str(rt, sizeof(rt), gbs), t.chunks,
+	       size_str(csz, sizeof(csz), o->slot_size));
 	if (o->streams)
 		for (uint32_t i = 0; i < n; i++) {
 			if (rs[i].ok < 0)
 				printf("stream %2u: FAILED (reported nothing)\n", i);
 			else
-				printf("stream %2u: %" PRIu64 " MiB in %.3f s = %.2f GB/s, engine thread %d\n",
-				       i, rs[i].bytes >> 20, rs[i].t1 - rs[i].t0,
-				       rate(rs[i].bytes, rs[i].t1 - rs[i].t0), rs[i].thread);
+				printf("stream %2u: %s in %s = %s, engine thread %d\n", i,
+				       size_str(sz, sizeof(sz), rs[i].bytes),
+				       secs_str(tm, sizeof(tm), rs[i].t1 - rs[i].t0),
+				       rate_str(rt, sizeof(rt), rate(rs[i].bytes, rs[i].t1 - rs[i].t0)),
+				       rs[i].thread);
 		}
 	/* a failed put's signal still reaches the receiver (its number is
 	 * settled by a void), which then finds the slot's old bytes: that is

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # uccl_xfer checks every byte: the last chunk of an odd size has bytes past
 # its last whole 8-byte word, and one of them corrupted fails the transfer
-# (they used to be neither filled nor checked).
+# (they used to be neither filled nor checked). The summary gives sizes
+# whole (1500K is not "1 MiB", 100 bytes not "0 KiB") and a tiny
+# transfer's rate not as 0.00.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 # ASan wants its runtime first among the libraries; the shim comes first
@@ -32,5 +34,11 @@ expect "a corrupted byte past the last word fails the transfer (rc $rc/$rrc)" \
 expect "... as one bad chunk" grep -q '"verified_chunks":97,"bad_chunks":1,' "$TMPD/tail.send"
 pair tiny "$TAIL" --bytes 7 --json
 expect "7 bytes, the last one corrupted, fail too (rc $rc/$rrc)" [ "$rc" -eq 1 ] && [ "$rrc" -eq 1 ]
+"$XFER" --quiet --bytes 1500K demo >"$TMPD/1500k.out" 2>&1
+expect "1500K: the summary says 1500 KiB ($(head -n 1 "$TMPD/1500k.out"))" \
+	grep -q '^transfer:  1500 KiB in ' "$TMPD/1500k.out"
+"$XFER" --quiet --bytes 100 demo >"$TMPD/100.out" 2>&1
+expect "100 bytes: the summary says 100 B, at a rate above 0 ($(head -n 1 "$TMPD/100.out"))" \
+	grep -Eq '^transfer:  100 B in .* = [0-9.]*[1-9][0-9.]* [kMG]B/s' "$TMPD/100.out"
 stop_daemon
 finish
