@@ -65,6 +65,7 @@ struct result {
 	double p50, p99;            /* 64 B put round trip, us; 0: not measured */
 	int32_t thread;             /* engine thread of its endpoint */
 	int32_t ok;
+	int32_t first_err;          /* the first failed completion's res; 0: none */
 	uint32_t slot;              /* which stream */
 };
 
@@ -136,6 +137,19 @@ static uint64_t reaped;
  * (POST) completes exactly once, and every completion passes note_reaped. */
 static uint64_t inflight;
 
+/* The first failed completion counted (its res), for the summary: a count
+ * of failures alone does not say why. */
+static int first_err;
+
+static void note_failed(const struct uccl_cqe *c, uint64_t *failed)
+{
+	if (c->res >= 0)
+		return;
+	if (!*failed)
+		first_err = c->res;
+	++*failed;
+}
+
 static void note_reaped(const struct uccl_cqe *c, int n)
 {
 	inflight -= (uint64_t)n;
@@ -156,7 +170,7 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, int
 	if (n < 0)
 		die("taking completions", n, ctx);
 	for (int k = 0; k < n; k++)
-		*failed += c[k].res < 0;
+		note_failed(&c[k], failed);
 	note_reaped(c, n);
 }
 
@@ -446,7 +460,7 @@ static int do_send(const struct opts *o, struct result *res)
 					die("waiting for a latency put", -ETIMEDOUT, ctx);
 			if (n < 0)
 				die("waiting for a latency put", n, ctx);
-			failed += c.res < 0;
+			note_failed(&c, &failed);
 			note_reaped(&c, 1);
 		} while (c.user_data != 20);
 		clock_gettime(CLOCK_MONOTONIC, &b);
@@ -458,7 +472,7 @@ static int do_send(const struct opts *o, struct result *res)
 		.bytes = o->total, .chunks = chunks, .chunks_ok = v.chunks_ok, .chunks_bad = v.chunks_bad,
 		.failed = failed, .ops = posted + (lat ? LAT_N : 0), .t0 = t0, .t1 = t1,
 		.p50 = lat ? lat[LAT_N / 2] / 1e3 : 0, .p99 = lat ? lat[LAT_N * 99 / 100] / 1e3 : 0,
-		.thread = uccl_ep_thread(ep),
+		.thread = uccl_ep_thread(ep), .first_err = first_err,
 	};
 	res->ok = v.chunks_bad == 0 && v.chunks_ok == chunks && v.bytes == o->total && failed == 0;
 	if (!o->streams)
@@ -536,6 +550,8 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 		t.chunks_bad += rs[i].chunks_bad;
 		t.failed += rs[i].failed;
 		t.ops += rs[i].ops;
+		if (!t.first_err)
+			t.first_err = rs[i].first_err;
 		t.p50 = rs[i].p50;
 		t.p99 = rs[i].p99;
 		t.t0 = rs[i].t0 < t.t0 ? rs[i].t0 : t.t0;
@@ -564,22 +580,27 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 		printf("],\"ok\":%s}\n", ok ? "true" : "false");
 		return;
 	}
-	char sz[32], csz[32], rt[64], tm[32];
+	char sz[32], csz[32], rt[64], tm[32], how[80] = ": FAILED";
 
-	printf("transfer:  %s in %s = %s, %" PRIu64 " chunks of %s\n"
+	/* a rate of a run that failed is no figure to quote */
+	if (ok)
+		snprintf(how, sizeof(how), " = %s", rate_str(rt, sizeof(rt), gbs));
+	printf("transfer:  %s in %s%s, %" PRIu64 " chunks of %s\n"
 	       "           (includes the sender generating and the receiver checking every byte)\n",
 	       size_str(sz, sizeof(sz), t.bytes), secs_str(tm, sizeof(tm), secs),
-	       rate_str(rt, sizeof(rt), gbs), t.chunks,
+	       how, t.chunks,
 	       size_str(csz, sizeof(csz), o->slot_size));
 	if (o->streams)
 		for (uint32_t i = 0; i < n; i++) {
 			if (rs[i].ok < 0)
 				printf("stream %2u: FAILED (reported nothing)\n", i);
 			else
-				printf("stream %2u: %s in %s = %s, engine thread %d\n", i,
+				printf("stream %2u: %s in %s%s%s, engine thread %d\n", i,
 				       size_str(sz, sizeof(sz), rs[i].bytes),
 				       secs_str(tm, sizeof(tm), rs[i].t1 - rs[i].t0),
-				       rate_str(rt, sizeof(rt), rate(rs[i].bytes, rs[i].t1 - rs[i].t0)),
+				       rs[i].ok ? " = " : ": ",
+				       rs[i].ok ? rate_str(rt, sizeof(rt), rate(rs[i].bytes, rs[i].t1 - rs[i].t0))
+						: "FAILED",
 				       rs[i].thread);
 		}
 	/* a failed put's signal still reaches the receiver (its number is
@@ -593,8 +614,11 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 	else
 		printf("latency:   64 B put round trip p50 %.2f us, p99 %.2f us (%d samples)\n", t.p50,
 		       t.p99, 2000);
-	printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "%s\n", t.failed, t.ops,
+	printf("errors:    %" PRIu64 " failed operations of %" PRIu64 "%s", t.failed, t.ops,
 	       lost ? " (and the failed streams')" : "");
+	if (t.first_err)
+		printf("; the first: %s", uccl_strerror(t.first_err));
+	printf("\n");
 	if (strchr(o->name, '/'))
 		printf("transport: host-to-host, to the daemon of '%.*s' over UDP (per-channel RTT and\n"
 		       "           retransmissions: ucclctl channels)\n",

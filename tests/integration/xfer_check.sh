@@ -4,7 +4,8 @@
 # its last whole 8-byte word, and one of them corrupted fails the transfer
 # (they used to be neither filled nor checked). The summary gives sizes
 # whole (1500K is not "1 MiB", 100 bytes not "0 KiB") and a tiny
-# transfer's rate not as 0.00.
+# transfer's rate not as 0.00. A run whose puts fail (chunks over the
+# daemon's max_op_bytes) says why and quotes no rate.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 # ASan wants its runtime first among the libraries; the shim comes first
@@ -40,5 +41,21 @@ expect "1500K: the summary says 1500 KiB ($(head -n 1 "$TMPD/1500k.out"))" \
 "$XFER" --quiet --bytes 100 demo >"$TMPD/100.out" 2>&1
 expect "100 bytes: the summary says 100 B, at a rate above 0 ($(head -n 1 "$TMPD/100.out"))" \
 	grep -Eq '^transfer:  100 B in .* = [0-9.]*[1-9][0-9.]* [kMG]B/s' "$TMPD/100.out"
+stop_daemon
+printf 'max_op_bytes = 1M\n' >"$TMPD/small.conf"
+start_daemon "$TMPD/small.conf"
+# a failed completion reaped between posts is counted for the summary; one
+# reaped while waiting ends the run at once, with the reason: try until a
+# run gets to its summary
+for i in $(seq 20); do
+	rc=0
+	"$XFER" --quiet --chunk 2M --bytes 8M demo >"$TMPD/big.out" 2>&1 || rc=$?
+	grep -q '^errors:' "$TMPD/big.out" && break
+done
+cat "$TMPD/big.out"
+expect "chunks over max_op_bytes fail the run (rc $rc, try $i)" [ "$rc" -eq 1 ]
+expect "... the summary says FAILED, no rate" grep -q '^transfer:  8 MiB in .*: FAILED,' "$TMPD/big.out"
+expect "... and why the operations failed" \
+	grep -q '^errors: .*; the first: message too long' "$TMPD/big.out"
 stop_daemon
 finish
