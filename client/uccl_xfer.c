@@ -92,7 +92,8 @@ static void die(const char *what, int r, struct uccl_ctx *ctx)
 	exit(1);
 }
 
-#define TRY(ctx, call) do { int r_ = (call); if (r_ < 0) die(#call, r_, ctx); } while (0)
+/* WHAT says what failed in the user's terms, not the call's C text */
+#define TRY(ctx, what, call) do { int r_ = (call); if (r_ < 0) die(what, r_, ctx); } while (0)
 
 /* The content of chunk i: 64-bit words derived from (i, word index), so a
  * misplaced, stale or torn chunk fails the check. A length that is not a
@@ -174,11 +175,11 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, int
 	note_reaped(c, n);
 }
 
-/* Post one operation. While the ring refuses it (-EAGAIN: full, or its
- * completions unread), publish what is staged and take completions
- * (failures counted into *failed) for up to TIMEOUT_MS; only the refused
- * call is tried again, as nothing refused is queued. */
-#define POST(ctx, ep, failed, call) do {                                        \
+/* Post one operation (WHAT names it if it fails). While the ring refuses
+ * it (-EAGAIN: full, or its completions unread), publish what is staged and
+ * take completions (failures counted into *failed) for up to TIMEOUT_MS;
+ * only the refused call is tried again, as nothing refused is queued. */
+#define POST(ctx, ep, failed, what, call) do {                                  \
 	double u_ = 0;         /* the clock only once refused */                \
 	int r_;                                                                 \
 	while ((r_ = (call)) == -EAGAIN) {                                      \
@@ -190,7 +191,7 @@ static void reap(struct uccl_ep *ep, struct uccl_ctx *ctx, uint64_t *failed, int
 		reap(ep, ctx, failed, 10);                                      \
 	}                                                                       \
 	if (r_ < 0)                                                             \
-		die(#call, r_, ctx);                                            \
+		die(what, r_, ctx);                                             \
 	inflight++;                                                             \
 } while (0)
 
@@ -254,7 +255,7 @@ static void create_ep(const struct opts *o, struct uccl_ctx *ctx, struct uccl_ep
 {
 	struct uccl_ep_attr a = { .flags = UCCL_EP_THREAD, .thread = o->stream };
 
-	TRY(ctx, uccl_ep_create(ctx, o->streams ? &a : NULL, ep));
+	TRY(ctx, "creating an endpoint", uccl_ep_create(ctx, o->streams ? &a : NULL, ep));
 }
 
 /* A data buffer: shared memory the daemon maps, or (--vmem) this
@@ -265,13 +266,13 @@ static void data_buf(const struct opts *o, struct uccl_ctx *ctx, uint64_t len, s
 	void *p;
 
 	if (!o->vmem) {
-		TRY(ctx, uccl_mem_alloc(ctx, len, mr));
+		TRY(ctx, "allocating the data buffer", uccl_mem_alloc(ctx, len, mr));
 		return;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		die("mapping a buffer", -errno, ctx);
-	TRY(ctx, uccl_mem_reg(ctx, p, len, mr));
+	TRY(ctx, "registering the data buffer", uccl_mem_reg(ctx, p, len, mr));
 }
 
 static int do_recv(const struct opts *o)
@@ -284,14 +285,14 @@ static int do_recv(const struct opts *o)
 	uint64_t failed = 0;               /* of the signals handing slots back */
 	uint32_t conn;
 
-	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-recv", &ctx));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &msg));
+	TRY(NULL, "attaching to the daemon", uccl_attach(o->sock, "uccl_xfer-recv", &ctx));
+	TRY(ctx, "allocating the message buffer", uccl_mem_alloc(ctx, 4096, &msg));
 	create_ep(o, ctx, &ep);
-	TRY(ctx, uccl_listen(ep, o->name));
+	TRY(ctx, "listening on the name", uccl_listen(ep, o->name));
 	if (!o->quiet)
 		fprintf(stderr, "uccl_xfer: receiver listening on '%s'\n", o->name);
-	TRY(ctx, uccl_accept(ep, TIMEOUT_MS * 3, &conn));
-	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
+	TRY(ctx, "waiting for the sender", uccl_accept(ep, TIMEOUT_MS * 3, &conn));
+	POST(ctx, ep, &failed, "receiving the ring size", uccl_recv(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
 	wait_ud(ep, 1, ctx);
 	memcpy(&h, uccl_mr_addr(msg), sizeof(h));
 	if (h.slot_size == 0 || h.slot_size % 8 || h.slots == 0 || h.slots > 1024 ||
@@ -303,7 +304,7 @@ static int do_recv(const struct opts *o)
 	data_buf(o, ctx, h.slots * h.slot_size, &ring);
 	struct ready rd = { .rkey = uccl_mr_key(ring) };
 	memcpy((uint8_t *)uccl_mr_addr(msg) + 64, &rd, sizeof(rd));
-	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
+	POST(ctx, ep, &failed, "sending the ring's key", uccl_send(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
 	wait_ud(ep, 2, ctx);
 
 	uint64_t chunks = (h.total + h.slot_size - 1) / h.slot_size;
@@ -321,7 +322,7 @@ static int do_recv(const struct opts *o)
 		v.bytes += len;
 		/* hand the slot back; completions are reaped in batches, and
 		 * while the ring is full */
-		POST(ctx, ep, &failed, uccl_signal(ep, conn, 0, 100));
+		POST(ctx, ep, &failed, "handing a slot back", uccl_signal(ep, conn, 0, 100));
 		reap(ep, ctx, &failed, 0);
 		if (failed)
 			die("signal failed", -EIO, ctx);
@@ -333,8 +334,8 @@ static int do_recv(const struct opts *o)
 	/* the sender's "done" (tag 4) comes after its latency test, which can
 	 * take seconds on a busy machine; a sender that dies resets the
 	 * connection and fails this receive at once */
-	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 256, 8, 4, 0, 4));
-	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
+	POST(ctx, ep, &failed, "receiving the sender's done", uccl_recv(ep, conn, msg, 256, 8, 4, 0, 4));
+	POST(ctx, ep, &failed, "sending the verdict", uccl_send(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
 	if (failed)                    /* reaped while the send was refused */
 		die("sending the verdict", -EIO, ctx);
 	/* both, in either order: a sender without a latency test says done
@@ -383,18 +384,18 @@ static int do_send(const struct opts *o, struct result *res)
 	uint64_t chunks = (o->total + o->slot_size - 1) / o->slot_size;
 	uint64_t failed = 0, posted = 0;
 
-	TRY(NULL, uccl_attach(o->sock, "uccl_xfer-send", &ctx));
-	TRY(ctx, uccl_mem_alloc(ctx, 4096, &msg));
+	TRY(NULL, "attaching to the daemon", uccl_attach(o->sock, "uccl_xfer-send", &ctx));
+	TRY(ctx, "allocating the message buffer", uccl_mem_alloc(ctx, 4096, &msg));
 	/* one source buffer per slot, filled just before its put */
 	data_buf(o, ctx, o->slots * o->slot_size, &src);
 	create_ep(o, ctx, &ep);
-	TRY(ctx, uccl_connect(ep, o->name, TIMEOUT_MS * 3, &conn));
+	TRY(ctx, "connecting to the receiver", uccl_connect(ep, o->name, TIMEOUT_MS * 3, &conn));
 	memcpy(uccl_mr_addr(msg), &h, sizeof(h));
-	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
-	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
+	POST(ctx, ep, &failed, "sending the ring size", uccl_send(ep, conn, msg, 0, sizeof(h), 1, 0, 1));
+	POST(ctx, ep, &failed, "receiving the ring's key", uccl_recv(ep, conn, msg, 64, sizeof(rd), 2, 0, 2));
 	wait_ud(ep, 2, ctx);
 	memcpy(&rd, (uint8_t *)uccl_mr_addr(msg) + 64, sizeof(rd));
-	POST(ctx, ep, &failed, uccl_recv(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
+	POST(ctx, ep, &failed, "receiving the verdict", uccl_recv(ep, conn, msg, 128, sizeof(v), 3, 0, 3));
 
 	/* pre-fill: filling is the application's work, not the transport's */
 	uint8_t *base = uccl_mr_addr(src);
@@ -415,9 +416,10 @@ static int do_send(const struct opts *o, struct result *res)
 		/* a full ring: submit what is staged, take completions (the
 		 * daemon stops taking descriptors while ours are unread), and
 		 * try again only what was refused: the put may be in already */
-		POST(ctx, ep, &failed, uccl_put(ep, conn, src, slot * o->slot_size, rd.rkey,
-						slot * o->slot_size, len, UCCL_F_MORE, 10));
-		POST(ctx, ep, &failed, uccl_signal(ep, conn, 0, 11));
+		POST(ctx, ep, &failed, "putting a chunk",
+		     uccl_put(ep, conn, src, slot * o->slot_size, rd.rkey, slot * o->slot_size, len,
+			      UCCL_F_MORE, 10));
+		POST(ctx, ep, &failed, "signalling a chunk", uccl_signal(ep, conn, 0, 11));
 		posted += 2;
 		sent += len;
 		reap(ep, ctx, &failed, 0);
@@ -446,7 +448,8 @@ static int do_send(const struct opts *o, struct result *res)
 		struct timespec a, b;
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		POST(ctx, ep, &failed, uccl_put(ep, conn, src, 0, rd.rkey, 0, 64, 0, 20));
+		POST(ctx, ep, &failed, "putting for the latency test",
+		     uccl_put(ep, conn, src, 0, rd.rkey, 0, 64, 0, 20));
 		/* a late completion of the transfer's ops is not this put's;
 		 * spinning, as the latency is the point, but not for ever */
 		double tp = now_s();
@@ -478,7 +481,8 @@ static int do_send(const struct opts *o, struct result *res)
 	if (!o->streams)
 		print_result(o, res, 1);
 	free(lat);
-	POST(ctx, ep, &failed, uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));   /* lets the receiver finish */
+	/* lets the receiver finish */
+	POST(ctx, ep, &failed, "saying done", uccl_send(ep, conn, msg, 0, 8, 4, 0, 30));
 	wait_ud(ep, 30, ctx);
 	uccl_close(ep, conn);
 	uccl_detach(ctx);

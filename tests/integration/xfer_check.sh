@@ -5,9 +5,14 @@
 # (they used to be neither filled nor checked). The summary gives sizes
 # whole (1500K is not "1 MiB", 100 bytes not "0 KiB") and a tiny
 # transfer's rate not as 0.00. A run whose puts fail (chunks over the
-# daemon's max_op_bytes) says why and quotes no rate.
+# daemon's max_op_bytes) says why and quotes no rate. Errors say what
+# failed in words, not as the C call.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
+rc=0; "$XFER" --socket "$TMPD/none.sock" send x 2>"$TMPD/none.err" || rc=$?
+expect "no daemon: fails (rc $rc)" [ "$rc" -eq 1 ]
+expect "... saying it was attaching ($(cat "$TMPD/none.err"))" \
+	grep -q '^uccl_xfer: attaching to the daemon: ' "$TMPD/none.err"
 # ASan wants its runtime first among the libraries; the shim comes first
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 start_daemon
@@ -27,14 +32,14 @@ pair() {
 	cat "$TMPD/$name.send" "$TMPD/$name.recv"
 }
 pair odd "" --bytes 100005 --chunk 1K --json
-expect "100005 bytes in chunks of 1K verify (rc $rc/$rrc)" [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]
+expect "100005 bytes in chunks of 1K verify (rc $rc/$rrc)" [ "$rc/$rrc" = 0/0 ]
 TAIL=$top_builddir/tests/integration/.libs/libtail_shim.so
 pair tail "$TAIL" --bytes 100005 --chunk 1K --json
 expect "a corrupted byte past the last word fails the transfer (rc $rc/$rrc)" \
-	[ "$rc" -eq 1 ] && [ "$rrc" -eq 1 ]
+	[ "$rc/$rrc" = 1/1 ]
 expect "... as one bad chunk" grep -q '"verified_chunks":97,"bad_chunks":1,' "$TMPD/tail.send"
 pair tiny "$TAIL" --bytes 7 --json
-expect "7 bytes, the last one corrupted, fail too (rc $rc/$rrc)" [ "$rc" -eq 1 ] && [ "$rrc" -eq 1 ]
+expect "7 bytes, the last one corrupted, fail too (rc $rc/$rrc)" [ "$rc/$rrc" = 1/1 ]
 "$XFER" --quiet --bytes 1500K demo >"$TMPD/1500k.out" 2>&1
 expect "1500K: the summary says 1500 KiB ($(head -n 1 "$TMPD/1500k.out"))" \
 	grep -q '^transfer:  1500 KiB in ' "$TMPD/1500k.out"
