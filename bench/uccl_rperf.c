@@ -177,6 +177,12 @@ static const char *lat_op_name(const struct opts *o)
 {
 	return o->lat_send ? "send/recv" : o->lat_fused ? "put with signal" : "put+signal";
 }
+
+/* How the client waits for a pong (wait_pong): SPIN when spinning. */
+static const char *lat_wait_name(const struct opts *o, const char *spin)
+{
+	return o->spin ? spin : o->lat_send ? "uccl_cq_wait" : "uccl_wait";
+}
 static struct uccl_ctx *g_ctx;
 
 /* A failed call ends the run: a benchmark that carries on after an error
@@ -787,7 +793,8 @@ static void print_text(const struct rperf *p, const struct gp_result *g, int ng,
 	if (l)
 		printf("latency 64 B %s ping-pong, %s: one-way p50 %.2f us, p99 %.2f us, "
 		       "min %.2f, max %.2f (%" PRIu64 " round trips in %.3f s, after %u warm-up)\n",
-		       lat_op_name(p->o), p->o->spin ? "spinning" : "uccl_wait", l->p50_us, l->p99_us, l->min_us, l->max_us,
+		       lat_op_name(p->o), lat_wait_name(p->o, "spinning"), l->p50_us, l->p99_us, l->min_us,
+		       l->max_us,
 		       l->samples, l->seconds, LAT_WARMUP);
 }
 
@@ -821,7 +828,7 @@ static void print_json(const struct rperf *p, const struct gp_result *g, int ng,
 		printf("{\"size\": %u, \"op\": \"%s\", \"wait\": \"%s\", \"warmup\": %u, \"samples\": %" PRIu64
 		       ", \"seconds\": %.6f, \"one_way_p50_us\": %.3f, \"one_way_p99_us\": %.3f"
 		       ", \"one_way_min_us\": %.3f, \"one_way_max_us\": %.3f}\n}\n",
-		       LAT_SIZE, lat_op_name(o), o->spin ? "spin" : "uccl_wait", LAT_WARMUP, l->samples, l->seconds,
+		       LAT_SIZE, lat_op_name(o), lat_wait_name(o, "spin"), LAT_WARMUP, l->samples, l->seconds,
 		       l->p50_us, l->p99_us, l->min_us, l->max_us);
 	else
 		printf("null\n}\n");

@@ -111,6 +111,17 @@ wait $SP
 grep -i "one-way" "$TMPD/pps.out"
 expect "send/recv ping-pong ran (rc $rc)" [ "$rc" -eq 0 ]
 expect "and said so" grep -q "64 B send/recv ping-pong, spinning" "$TMPD/pps.out"
+# without --spin the client waits in uccl_cq_wait, and says that
+"$RPERF" --socket "$SOCK_B" --timeout 30 server ppw >"$TMPD/ppw.out" 2>&1 &
+SP=$!
+wait_ep "$SOCK_B" ppw || fail "server ppw never showed up at b"
+"$RPERF" --socket "$SOCK_A" --sizes none --lat-samples 100 --lat-op send --json \
+	client node-b/ppw >>"$TMPD/ppw.out" 2>&1
+rc=$?
+wait $SP
+expect "send/recv ping-pong, waiting, ran (rc $rc)" [ "$rc" -eq 0 ]
+expect "... and says it waited in uccl_cq_wait" \
+	grep -q '"op": "send/recv", "wait": "uccl_cq_wait"' "$TMPD/ppw.out"
 # and by puts that raise the semaphore themselves (UCCL_SQE_F_SIGNAL):
 # one packet a way, each pong's payload checked when its count moves
 n0=$(nic_b)
