@@ -10,6 +10,7 @@
 # By default both daemons run on 127.0.0.1 with different ports. As root,
 # DEMO_NETNS=1 puts each daemon in its own network namespace joined by a
 # veth pair (10.79.0.1 and 10.79.0.2, MTU 9000), like two hosts.
+# DEMO_PORT_A and DEMO_PORT_B (default 47471, 47472) are their peering ports.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
