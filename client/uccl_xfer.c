@@ -826,6 +826,10 @@ int main(int argc, char **argv)
 		pid_t pid;
 		int st, rc;
 
+		if (optind + 1 != argc) {        /* demo takes no NAME */
+			usage(stderr);
+			return 2;
+		}
 		snprintf(demo_name, sizeof(demo_name), "uccl-xfer-%d", (int)getpid());
 		o.name = demo_name;
 		pid = fork();

@@ -6,13 +6,15 @@
 # whole (1500K is not "1 MiB", 100 bytes not "0 KiB") and a tiny
 # transfer's rate not as 0.00. A run whose puts fail (chunks over the
 # daemon's max_op_bytes) says why and quotes no rate. Errors say what
-# failed in words, not as the C call.
+# failed in words, not as the C call; demo takes no argument.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 rc=0; "$XFER" --socket "$TMPD/none.sock" send x 2>"$TMPD/none.err" || rc=$?
 expect "no daemon: fails (rc $rc)" [ "$rc" -eq 1 ]
 expect "... saying it was attaching ($(cat "$TMPD/none.err"))" \
 	grep -q '^uccl_xfer: attaching to the daemon: ' "$TMPD/none.err"
+rc=0; "$XFER" --socket "$TMPD/none.sock" demo extra 2>/dev/null || rc=$?
+expect "demo with an argument is a usage error (rc $rc)" [ "$rc" -eq 2 ]
 # ASan wants its runtime first among the libraries; the shim comes first
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 start_daemon
