@@ -375,7 +375,7 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 		return fail(ps, ps->line, "loss: '%s' is not none, random or bursty", w[0]);
 	case K_MTU:
 		if ((r = words_expect(ps, "mtu", nw, 1, 1)) < 0 ||
-		    (r = num(ps, "mtu", w[0], count_units, 256, 9216, &v)) < 0)
+		    (r = num(ps, "mtu", w[0], count_units, 256, TPCHAN_MTU_MAX, &v)) < 0)
 			return r;
 		np->mtu = (uint32_t)v;
 		return 0;

@@ -749,7 +749,9 @@ static struct hchan *find_chan(const struct node *d, uint32_t remote)
 	return NULL;
 }
 
-static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
+/* 0 and the channel in *out (when out is given), -EINVAL when the transport
+ * refuses the parameters, or -ENOMEM. */
+static int new_chan(struct sim_net *n, uint32_t host, uint32_t remote, struct hchan **out)
 {
 	struct node *d = &n->nodes[n->hosts[host]];
 	struct tpchan_params tp = {
@@ -777,18 +779,20 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 	}
 	if (tp.rto_min_ns && tp.rto_min_ns > 100000000)
 		tp.rto_max_ns = tp.rto_min_ns;
+	if (!tpchan_params_ok(&tp))
+		return -EINVAL;
 	if (grow((void **)&d->ch, &d->capch, d->nch + 1, sizeof(*d->ch)) < 0)
-		return NULL;
+		return -ENOMEM;
 	hc = calloc(1, sizeof(*hc));
 	if (!hc)
-		return NULL;
+		return -ENOMEM;
 	*hc = (struct hchan){ .net = n, .host = host, .remote = remote,
 			      .wait_head = NONE, .wait_tail = NONE };
 	tp.cb_arg = hc;
 	hc->c = tpchan_new(&tp);
 	if (!hc->c) {
 		free(hc);
-		return NULL;
+		return -ENOMEM;
 	}
 	if (!d->pull) {
 		d->pull = pull_new(n->ports[d->ports[0]].rate_mbps * 1000000, 0);
@@ -797,10 +801,12 @@ static struct hchan *new_chan(struct sim_net *n, uint32_t host, uint32_t remote)
 	if (!d->pull || pull_add(d->pull, hc->c) < 0) {
 		tpchan_free(hc->c);
 		free(hc);
-		return NULL;
+		return -ENOMEM;
 	}
 	d->ch[d->nch++] = hc;
-	return hc;
+	if (out)
+		*out = hc;
+	return 0;
 }
 
 static int submit(struct hchan *hc, uint32_t fi)
@@ -908,9 +914,11 @@ static int flow_start(struct sim_net *n, uint32_t fi)
 	int r;
 
 	if (!hc) {
-		hc = new_chan(n, f->i.src, f->i.dst);
-		if (!hc || (!find_chan(dd, f->i.src) && !new_chan(n, f->i.dst, f->i.src)))
-			return -ENOMEM;
+		r = new_chan(n, f->i.src, f->i.dst, &hc);
+		if (r == 0 && !find_chan(dd, f->i.src))
+			r = new_chan(n, f->i.dst, f->i.src, NULL);
+		if (r < 0)
+			return r;
 	}
 	if (hc->wait_head == NONE) {
 		r = submit(hc, fi);

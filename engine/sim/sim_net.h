@@ -159,7 +159,8 @@ int sim_net_add_flow(struct sim_net *n, uint32_t src, uint32_t dst, uint64_t byt
 		     uint64_t start_ns);
 
 /* Run until every flow has completed (0), virtual time passes the limit
- * (-ETIME), nothing is left to happen (-ENODATA), or an error. */
+ * (-ETIME), nothing is left to happen (-ENODATA), or an error: -EINVAL
+ * when the transport refuses a channel's parameters (tpchan_params_ok). */
 int sim_net_run(struct sim_net *n);
 
 void sim_net_get_stats(const struct sim_net *n, struct sim_net_stats *out);

@@ -68,6 +68,28 @@ static void expect_error(const char *line, const char *msg)
 		fail_msg("'%s': got '%s', want '%s'", line, err, msg);
 }
 
+/* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
+ * a fabric built with one stops with -EINVAL (not -ENOMEM) */
+static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
+{
+	struct sim_net_params p = { .mtu = 9216, .queue_bytes = 256 << 10, .npaths = 1 };
+	struct sim_net *n;
+
+	(void)state;
+	assert_int_equal(parse_with("mtu = 9000"), 0);
+	assert_int_equal(conf.net.mtu, 9000);
+	expect_error("mtu = 9001", "t.scn:5: mtu: '9001' out of range");
+	expect_error("mtu = 9216", "t.scn:5: mtu: '9216' out of range");
+	n = sim_net_new(&p);
+	assert_non_null(n);
+	assert_int_equal(sim_net_add_host(n, "a"), 0);
+	assert_int_equal(sim_net_add_host(n, "b"), 1);
+	assert_int_equal(sim_net_link_hosts(n, 0, 1, 100000, 1000), 0);
+	assert_true(sim_net_add_flow(n, 0, 1, 65536, 0) >= 0);
+	assert_int_equal(sim_net_run(n), -EINVAL);
+	sim_net_free(n);
+}
+
 static void test_spray_is_per_chunk_unless_packet(void **state)
 {
 	(void)state;
@@ -183,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_cc_base_rtt_is_learned_unless_given),
 		cmocka_unit_test(test_sim_net_refuses_bad_thresholds),
 		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),
+		cmocka_unit_test(test_mtu_is_at_most_tpchan_mtu_max),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
