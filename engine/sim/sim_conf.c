@@ -610,6 +610,10 @@ static int finish(struct parser *ps, struct sim_conf *c)
 		return fail(ps, ps->seen[K_MAX_INFLIGHT], "max_inflight: below one chunk");
 	if (c->net.mtu <= WIRE_DATA_HDR_LEN)
 		return fail(ps, ps->seen[K_MTU], "mtu: too small");
+	/* a drop-tail queue shorter than a packet drops every full-size one */
+	if (c->net.queue_bytes < c->net.mtu)
+		return fail(ps, ps->seen[K_QUEUE], "queue: %llu bytes is below one mtu (%u)",
+			    (unsigned long long)c->net.queue_bytes, c->net.mtu);
 	/* PFC moves the buffer to the ingress: what lies above xoff is the
 	 * headroom for bytes already on their way when PAUSE leaves */
 	if (c->net.pfc.on && (c->net.pfc.xoff_bytes > c->net.queue_bytes ||

@@ -68,6 +68,33 @@ static void expect_error(const char *line, const char *msg)
 		fail_msg("'%s': got '%s', want '%s'", line, err, msg);
 }
 
+/* a whole scenario, for keys that base already sets */
+static int parse_text(const char *text)
+{
+	return sim_conf_parse(text, strlen(text), "t.scn", &conf, err, sizeof(err));
+}
+
+static void expect_text_error(const char *text, const char *msg)
+{
+	assert_int_equal(parse_text(text), -EINVAL);
+	if (!strstr(err, msg))
+		fail_msg("got '%s', want '%s'", err, msg);
+}
+
+/* every full-size packet would be dropped at a switch: queue >= mtu */
+static void test_queue_is_at_least_one_mtu(void **state)
+{
+	(void)state;
+	expect_text_error("topology = star\nhosts = 4\nqueue = 1KiB\nincast = 3 512KiB to 0\n",
+			  "t.scn:3: queue: 1024 bytes is below one mtu (4096)");
+	expect_text_error("topology = star\nhosts = 4\nqueue = 8KiB\nmtu = 9000\n"
+			  "incast = 3 512KiB to 0\n", "t.scn:3: queue");
+	assert_int_equal(parse_text("topology = star\nhosts = 4\nqueue = 4KiB\n"
+				    "incast = 3 512KiB to 0\n"), 0);
+	assert_int_equal(parse_text("topology = star\nhosts = 4\nqueue = 9000\nmtu = 9000\n"
+				    "incast = 3 512KiB to 0\n"), 0);
+}
+
 /* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
  * a fabric built with one stops with -EINVAL (not -ENOMEM) */
 static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
@@ -206,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_sim_net_refuses_bad_thresholds),
 		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),
 		cmocka_unit_test(test_mtu_is_at_most_tpchan_mtu_max),
+		cmocka_unit_test(test_queue_is_at_least_one_mtu),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
