@@ -149,6 +149,7 @@ static int num(struct parser *ps, const char *what, const char *s, const struct 
 
 #define SIZE_MAX_FLOW (64ull << 30)
 #define TIME_MAX      (1000 * NS_PER_S)
+#define ROWS_MAX      1000000ull   /* sampling rows: each holds every port and flow */
 
 static int words_expect(struct parser *ps, const char *key, int nw, int lo, int hi)
 {
@@ -621,6 +622,14 @@ static int finish(struct parser *ps, struct sim_conf *c)
 		return fail(ps, ps->seen[K_PFC],
 			    "pfc: xoff must leave at least one mtu (%u) of the queue (%llu) as "
 			    "headroom", c->net.mtu, (unsigned long long)c->net.queue_bytes);
+	/* rows are kept from time 0 to the last event, up to the time limit */
+	if (c->net.sample_ns && c->net.time_limit_ns / c->net.sample_ns > ROWS_MAX)
+		return fail(ps, ps->seen[K_SAMPLE] > ps->seen[K_TIME_LIMIT] ? ps->seen[K_SAMPLE] :
+				ps->seen[K_TIME_LIMIT],
+			    "time_limit / sample: %llu sampling rows, at most %llu (raise sample, "
+			    "or sample = 0ns for none)",
+			    (unsigned long long)(c->net.time_limit_ns / c->net.sample_ns),
+			    ROWS_MAX);
 	if (!c->ntr)
 		return fail(ps, ps->line, "no traffic (flow, incast, permutation or stagger)");
 	for (uint32_t i = 0; i < c->ntr; i++) {

@@ -95,6 +95,21 @@ static void test_queue_is_at_least_one_mtu(void **state)
 				    "incast = 3 512KiB to 0\n"), 0);
 }
 
+/* a row per sample interval from time 0 to the time limit, at most 10^6 */
+static void test_sampling_rows_are_bounded(void **state)
+{
+	(void)state;
+	expect_error("time_limit = 1000s",
+		     "t.scn:5: time_limit / sample: 100000000 sampling rows, at most 1000000");
+	expect_error("time_limit = 10000010us", "t.scn:5: time_limit / sample");
+	expect_error("sample = 999ns", "t.scn:5: time_limit / sample");
+	expect_error("time_limit = 1000s\nsample = 999us", "t.scn:6: time_limit / sample");
+	assert_int_equal(parse_with("time_limit = 10s"), 0);
+	assert_int_equal(parse_with("sample = 1us"), 0);
+	assert_int_equal(parse_with("sample = 1ms\ntime_limit = 1000s"), 0);
+	assert_int_equal(parse_with("sample = 0ns\ntime_limit = 1000s"), 0);
+}
+
 /* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
  * a fabric built with one stops with -EINVAL (not -ENOMEM) */
 static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
@@ -234,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_pfc_incast_is_lossless_and_pauses),
 		cmocka_unit_test(test_mtu_is_at_most_tpchan_mtu_max),
 		cmocka_unit_test(test_queue_is_at_least_one_mtu),
+		cmocka_unit_test(test_sampling_rows_are_bounded),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
