@@ -150,6 +150,7 @@ static int num(struct parser *ps, const char *what, const char *s, const struct 
 #define SIZE_MAX_FLOW (64ull << 30)
 #define TIME_MAX      (1000 * NS_PER_S)
 #define ROWS_MAX      1000000ull   /* sampling rows: each holds every port and flow */
+#define ROUTES_MAX    (1ull << 25) /* leaf-spine route entries, about hosts x leaves x spines */
 
 static int words_expect(struct parser *ps, const char *key, int nw, int lo, int hi)
 {
@@ -602,6 +603,13 @@ static int finish(struct parser *ps, struct sim_conf *c)
 		if (c->spines > 256)
 			return fail(ps, ps->seen[K_SPINES], "spines: at most 256");
 		c->hosts = c->leaves * c->hosts_per_leaf;
+		/* every leaf reaches a host on another leaf through every spine:
+		 * set-up time and the route table grow with this product (2^25 is
+		 * a few seconds and a few hundred MB) */
+		if ((uint64_t)c->hosts * c->leaves * c->spines > ROUTES_MAX)
+			return fail(ps, ps->seen[K_SPINES],
+				    "leafspine: hosts x leaves x spines is %llu, at most %llu",
+				    (unsigned long long)c->hosts * c->leaves * c->spines, ROUTES_MAX);
 		if (!c->uplink_rate_mbps)
 			c->uplink_rate_mbps = c->host_rate_mbps;
 		break;

@@ -230,9 +230,9 @@ static int grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
 
 	if (need <= *cap)
 		return 0;
-	c = *cap ? *cap * 2 : 16;
-	while (c < need)
-		c *= 2;
+	c = *cap ? *cap : 8;
+	while (c < need)                        /* need <= UINT32_MAX: stops */
+		c = c > UINT32_MAX / 2 ? UINT32_MAX : c * 2;
 	nv = realloc(*v, (size_t)c * elem);
 	if (!nv)
 		return -ENOMEM;
@@ -434,7 +434,8 @@ static int route(struct sim_net *n)
 
 				if (dist[v] != NONE && dist[v] + 1 == dist[u] &&
 				    (!n->nodes[v].is_host || v == n->hosts[h])) {
-					if (grow((void **)&n->route_v, &capv, nv + 1, sizeof(uint32_t)) < 0)
+					if (nv == UINT32_MAX ||
+					    grow((void **)&n->route_v, &capv, nv + 1, sizeof(uint32_t)) < 0)
 						goto out;
 					n->route_v[nv++] = d->ports[k];
 					n->route_n[cell]++;

@@ -110,6 +110,19 @@ static void test_sampling_rows_are_bounded(void **state)
 	assert_int_equal(parse_with("sample = 0ns\ntime_limit = 1000s"), 0);
 }
 
+/* leaf-spine set-up and routes grow with hosts x leaves x spines: 2^25 */
+static void test_leafspine_size_is_bounded(void **state)
+{
+	(void)state;
+	expect_text_error("topology = leafspine\nleaves = 4096\nspines = 256\nhosts_per_leaf = 1\n"
+			  "permutation = 64KiB\n",
+			  "t.scn:3: leafspine: hosts x leaves x spines is 4294967296, at most 33554432");
+	expect_text_error("topology = leafspine\nleaves = 128\nhosts_per_leaf = 32\nspines = 65\n"
+			  "permutation = 64KiB\n", "t.scn:4: leafspine");
+	assert_int_equal(parse_text("topology = leafspine\nleaves = 128\nhosts_per_leaf = 32\n"
+				    "spines = 64\npermutation = 64KiB\n"), 0);
+}
+
 /* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
  * a fabric built with one stops with -EINVAL (not -ENOMEM) */
 static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
@@ -250,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_mtu_is_at_most_tpchan_mtu_max),
 		cmocka_unit_test(test_queue_is_at_least_one_mtu),
 		cmocka_unit_test(test_sampling_rows_are_bounded),
+		cmocka_unit_test(test_leafspine_size_is_bounded),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
