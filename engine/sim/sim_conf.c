@@ -150,6 +150,7 @@ static int num(struct parser *ps, const char *what, const char *s, const struct 
 #define SIZE_MAX_FLOW (64ull << 30)
 #define TIME_MAX      (1000 * NS_PER_S)
 #define ROWS_MAX      1000000ull   /* sampling rows: each holds every port and flow */
+#define DELAY_MAX     (10 * 1000000ull)
 #define ROUTES_MAX    (1ull << 25) /* leaf-spine route entries, about hosts x leaves x spines */
 
 static int words_expect(struct parser *ps, const char *key, int nw, int lo, int hi)
@@ -313,7 +314,10 @@ static int parse_key(struct parser *ps, struct sim_conf *c, enum key k, char **w
 	case K_DELAY:
 		if ((r = words_expect(ps, key_names[k], nw, 1, 1)) < 0)
 			return r;
-		return num(ps, "delay", w[0], time_units, 0, NS_PER_S, &c->delay_ns);
+		/* a leaf-spine round trip crosses 8 links and must stay under the
+		 * transport's rto_max (100 ms), or every packet times out and is
+		 * resent until the flow fails */
+		return num(ps, "delay", w[0], time_units, 0, DELAY_MAX, &c->delay_ns);
 	case K_QUEUE:
 		if ((r = words_expect(ps, key_names[k], nw, 1, 1)) < 0)
 			return r;

@@ -123,6 +123,16 @@ static void test_leafspine_size_is_bounded(void **state)
 				    "spines = 64\npermutation = 64KiB\n"), 0);
 }
 
+/* link delay at most 10 ms: 8 of them, a leaf-spine RTT, under rto_max */
+static void test_delay_is_at_most_10ms(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_with("delay = 10ms"), 0);
+	assert_int_equal(conf.delay_ns, 10000000);
+	expect_error("delay = 10001us", "t.scn:5: delay: '10001us' out of range");
+	expect_error("delay = 400ms", "t.scn:5: delay: '400ms' out of range");
+}
+
 /* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
  * a fabric built with one stops with -EINVAL (not -ENOMEM) */
 static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
@@ -264,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_queue_is_at_least_one_mtu),
 		cmocka_unit_test(test_sampling_rows_are_bounded),
 		cmocka_unit_test(test_leafspine_size_is_bounded),
+		cmocka_unit_test(test_delay_is_at_most_10ms),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
