@@ -646,6 +646,7 @@ static int finish(struct parser *ps, struct sim_conf *c)
 		return fail(ps, ps->line, "no traffic (flow, incast, permutation or stagger)");
 	for (uint32_t i = 0; i < c->ntr; i++) {
 		const struct sim_traffic *t = &c->tr[i];
+		uint64_t last = t->at_ns;     /* the line's last flow start */
 
 		switch (t->kind) {
 		case SIM_TR_FLOW:
@@ -665,6 +666,8 @@ static int finish(struct parser *ps, struct sim_conf *c)
 			    (unsigned __int128)t->every_ns * t->n + t->at_ns > TIME_MAX)
 				return fail(ps, t->line, "stagger: last start past %llu s",
 					    (unsigned long long)(TIME_MAX / NS_PER_S));
+			if (t->kind == SIM_TR_STAGGER)
+				last += (uint64_t)(t->n - 1) * t->every_ns;
 			flows += t->n;
 			break;
 		case SIM_TR_PERMUTATION:
@@ -673,6 +676,13 @@ static int finish(struct parser *ps, struct sim_conf *c)
 		}
 		if (flows > SIM_CONF_MAX_FLOWS)
 			return fail(ps, t->line, "more than %u flows", SIM_CONF_MAX_FLOWS);
+		/* the run stops at time_limit: such a flow could only be unfinished */
+		if (last >= c->net.time_limit_ns)
+			return fail(ps, t->line, "%s: %s at %llu ns, not before time_limit (%llu ns)",
+				    key_names[K_FLOW + t->kind],   /* same order as the kinds */
+				    t->kind == SIM_TR_STAGGER ? "the last flow starts" : "starts",
+				    (unsigned long long)last,
+				    (unsigned long long)c->net.time_limit_ns);
 	}
 	c->nflows = (uint32_t)flows;
 	return 0;

@@ -133,6 +133,22 @@ static void test_delay_is_at_most_10ms(void **state)
 	expect_error("delay = 400ms", "t.scn:5: delay: '400ms' out of range");
 }
 
+/* a flow that starts at or after time_limit can only end unfinished */
+static void test_flows_start_before_time_limit(void **state)
+{
+	(void)state;
+	expect_error("flow = 1 2 64KiB at 1s",
+		     "t.scn:5: flow: starts at 1000000000 ns, not before time_limit (1000000000 ns)");
+	expect_error("flow = 1 2 64KiB at 3s\ntime_limit = 2s", "t.scn:5: flow: starts at");
+	expect_error("incast = 2 64KiB to 0 at 2s", "t.scn:5: incast: starts at");
+	expect_error("permutation = 64KiB at 1s", "t.scn:5: permutation: starts at");
+	expect_error("stagger = 3 64KiB every 500ms to 0",
+		     "t.scn:5: stagger: the last flow starts at 1000000000 ns");
+	assert_int_equal(parse_with("flow = 1 2 64KiB at 999ms"), 0);
+	assert_int_equal(parse_with("time_limit = 2s\nflow = 1 2 64KiB at 1s"), 0);
+	assert_int_equal(parse_with("stagger = 3 64KiB every 499ms to 0"), 0);
+}
+
 /* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
  * a fabric built with one stops with -EINVAL (not -ENOMEM) */
 static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
@@ -275,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_sampling_rows_are_bounded),
 		cmocka_unit_test(test_leafspine_size_is_bounded),
 		cmocka_unit_test(test_delay_is_at_most_10ms),
+		cmocka_unit_test(test_flows_start_before_time_limit),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
