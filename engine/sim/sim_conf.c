@@ -704,16 +704,15 @@ int sim_conf_parse(const char *text, size_t len, const char *fname, struct sim_c
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		size_t m = n && text[pos + n - 1] == '\r' ? n - 1 : n;   /* CRLF: not counted */
 
 		ps.line++;
-		if (n > SIM_CONF_MAX_LINE)
+		if (m > SIM_CONF_MAX_LINE)
 			return fail(&ps, ps.line, "line longer than %u characters", SIM_CONF_MAX_LINE);
-		memcpy(line, text + pos, n);
-		line[n] = '\0';
-		if (memchr(line, '\0', n))
+		memcpy(line, text + pos, m);
+		line[m] = '\0';
+		if (memchr(line, '\0', m))
 			return fail(&ps, ps.line, "NUL character in line");
-		if (n && line[n - 1] == '\r')
-			line[n - 1] = '\0';
 		r = parse_line(&ps, out, line);
 		if (r < 0)
 			return r;

@@ -149,6 +149,28 @@ static void test_flows_start_before_time_limit(void **state)
 	assert_int_equal(parse_with("stagger = 3 64KiB every 499ms to 0"), 0);
 }
 
+/* base plus a comment line of len characters ending in CRLF, as line 5 */
+static int parse_long_crlf(size_t len)
+{
+	char text[sizeof(base) + 1100];
+	size_t b = strlen(base);
+
+	memcpy(text, base, b);
+	text[b] = '#';
+	memset(text + b + 1, 'x', len - 1);
+	memcpy(text + b + len, "\r\n", 3);
+	return sim_conf_parse(text, strlen(text), "t.scn", &conf, err, sizeof(err));
+}
+
+/* the line limit (1024) counts the characters before a CRLF's \r */
+static void test_line_limit_excludes_the_cr_of_crlf(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_long_crlf(1024), 0);
+	assert_int_equal(parse_long_crlf(1025), -EINVAL);
+	assert_non_null(strstr(err, "t.scn:5: line longer than 1024 characters"));
+}
+
 /* tpchan_new refuses an mtu above TPCHAN_MTU_MAX: the parser does too, and
  * a fabric built with one stops with -EINVAL (not -ENOMEM) */
 static void test_mtu_is_at_most_tpchan_mtu_max(void **state)
@@ -292,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_leafspine_size_is_bounded),
 		cmocka_unit_test(test_delay_is_at_most_10ms),
 		cmocka_unit_test(test_flows_start_before_time_limit),
+		cmocka_unit_test(test_line_limit_excludes_the_cr_of_crlf),
 	};
 
 	return cmocka_run_group_tests_name("simconf", tests, NULL, NULL);
