@@ -3,8 +3,8 @@
  * paths: the per-path table of a channel and the choice of a path per chunk.
  * Power of two choices: draw two distinct paths, keep the one without a
  * recent loss, else the lower smoothed RTT (an unsampled path counts as 0 so
- * that new paths get tried, and so does a stale estimate, so that a path
- * slow once is tried again). Two random draws spread load over every path
+ * that new paths get tried; now and then a stale estimate loses to a fresh
+ * one, so that a path slow once is tried again). Two random draws spread load over every path
  * while steering away from slow or lossy ones, at O(1) per chunk. If both
  * draws lost recently, any path that did not is taken (a scan, rare and
  * cached), and only if every path lost, the older loss of the two. The
@@ -24,16 +24,20 @@
 struct path {
 	struct paths_stat st;
 	bool lost;                     /* last_loss_ns is meaningful */
-	uint64_t sampled_ns;           /* of the last RTT sample, or of a pick for being stale */
+	uint64_t renewed;              /* paths.picks at its last RTT sample, or probe */
 };
 
 /* A path's smoothed RTT changes only by its own samples, and a path that
  * loses every choice is not sent on: one slow spell (a descheduled
- * receiver, a queue on one route) would keep it out for good. So an
- * estimate older than STALE_RTTS of itself counts as unsampled, and the
- * path is tried once more (one chunk: the pick restarts the clock); its
- * next sample says whether it is still slow. */
-#define STALE_RTTS 8u
+ * receiver, a queue on one route) would keep it out for good. So a drawn
+ * path whose estimate was not renewed for STALE_PICKS picks per path of
+ * the channel (a path the choice shuns; one it takes is renewed about
+ * every n picks), against one whose estimate was, is tried once more (one
+ * chunk, which renews it), and its next sample says whether it is still
+ * slow. A channel tries such a path at most once in PROBE_GAP picks per
+ * path, so that the choice stays steered. */
+#define STALE_PICKS 16u
+#define PROBE_GAP 4u
 
 struct paths {
 	uint32_t n;
@@ -46,6 +50,8 @@ struct paths {
 	uint64_t all_lost_until_ns;
 	bool all_lost;
 	bool load_first;               /* paths_set_load_first */
+	uint64_t picks;                /* choices made, the clock of staleness */
+	uint64_t last_probe;           /* picks when a stale path was last tried */
 	struct path *p;                /* n entries, or NULL (released: defaults) */
 };
 
@@ -182,16 +188,10 @@ static uint32_t scan_eligible(struct paths *p, uint64_t now)
 	return UINT32_MAX;
 }
 
-/* What a path's RTT counts for in the choice: 0 if unsampled or stale. A
- * clock that appears to run backwards keeps the estimate. */
-static uint64_t rank(const struct path *x, uint64_t now)
+/* The estimate was not renewed for STALE_PICKS picks per path. */
+static bool stale(const struct paths *p, const struct path *x)
 {
-	uint64_t s = x->st.srtt_ns;
-
-	if (s && s <= UINT64_MAX / STALE_RTTS && now > x->sampled_ns &&
-	    now - x->sampled_ns > STALE_RTTS * s)
-		return 0;
-	return s;
+	return x->st.srtt_ns && p->picks - x->renewed > (uint64_t)STALE_PICKS * p->n;
 }
 
 uint16_t paths_pick(struct paths *p, uint64_t now_ns)
@@ -205,6 +205,7 @@ uint16_t paths_pick(struct paths *p, uint64_t now_ns)
 		p->p[0].st.sent_chunks++;
 		return 0;
 	}
+	p->picks++;
 	a = rng_below(p, p->n);
 	b = rng_below(p, p->n - 1);
 	if (b >= a)
@@ -222,12 +223,16 @@ uint16_t paths_pick(struct paths *p, uint64_t now_ns)
 	} else if (p->load_first && p->p[a].st.inflight != p->p[b].st.inflight) {
 		pick = p->p[b].st.inflight < p->p[a].st.inflight ? b : a;
 	} else {
-		uint64_t ra = rank(&p->p[a], now_ns), rb = rank(&p->p[b], now_ns);
+		bool sa = stale(p, &p->p[a]), sb = stale(p, &p->p[b]);
 
-		/* Ties go to a, itself uniform: equal paths share load evenly. */
-		pick = rb < ra ? b : a;
-		if ((pick == a ? ra : rb) == 0 && p->p[pick].st.srtt_ns)
-			p->p[pick].sampled_ns = now_ns;        /* one probe per stale spell */
+		if (sa != sb && p->picks - p->last_probe >= (uint64_t)PROBE_GAP * p->n) {
+			pick = sa ? a : b;             /* tried again */
+			p->p[pick].renewed = p->picks;
+			p->last_probe = p->picks;
+		} else {
+			/* Ties go to a, itself uniform: equal paths share load evenly. */
+			pick = p->p[b].st.srtt_ns < p->p[a].st.srtt_ns ? b : a;
+		}
 	}
 	p->p[pick].st.sent_chunks++;
 	return (uint16_t)pick;
@@ -266,14 +271,14 @@ void paths_clear_load(struct paths *p)
 		p->p[i].st.inflight = 0;
 }
 
-void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns, uint64_t now_ns)
+void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns)
 {
 	struct paths_stat *s;
 
 	/* A zero sample would read as "unsampled" and is no measurement. */
 	if (path >= p->n || rtt_ns == 0 || !table(p))
 		return;
-	p->p[path].sampled_ns = now_ns;
+	p->p[path].renewed = p->picks;
 	s = &p->p[path].st;
 	if (s->srtt_ns == 0)
 		s->srtt_ns = rtt_ns;

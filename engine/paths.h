@@ -56,9 +56,10 @@ void paths_on_send(struct paths *p, uint16_t path);
 void paths_on_done(struct paths *p, uint16_t path);
 void paths_clear_load(struct paths *p);
 uint64_t paths_load(const struct paths *p);    /* the counts added up */
-/* An RTT sample on path at now_ns; an estimate not renewed for 8 times
- * itself counts as unsampled in the choice, so that a path is tried again. */
-void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns, uint64_t now_ns);
+/* An RTT sample on path. An estimate the choice shuns long enough is
+ * tried again now and then (paths.c), so that a path slow once is not
+ * left out for good. */
+void paths_on_rtt(struct paths *p, uint16_t path, uint64_t rtt_ns);
 void paths_on_loss(struct paths *p, uint16_t path, uint64_t now_ns);
 uint32_t paths_count(const struct paths *p);
 int paths_stat(const struct paths *p, uint16_t path, struct paths_stat *out);

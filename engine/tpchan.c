@@ -1791,7 +1791,7 @@ static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 		if (a->tsecr <= now) {
 			sample = now - a->tsecr ? now - a->tsecr : 1;
 			rtt_sample(&c->rtt, sample);
-			paths_on_rtt(c->paths, a->path, sample, now);
+			paths_on_rtt(c->paths, a->path, sample);
 		}
 		c->cc->on_ack(c->cc_st, &(struct cc_ack){
 			.now_ns = now, .acked_bytes = c->acked_bytes, .rtt_ns = sample,
