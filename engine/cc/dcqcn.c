@@ -46,7 +46,7 @@
  * so does this module when cc_params.line_rate_bps is given (the simulator
  * gives it). Where it is unknown (0, the daemon) the caller's init_window
  * stands for it (rate = init_window / RTT). The rate is also kept within
- * what the window can express, [min_window, max_window] / lowest RTT.
+ * what the window can express, [min_window, max_window] / window_rtt().
  * The transport is window-limited, not paced, so the rate becomes a window
  * (see window_rtt()). Losses, which the paper's lossless fabric never has,
  * cut the rate in half (at most once per RTT) and a timeout drops it to the
@@ -105,7 +105,7 @@ static uint64_t rate_clamp(const struct dcqcn *d, uint64_t r)
 }
 
 /* The first rate, once an RTT is known: line rate as in the NIC, else the
- * caller's init_window per lowest RTT. */
+ * caller's init_window per window_rtt(). */
 static uint64_t start_rate(const struct dcqcn *d)
 {
 	if (d->line_Bps)

@@ -22,7 +22,12 @@ int uccl_put(struct uccl_ep *ep, uint32_t conn, const struct uccl_mr *src, uint6
 		fprintf(stderr, "tail_shim: no uccl_put\n");
 		abort();
 	}
-	if (len % 8)
-		((uint8_t *)uccl_mr_addr(src))[src_off + len - 1] ^= 0x5a;
+	/* once per put: a retry after -EAGAIN must not flip it back */
+	static uint64_t flipped = UINT64_MAX;
+
+	if (len % 8 && src_off + len - 1 != flipped) {
+		flipped = src_off + len - 1;
+		((uint8_t *)uccl_mr_addr(src))[flipped] ^= 0x5a;
+	}
 	return real(ep, conn, src, src_off, rkey, dst_off, len, flags, user_data);
 }
