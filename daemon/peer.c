@@ -1433,27 +1433,35 @@ static void peer_schedule_retry(struct peer *p)
 /* Of the connections waiting for a hello in the class other says, the
  * oldest from the host that holds the most: a host reconnecting to hold
  * slots closes its own first, and a daemon that arrives later still gets
- * in. NULL if none waits. */
+ * in. Those that sent nothing go before those in the middle of a keyed
+ * handshake (a real daemon there is two round trips from done). NULL if
+ * none waits. */
 static struct pconn *unident_victim(const struct peermgr *pm, bool other)
 {
-	struct pconn *v = NULL;
-	uint32_t most = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct pconn *v = NULL;
+		uint32_t most = 0;
 
-	/* pm->conns is newest first: ">=" keeps the oldest of a count */
-	for (struct pconn *c = pm->conns; c; c = c->next) {
-		uint32_t n = 0;
+		/* pm->conns is newest first: ">=" keeps the oldest of a count */
+		for (struct pconn *c = pm->conns; c; c = c->next) {
+			uint32_t n = 0;
 
-		if (!c->unidentified || c->unident_other != other)
-			continue;
-		for (const struct pconn *d = pm->conns; d; d = d->next)
-			n += d->unidentified && d->unident_other == other &&
-			     conf_addr_same_host(&d->ra, &c->ra);
-		if (n >= most) {
-			most = n;
-			v = c;
+			if (!c->unidentified || c->unident_other != other ||
+			    (pass == 0 && c->auth != PA_NONE))
+				continue;
+			for (const struct pconn *d = pm->conns; d; d = d->next)
+				n += d->unidentified && d->unident_other == other &&
+				     (pass == 1 || d->auth == PA_NONE) &&
+				     conf_addr_same_host(&d->ra, &c->ra);
+			if (n >= most) {
+				most = n;
+				v = c;
+			}
 		}
+		if (v)
+			return v;
 	}
-	return v;
+	return NULL;
 }
 
 static void accept_one(struct peermgr *pm, int fd, const struct sockaddr_storage *ss)

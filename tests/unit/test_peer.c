@@ -1563,6 +1563,51 @@ static void test_a_mapped_data_address_is_the_ipv4_one(void **state)
 	run_ms(50);
 }
 
+/* With every slot of connections waiting for a hello taken, a newcomer
+ * closes one that sent nothing before one in the middle of a keyed
+ * handshake (a real daemon there is two round trips from done): the
+ * oldest of the host was taken whatever it had done, so connections from a
+ * peer's host opened fast enough could close a real daemon's handshake
+ * again and again. */
+static void test_a_newcomer_closes_an_idle_connection_before_a_handshake(void **state)
+{
+	uint8_t nonce[PEER_AUTH_NONCE_LEN] = { 9 };
+	struct pollfd pf = { .events = POLLIN };
+	struct side b = { 0 };
+	UcclPeer__PeerMsg *r;
+	int hs, idle[PEER_MAX_UNIDENTIFIED];
+	char k[128];
+	int gone = 0;
+
+	(void)state;
+	write_key_file(key1, "first key, 24 bytes long\n");
+	key_line(k, sizeof(k), key1);
+	assert_int_equal(start_ex(&b, "b", port_b, peers_ab, 40100, resolve_b, k), 0);
+	hs = fake_dial(port_b);
+	r = fake_hello(hs, "a", nonce);                /* challenged: b waits for a's proof */
+	assert_non_null(r);
+	assert_int_equal(r->body_case, UCCL_PEER__PEER_MSG__BODY_AUTH);
+	uccl_peer__peer_msg__free_unpacked(r, NULL);
+	for (unsigned i = 0; i < PEER_MAX_UNIDENTIFIED; i++) {  /* the last one is past the 8 */
+		idle[i] = fake_dial(port_b);
+		run_ms(20);
+	}
+	run_ms(100);
+	pf.fd = hs;
+	assert_int_equal(poll(&pf, 1, 0), 0);          /* the handshake was left alone */
+	for (unsigned i = 0; i < PEER_MAX_UNIDENTIFIED; i++) {
+		char c;
+
+		gone += recv(idle[i], &c, 1, MSG_DONTWAIT) >= 0;   /* an Error, or EOF */
+		close(idle[i]);
+	}
+	assert_int_equal(gone, 1);
+	close(hs);
+	b.pm = peermgr_free(b.pm);
+	unlink(key1);
+	run_ms(50);
+}
+
 /* Without the key, a stranger dialing as peer a (or as a new dynamic
  * peer) gets a challenge and then an Error: a's own connection stays up and
  * no dynamic slot is taken. Without authentication the hello alone would
@@ -1824,6 +1869,7 @@ int main(void)
 		cmocka_unit_test(test_auth_unmacd_refusal_is_read),
 		cmocka_unit_test(test_a_key_loaded_during_a_dial_closes_it),
 		cmocka_unit_test(test_auth_stranger_changes_nothing),
+		cmocka_unit_test(test_a_newcomer_closes_an_idle_connection_before_a_handshake),
 		cmocka_unit_test(test_a_refused_dynamic_hello_takes_no_slot),
 		cmocka_unit_test(test_a_mapped_data_address_is_the_ipv4_one),
 		cmocka_unit_test(test_run_time_peers_leave_room_for_configured_ones),
