@@ -1670,6 +1670,8 @@ static void peer_expire(struct peer *p)
 	struct timeval tv = tv_ms(p->pm->timeout_ms);
 
 	p->expire = true;
+	if (!p->first_fail_ms)
+		p->first_fail_ms = now_ms();
 	evtimer_add(p->retry_ev, &tv);
 }
 
@@ -1904,18 +1906,25 @@ void peermgr_reload(struct peermgr *pm, const struct conf *c, const struct peera
 	}
 }
 
-/* A peer added at run time that was never up, whose dial failed and that
- * only waits out peer_timeout_ms (to tell a connect why): its place may go
- * to another address. Else one local client connecting again and again to
- * dead addresses held every dynamic_peers place, and every other client's
- * connect by address failed. NULL if there is none. */
+/* A peer added at run time that was never up, whose first dial failed at
+ * least NEVER_REACHED_MS ago and that only waits out peer_timeout_ms (to
+ * tell a connect why): its place may go to another address. Else one
+ * local client connecting again and again to dead addresses (each connect
+ * dials again and restarts the wait) held every dynamic_peers place, and
+ * every other client's connect by address failed. The second leaves a
+ * connect waiting for it time to read why, and two such connects evicting
+ * each other take at most one turn a second. NULL if there is none. */
+#define NEVER_REACHED_MS 1000u
+
 static struct peer *never_reached(const struct peermgr *pm)
 {
+	uint64_t now = now_ms();
+
 	for (uint32_t i = 0; i < pm->n_peers; i++) {
 		struct peer *p = pm->peers[i];
 
 		if (p->dynamic && !p->superseded && !p->was_up && p->expire && !p->conn &&
-		    p->state != PEER_UP && !p->removing)
+		    p->state != PEER_UP && !p->removing && now - p->first_fail_ms >= NEVER_REACHED_MS)
 			return p;
 	}
 	return NULL;

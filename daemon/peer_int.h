@@ -53,6 +53,7 @@ struct peer {
 					* host name when it dialed us; removed once its
 					* connection is gone */
 	bool expire;                   /* dynamic, its connection gone: retry_ev removes it */
+	uint64_t first_fail_ms;        /* never up: when its first dial failed (0: not yet) */
 	bool superseded;               /* dynamic, dialed by us: the other daemon's own
 					* connection to us is used instead; never dialed again */
 	uint16_t listen_port;          /* from its hello: its peer_listen port (0: unknown) */

@@ -1799,9 +1799,10 @@ static void test_run_time_peers_leave_room_for_configured_ones(void **state)
 }
 
 /* A peer added at run time that was never reached gives its place to the
- * next address a client names: one client naming dead addresses again and
- * again held every place, and others' connects by address failed with
- * EUSERS. One whose dial is still going keeps its place. */
+ * next address a client names, a second after its dial failed: one client
+ * naming dead addresses again and again held every place, and others'
+ * connects by address failed with EUSERS. One whose dial is still going,
+ * or failed just now, keeps its place. */
 static void test_a_never_reached_run_time_peer_gives_its_place(void **state)
 {
 	struct side b = { 0 };
@@ -1816,6 +1817,19 @@ static void test_a_never_reached_run_time_peer_gives_its_place(void **state)
 	snprintf(txt, sizeof(txt), "127.0.2.9:%d", port_c);
 	assert_int_equal(peermgr_dynamic(b.pm, txt, name, sizeof(name)), -EUSERS);  /* dialing */
 	run_ms(100);                                   /* both dials refused */
+	assert_int_equal(peermgr_dynamic(b.pm, txt, name, sizeof(name)), -EUSERS);  /* just now */
+	/* a client names the two again and again (each time they are dialed
+	 * again, and wait out peer_timeout_ms, 1 s here, anew) */
+	for (int k = 0; k < 8; k++) {
+		for (int i = 0; i < 2; i++) {
+			char d[64];
+
+			snprintf(d, sizeof(d), "127.0.2.%d:%d", i + 1, port_c);
+			assert_int_equal(peermgr_dynamic(b.pm, d, name, sizeof(name)), 0);
+		}
+		run_ms(200);
+	}
+	snprintf(txt, sizeof(txt), "127.0.2.9:%d", port_c);
 	assert_int_equal(peermgr_dynamic(b.pm, txt, name, sizeof(name)), 0);
 	assert_int_equal(peermgr_count(b.pm), 1 + 2);  /* a, one of the two, the new one */
 	b.pm = peermgr_free(b.pm);
