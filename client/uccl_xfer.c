@@ -565,10 +565,19 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 	double gbs = rate(t.bytes, secs);
 
 	if (o->json) {
-		printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbytes_per_s\":%.3f,\"chunks\":%" PRIu64
-		       ",\"chunk_bytes\":%" PRIu64 ",\"verified_chunks\":%" PRIu64 ",\"bad_chunks\":%" PRIu64
-		       ",\"failed_ops\":%" PRIu64 ",", t.bytes, secs, gbs, t.chunks, o->slot_size, t.chunks_ok,
-		       t.chunks_bad, t.failed);
+		printf("{\"bytes\":%" PRIu64 ",\"seconds\":%.6f,", t.bytes, secs);
+		/* a rate of a run that failed is no figure to quote: null */
+		if (ok)
+			printf("\"gbytes_per_s\":%.3f,", gbs);
+		else
+			printf("\"gbytes_per_s\":null,");
+		printf("\"chunks\":%" PRIu64 ",\"chunk_bytes\":%" PRIu64 ",\"verified_chunks\":%" PRIu64
+		       ",\"bad_chunks\":%" PRIu64 ",\"failed_ops\":%" PRIu64 ",", t.chunks, o->slot_size,
+		       t.chunks_ok, t.chunks_bad, t.failed);
+		if (t.first_err)
+			printf("\"first_error\":\"%s\",", uccl_strerror(t.first_err));
+		else
+			printf("\"first_error\":null,");
 		/* not measured with streams: null, not a figure */
 		if (o->streams)
 			printf("\"put64_rtt_p50_us\":null,\"put64_rtt_p99_us\":null,");
@@ -589,10 +598,10 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 	/* a rate of a run that failed is no figure to quote */
 	if (ok)
 		snprintf(how, sizeof(how), " = %s", rate_str(rt, sizeof(rt), gbs));
-	printf("transfer:  %s in %s%s, %" PRIu64 " chunks of %s\n"
+	printf("transfer:  %s in %s%s, %" PRIu64 " chunk%s of %s\n"
 	       "           (includes the sender generating and the receiver checking every byte)\n",
 	       size_str(sz, sizeof(sz), t.bytes), secs_str(tm, sizeof(tm), secs),
-	       how, t.chunks,
+	       how, t.chunks, t.chunks == 1 ? "" : "s",
 	       size_str(csz, sizeof(csz), o->slot_size));
 	if (o->streams)
 		for (uint32_t i = 0; i < n; i++) {

@@ -40,6 +40,8 @@ pair tail "$TAIL" --bytes 100005 --chunk 1K --json
 expect "a corrupted byte past the last word fails the transfer (rc $rc/$rrc)" \
 	[ "$rc/$rrc" = 1/1 ]
 expect "... as one bad chunk" grep -q '"verified_chunks":97,"bad_chunks":1,' "$TMPD/tail.send"
+expect "... and no rate in its JSON (a verified run has one)" \
+	sh -c "grep -q '\"gbytes_per_s\":null,' '$TMPD/tail.send' && grep -q '\"gbytes_per_s\":[0-9]' '$TMPD/odd.send'"
 pair tiny "$TAIL" --bytes 7 --json
 expect "7 bytes, the last one corrupted, fail too (rc $rc/$rrc)" [ "$rc/$rrc" = 1/1 ]
 "$XFER" --quiet --bytes 1500K demo >"$TMPD/1500k.out" 2>&1
