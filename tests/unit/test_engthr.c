@@ -31,7 +31,7 @@ static void test_stop_completes_every_command_submitted(void **state)
 {
 	struct event_base *base = event_base_new();
 	struct engthr_params p = { .max_endpoints = 16, .max_mrs = 16, .cpu = -1 };
-	struct engthr *t;
+	struct engthr *t = NULL;
 	const int n = 5000;
 
 	(void)state;
