@@ -510,16 +510,15 @@ static const char *size_str(char *buf, size_t len, uint64_t bytes)
 	return buf;
 }
 
-/* GB/s, or MB/s and kB/s below 1 GB/s and 1 MB/s, so that a tiny
- * transfer's rate is not 0.00; with the bits per second beside it. */
+/* Always in GB/s with Gbit/s beside it (scripts read "(N Gbit/s)"), with
+ * more decimals below 0.01 GB/s, so that a tiny transfer's rate is not
+ * 0.00. */
 static const char *rate_str(char *buf, size_t len, double gbs)
 {
-	if (gbs >= 1)
+	if (gbs >= 0.01)
 		snprintf(buf, len, "%.2f GB/s (%.1f Gbit/s)", gbs, gbs * 8);
-	else if (gbs >= 1e-3)
-		snprintf(buf, len, "%.2f MB/s (%.1f Mbit/s)", gbs * 1e3, gbs * 8e3);
 	else
-		snprintf(buf, len, "%.2f kB/s (%.1f kbit/s)", gbs * 1e6, gbs * 8e6);
+		snprintf(buf, len, "%.6f GB/s (%.5f Gbit/s)", gbs, gbs * 8);
 	return buf;
 }
 
