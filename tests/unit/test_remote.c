@@ -3258,6 +3258,43 @@ static void test_a_refused_send_retired_by_emsgsize_lifts_the_block(void **state
 	assert_int_equal(st(f, HB)->unexpected_msgs, 1);
 }
 
+/* Message ids wrap after 2^40 messages of a channel (engine/tpchan.c). A
+ * send whose first attempt got in part way, with the last id before the
+ * wrap, is sent again with the first id after it: the receiver starts the
+ * message over and completes it. A void after the wrap retires a record
+ * from before it. Compared as plain numbers, the newer attempt was taken
+ * for a stale one (-ESTALE, the message never completed) and the void was
+ * ignored (the record kept its buffer). */
+static void test_a_resend_and_a_void_across_the_id_wrap_are_newer(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 209, .max_unexp_bytes = 64 * KiB));
+	const uint64_t last = (((1ull << 40) - 1) << 24) | 5, first = 5;   /* slot 5 */
+
+	f->forged_psn = 0;
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0, .msg_id = last,
+					   .msg_len = 200, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 200);
+	for (uint64_t off = 0; off < 200; off += 100)
+		assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 0,
+						   .msg_id = first, .msg_len = 200, .msg_off = off,
+						   .payload_len = 100)), 0);
+	submit(f, HB, RECV(.loff = 0, .len = 1000, .tag = 1, .user_data = 10));
+	run_steps(f, 1);
+	reap(f);
+	assert_true(has_cqe(f, HB, 10));
+	assert_int_equal(cqe(f, HB, 10).res, 0);
+	assert_int_equal(cqe(f, HB, 10).len, 200);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+
+	/* seq 1: part of it from before the wrap, then its void from after */
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_SEND, .rkey = 1, .roff = 1, .msg_id = last - 1,
+					   .msg_len = 200, .payload_len = 100)), 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 200);
+	assert_int_equal(inject(f, 0, DATA(.opcode = UCCL_OP_NOP, .rkey = 0, .roff = 1, .msg_id = first + 1,
+					   .msg_len = 0, .payload_len = 0)), 0);
+	assert_int_equal(st(f, HB)->unexpected_bytes, 0);
+}
+
 /* A put the peer refused (-EACCES) waits for its void to be acknowledged;
  * its region freed meanwhile, it completes once, with its own error,
  * counted once (it was counted as -ECANCELED too, and reported so). */
@@ -3792,6 +3829,7 @@ int main(void)
 		T(test_a_void_of_a_refused_send_lifts_the_block),
 		T(test_a_void_ahead_of_the_next_send_lifts_the_block),
 		T(test_a_refused_send_retired_by_emsgsize_lifts_the_block),
+		T(test_a_resend_and_a_void_across_the_id_wrap_are_newer),
 		T(test_a_refused_op_whose_region_goes_keeps_its_error),
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
