@@ -297,6 +297,26 @@ xfer_ok() {
 	[ "$XFER_RC" -eq 0 ] && [ "$XFER_RRC" -eq 0 ]
 }
 
+# xfer_pair NAME SEND_PRELOAD RECV_PRELOAD ARGS...: a receiver and a sender
+# of uccl_xfer ARGS on endpoint NAME of the daemon at UCCL_SOCKET, the
+# sender run with LD_PRELOAD=SEND_PRELOAD and the receiver with
+# LD_PRELOAD=RECV_PRELOAD ("" for none), each bounded to 60 s; their exit
+# statuses in rc and rrc, their output in $TMPD/NAME.send and
+# $TMPD/NAME.recv, both printed
+xfer_pair() {
+	local x=$top_builddir/client/uccl_xfer name=$1 spre=$2 rpre=$3 rp
+	shift 3
+	timeout 60 env LD_PRELOAD="$rpre" "$x" "$@" --quiet recv "$name" \
+		>"$TMPD/$name.recv" 2>&1 &
+	rp=$!
+	expect "the receiver listens" wait_ep "$UCCL_SOCKET" "$name"
+	timeout 60 env LD_PRELOAD="$spre" "$x" "$@" send "$name" >"$TMPD/$name.send" 2>&1
+	rc=$?
+	wait $rp
+	rrc=$?
+	cat "$TMPD/$name.send" "$TMPD/$name.recv"
+}
+
 # xfer FROM_SOCK TO_SOCK TO_NAME BYTES TAG: xfer_ok, its summary printed and
 # expected to pass
 xfer() {

@@ -18,31 +18,16 @@ expect "demo with an argument is a usage error (rc $rc)" [ "$rc" -eq 2 ]
 # ASan wants its runtime first among the libraries; the shim comes first
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 start_daemon
-# pair NAME PRELOAD ARGS...: a receiver and a sender of uccl_xfer ARGS on
-# NAME, the sender with LD_PRELOAD=PRELOAD; their exit statuses in rc and
-# rrc, their output in $TMPD/NAME.send and $TMPD/NAME.recv
-pair() {
-	local name=$1 pre=$2
-	shift 2
-	timeout 60 "$XFER" "$@" --quiet recv "$name" >"$TMPD/$name.recv" 2>&1 &
-	local rp=$!
-	expect "the receiver listens" wait_ep "$UCCL_SOCKET" "$name"
-	timeout 60 env LD_PRELOAD="$pre" "$XFER" "$@" send "$name" >"$TMPD/$name.send" 2>&1
-	rc=$?
-	wait $rp
-	rrc=$?
-	cat "$TMPD/$name.send" "$TMPD/$name.recv"
-}
-pair odd "" --bytes 100005 --chunk 1K --json
+xfer_pair odd "" "" --bytes 100005 --chunk 1K --json
 expect "100005 bytes in chunks of 1K verify (rc $rc/$rrc)" [ "$rc/$rrc" = 0/0 ]
 TAIL=$top_builddir/tests/integration/.libs/libtail_shim.so
-pair tail "$TAIL" --bytes 100005 --chunk 1K --json
+xfer_pair tail "$TAIL" "" --bytes 100005 --chunk 1K --json
 expect "a corrupted byte past the last word fails the transfer (rc $rc/$rrc)" \
 	[ "$rc/$rrc" = 1/1 ]
 expect "... as one bad chunk" grep -q '"verified_chunks":97,"bad_chunks":1,' "$TMPD/tail.send"
 expect "... and no rate in its JSON (a verified run has one)" \
 	sh -c "grep -q '\"gbytes_per_s\":null,' '$TMPD/tail.send' && grep -q '\"gbytes_per_s\":[0-9]' '$TMPD/odd.send'"
-pair tiny "$TAIL" --bytes 7 --json
+xfer_pair tiny "$TAIL" "" --bytes 7 --json
 expect "7 bytes, the last one corrupted, fail too (rc $rc/$rrc)" [ "$rc/$rrc" = 1/1 ]
 "$XFER" --quiet --bytes 1500K demo >"$TMPD/1500k.out" 2>&1
 expect "1500K: the summary says 1500 KiB ($(head -n 1 "$TMPD/1500k.out"))" \
