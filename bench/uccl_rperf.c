@@ -28,6 +28,7 @@
 #include <uccl/uccl.h>
 
 #include "bench/benchutil.h"
+#include "client/units.h"
 
 #define NS_PER_S          1000000000ull
 #define NS_PER_MS         1000000ull
@@ -221,20 +222,6 @@ static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* "64 KiB", "16 MiB", "1 GiB", "1000 B" */
-static const char *size_str(uint64_t v, char *buf, size_t len)
-{
-	if (v >= GiB && v % GiB == 0)
-		snprintf(buf, len, "%" PRIu64 " GiB", v / GiB);
-	else if (v >= MiB && v % MiB == 0)
-		snprintf(buf, len, "%" PRIu64 " MiB", v / MiB);
-	else if (v >= KiB && v % KiB == 0)
-		snprintf(buf, len, "%" PRIu64 " KiB", v / KiB);
-	else
-		snprintf(buf, len, "%" PRIu64 " B", v);
-	return buf;
-}
-
 static const char *op_name(uint8_t opcode)
 {
 	switch (opcode) {
@@ -386,13 +373,14 @@ static int server_region(struct rperf *p, uint64_t want)
 		if ((r != -ENOSPC && r != -ENOMEM) || len / 2 < floor)
 			return r;
 		note("a %s region refused: %s (daemon: %s); trying %s",
-		     size_str(len, a, sizeof(a)), uccl_strerror(r), uccl_last_error(p->ctx),
-		     size_str(len / 2, b, sizeof(b)));
+		     units_size_str(a, sizeof(a), len), uccl_strerror(r), uccl_last_error(p->ctx),
+		     units_size_str(b, sizeof(b), len / 2));
 		len /= 2;
 	}
 	if (len < p->region_asked)
 		note("receive region is %s, not the %s asked for; larger messages wrap "
-		     "around in it", size_str(len, a, sizeof(a)), size_str(p->region_asked, b, sizeof(b)));
+		     "around in it", units_size_str(a, sizeof(a), len),
+		     units_size_str(b, sizeof(b), p->region_asked));
 	/* fault the pages in on this side before anything is timed */
 	memset(uccl_mr_addr(p->region), 0, len);
 	p->region_bytes = len;
@@ -563,7 +551,7 @@ static void goodput(struct rperf *p, uint64_t size, uint64_t warm, struct gp_res
 		fail("internal: region of %" PRIu64 " bytes for puts of %" PRIu64, p->region_bytes,
 		     put_len);
 	if (!warm)
-		fprintf(stderr, "goodput %s ... ", size_str(size, sz, sizeof(sz)));
+		fprintf(stderr, "goodput %s ... ", units_size_str(sz, sizeof(sz), size));
 	t0 = last_progress = bench_now_ns();
 	for (;;) {
 		struct uccl_cqe c[POLL_MAX];
@@ -633,7 +621,7 @@ static void goodput(struct rperf *p, uint64_t size, uint64_t warm, struct gp_res
 			last_progress = t1;
 		else if (t1 - last_progress > OP_TIMEOUT_NS)
 			fail("goodput %s: %" PRIu64 " puts outstanding, no completion for %llu s",
-			     size_str(size, sz, sizeof(sz)), outstanding, OP_TIMEOUT_NS / NS_PER_S);
+			     units_size_str(sz, sizeof(sz), size), outstanding, OP_TIMEOUT_NS / NS_PER_S);
 	}
 	t1 = bench_now_ns();
 	if (done_msgs != started)
@@ -776,17 +764,18 @@ static void print_text(const struct rperf *p, const struct gp_result *g, int ng,
 {
 	char a[32], b[32];
 
-	printf("target %s: receive region %s", p->o->target, size_str(p->region_bytes, a, sizeof(a)));
+	printf("target %s: receive region %s", p->o->target,
+	       units_size_str(a, sizeof(a), p->region_bytes));
 	if (p->region_bytes < p->region_asked)
-		printf(" (asked for %s)", size_str(p->region_asked, b, sizeof(b)));
-	printf(", puts of at most %s, window %s\n", size_str(p->o->put_max, a, sizeof(a)),
-	       size_str(p->o->window, b, sizeof(b)));
+		printf(" (asked for %s)", units_size_str(b, sizeof(b), p->region_asked));
+	printf(", puts of at most %s, window %s\n", units_size_str(a, sizeof(a), p->o->put_max),
+	       units_size_str(b, sizeof(b), p->o->window));
 	if (ng) {
 		printf("%-10s  %10s  %10s  %16s  %9s  %s\n", "size", "Gbit/s", "messages", "bytes",
 		       "seconds", "(puts/message, puts in flight)");
 		for (int i = 0; i < ng; i++)
 			printf("%-10s  %10.3f  %10" PRIu64 "  %16" PRIu64 "  %9.3f  (%" PRIu64 ", %" PRIu64
-			       ")%s\n", size_str(g[i].size, a, sizeof(a)), g[i].gbit_s, g[i].messages,
+			       ")%s\n", units_size_str(a, sizeof(a), g[i].size), g[i].gbit_s, g[i].messages,
 			       g[i].bytes, g[i].seconds, g[i].puts_per_msg, g[i].window_puts,
 			       g[i].wrapped ? " wraps in the region" : "");
 	}
@@ -896,7 +885,7 @@ static int run_client(const struct opts *o)
 		char a[32];
 
 		note("the server's region is %s: messages larger than that wrap around in it",
-		     size_str(p->region_bytes, a, sizeof(a)));
+		     units_size_str(a, sizeof(a), p->region_bytes));
 	}
 
 	if (o->nsizes) {

@@ -26,6 +26,8 @@
 
 #include <uccl/uccl.h>
 
+#include "client/units.h"
+
 #define TIMEOUT_MS 10000
 
 struct hello {                 /* sender -> receiver, tag 1 */
@@ -494,22 +496,6 @@ static double rate(uint64_t bytes, double secs)
 	return secs > 0 ? (double)bytes / secs / 1e9 : 0;
 }
 
-/* BYTES in the largest of GiB, MiB and KiB that divides it evenly, else
- * in bytes: a size cut down to whole units misreports it (1500K is not
- * "1 MiB", 100 bytes not "0 KiB"). */
-static const char *size_str(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB" };
-	int u = 0;
-
-	while (u < 3 && bytes && bytes % 1024 == 0) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 " %s", bytes, unit[u]);
-	return buf;
-}
-
 /* Always in GB/s with Gbit/s beside it (scripts read "(N Gbit/s)"), with
  * more decimals below 0.01 GB/s, so that a tiny transfer's rate is not
  * 0.00. */
@@ -599,16 +585,16 @@ static void print_result(const struct opts *o, const struct result *rs, uint32_t
 		snprintf(how, sizeof(how), " = %s", rate_str(rt, sizeof(rt), gbs));
 	printf("transfer:  %s in %s%s, %" PRIu64 " chunk%s of %s\n"
 	       "           (includes the sender generating and the receiver checking every byte)\n",
-	       size_str(sz, sizeof(sz), t.bytes), secs_str(tm, sizeof(tm), secs),
+	       units_size_str(sz, sizeof(sz), t.bytes), secs_str(tm, sizeof(tm), secs),
 	       how, t.chunks, t.chunks == 1 ? "" : "s",
-	       size_str(csz, sizeof(csz), o->slot_size));
+	       units_size_str(csz, sizeof(csz), o->slot_size));
 	if (o->streams)
 		for (uint32_t i = 0; i < n; i++) {
 			if (rs[i].ok < 0)
 				printf("stream %2u: FAILED (reported nothing)\n", i);
 			else
 				printf("stream %2u: %s in %s%s%s, engine thread %d\n", i,
-				       size_str(sz, sizeof(sz), rs[i].bytes),
+				       units_size_str(sz, sizeof(sz), rs[i].bytes),
 				       secs_str(tm, sizeof(tm), rs[i].t1 - rs[i].t0),
 				       rs[i].ok ? " = " : ": ",
 				       rs[i].ok ? rate_str(rt, sizeof(rt), rate(rs[i].bytes, rs[i].t1 - rs[i].t0))
