@@ -188,6 +188,43 @@ static inline uint64_t cc_rtt_hold(const struct cc_rtt *r)
 	return r->srtt_ns ? r->srtt_ns : r->min_ns;
 }
 
+/*
+ * For the rate-based modules (dcqcn, timely), which hand their rate out as
+ * a window: the RTT that turns the rate into that window, the smoothed RTT
+ * (cc_rtt_hold()) but never more than the lowest RTT plus the delay
+ * allowance slack_ns. With the plain smoothed RTT a queue feeds itself: it
+ * lengthens the RTT, the longer RTT widens every sender's window at the
+ * same rate, and the wider windows lengthen the queue, so a cut in rate
+ * barely shrinks what is in flight and, after a timeout, the floor rate
+ * times an incast-inflated RTT was a window of megabytes. Capped, the
+ * window follows the rate, and the queue a set of senders can build is
+ * bounded by their rates. The lowest RTT alone is not used either: one
+ * outlier sample far below the path's real RTT (a corrupt or forged echo)
+ * would shrink the window by that ratio for good (with rate x min_rtt, a
+ * 1 ns sample pinned timely's window at the floor, where additive increase
+ * of delta x 1 ns could never lift it). Nonzero once r has a sample or a
+ * base RTT; at most CC_RTT_MAX_NS.
+ */
+static inline uint64_t cc_window_rtt(const struct cc_rtt *r, uint64_t slack_ns)
+{
+	return cc_min(cc_rtt_hold(r), cc_sat_add(r->min_ns, slack_ns));
+}
+
+/* The rates (bytes per second) whose windows over rtt_ns (a nonzero
+ * cc_window_rtt()) are b's min_w and max_w: outside them the window is
+ * clamped anyway, and a rate that drifted past them would take that much
+ * longer to come back. The lower one is at least 1: a rate of 0 means no
+ * RTT yet. */
+static inline uint64_t cc_rate_min(const struct cc_bounds *b, uint64_t rtt_ns)
+{
+	return cc_max(cc_scale(b->min_w, CC_NS_PER_S, rtt_ns), 1);
+}
+
+static inline uint64_t cc_rate_max(const struct cc_bounds *b, uint64_t rtt_ns)
+{
+	return cc_scale(b->max_w, CC_NS_PER_S, rtt_ns);
+}
+
 /* describe(): copy up to n of the count (name, value) pairs. */
 static inline int cc_describe_pairs(const char **names, uint64_t *values, int n,
 				    const char *const *k, const uint64_t *v, int count)

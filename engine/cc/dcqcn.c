@@ -72,36 +72,23 @@ struct dcqcn {
 	bool cnp_seen, loss_seen;
 };
 
-/*
- * The RTT that turns the rate into a window: the smoothed RTT, but never
- * more than the lowest RTT plus the delay allowance. With the plain
- * smoothed RTT a queue feeds itself: it lengthens the RTT, the longer RTT
- * widens every sender's window at the same rate, and the wider windows
- * lengthen the queue, so a cut in rate barely shrinks what is in flight
- * and, after a timeout, the floor rate times an incast-inflated RTT was a
- * window of megabytes. Capped, the window follows the rate, and the
- * queue a set of senders can build is bounded by their rates.
- */
+/* The RTT that turns the rate into a window: cc_window_rtt(), which says
+ * why it is capped at the lowest RTT plus the delay allowance. */
 static uint64_t window_rtt(const struct dcqcn *d)
 {
-	return cc_min(cc_rtt_hold(&d->rtt), cc_sat_add(d->rtt.min_ns, d->slack_ns));
+	return cc_window_rtt(&d->rtt, d->slack_ns);
 }
 
-static uint64_t rate_min(const struct dcqcn *d)
-{
-	return cc_max(cc_scale(d->b.min_w, CC_NS_PER_S, window_rtt(d)), 1);
-}
-
-static uint64_t rate_max(const struct dcqcn *d)
-{
-	uint64_t r = cc_scale(d->b.max_w, CC_NS_PER_S, window_rtt(d));
-
-	return d->line_Bps ? cc_min(r, cc_max(d->line_Bps, rate_min(d))) : r;
-}
-
+/* r within what the window can express and, where the line rate is known,
+ * not above it (unless the window's floor needs more). */
 static uint64_t rate_clamp(const struct dcqcn *d, uint64_t r)
 {
-	return r < rate_min(d) ? rate_min(d) : r > rate_max(d) ? rate_max(d) : r;
+	uint64_t rtt = window_rtt(d);
+	uint64_t lo = cc_rate_min(&d->b, rtt), hi = cc_rate_max(&d->b, rtt);
+
+	if (d->line_Bps)
+		hi = cc_min(hi, cc_max(d->line_Bps, lo));
+	return r < lo ? lo : r > hi ? hi : r;
 }
 
 /* The first rate, once an RTT is known: line rate as in the NIC, else the
@@ -253,7 +240,7 @@ static void dcqcn_on_loss(void *st, uint64_t now_ns, bool timeout)
 		/* recover toward half the old rate after a timeout, toward the
 		 * old rate after a loss */
 		d->rt = timeout ? rate_clamp(d, d->rc / 2) : d->rc;
-		d->rc = timeout ? rate_min(d) : rate_clamp(d, d->rc / 2);
+		d->rc = timeout ? cc_rate_min(&d->b, window_rtt(d)) : rate_clamp(d, d->rc / 2);
 	} else {
 		d->pre_win = timeout ? d->b.min_w : cc_clamp(&d->b, d->pre_win / 2);
 	}

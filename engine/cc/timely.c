@@ -66,35 +66,21 @@ struct timely {
 	bool loss_seen;
 };
 
-/*
- * The RTT that turns the rate into a window: the smoothed RTT, but never
- * more than the lowest RTT plus the delay allowance (dcqcn's window_rtt).
- * Queueing beyond the allowance still cannot inflate the window, and one outlier sample far below the path's
- * real RTT (a corrupt or forged echo) no longer shrinks the window by that
- * ratio for good: with rate x min_rtt, a 1 ns sample pinned the window at
- * the floor, where additive increase of delta x 1 ns could never lift it.
- */
+/* The RTT that turns the rate into a window: cc_window_rtt(), which says
+ * why it is capped at the lowest RTT plus the delay allowance. */
 static uint64_t conv_rtt(const struct timely *t)
 {
-	return cc_min(cc_rtt_hold(&t->rtt), cc_sat_add(t->rtt.min_ns, t->slack_ns));
+	return cc_window_rtt(&t->rtt, t->slack_ns);
 }
 
-static uint64_t rate_min(const struct timely *t)
-{
-	return cc_max(cc_scale(t->b.min_w, CC_NS_PER_S, conv_rtt(t)), 1);
-}
-
-static uint64_t rate_max(const struct timely *t)
-{
-	return cc_scale(t->b.max_w, CC_NS_PER_S, conv_rtt(t));
-}
-
-/* Keep the rate where the window can follow it: outside these bounds the
- * window is clamped anyway, and a rate that drifted past them would take
- * that much longer to come back. */
+/* Keep the rate where the window can follow it (cc_rate_min(),
+ * cc_rate_max()). */
 static void set_rate(struct timely *t, uint64_t r)
 {
-	t->rate = r < rate_min(t) ? rate_min(t) : r > rate_max(t) ? rate_max(t) : r;
+	uint64_t rtt = conv_rtt(t);
+	uint64_t lo = cc_rate_min(&t->b, rtt), hi = cc_rate_max(&t->b, rtt);
+
+	t->rate = r < lo ? lo : r > hi ? hi : r;
 }
 
 static uint64_t t_low(const struct timely *t)
@@ -192,7 +178,7 @@ static void timely_on_loss(void *st, uint64_t now_ns, bool timeout)
 		t->timeouts++;
 		t->cuts++;
 		if (t->rate)
-			t->rate = rate_min(t);
+			t->rate = cc_rate_min(&t->b, conv_rtt(t));
 		else
 			t->pre_win = t->b.min_w;
 		t->last_loss_ns = now_ns;
