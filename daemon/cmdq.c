@@ -71,6 +71,11 @@ int cmdq_push(struct cmdq *q, void *item)
 	return 0;
 }
 
+bool cmdq_full(struct cmdq *q)
+{
+	return q->tail - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) > q->mask;
+}
+
 void *cmdq_pop(struct cmdq *q)
 {
 	uint32_t h = q->head;

@@ -17,6 +17,9 @@ struct cmdq *cmdq_new(uint32_t capacity);      /* capacity rounded up to a power
 struct cmdq *cmdq_free(struct cmdq *q);        /* accepts NULL */
 /* -EAGAIN when full. Writes the eventfd. */
 int cmdq_push(struct cmdq *q, void *item);
+/* The producer's view: a push now would fail (the consumer may make room
+ * at any time; the producer alone can take it away). */
+bool cmdq_full(struct cmdq *q);
 void *cmdq_pop(struct cmdq *q);               /* NULL when empty */
 bool cmdq_empty(struct cmdq *q);
 int cmdq_fd(const struct cmdq *q);             /* readable after a push */

@@ -79,6 +79,7 @@ struct engthr {
 	/* channels that gave up, engine -> main (struct chanfail items) */
 	uint64_t *chan_tag;          /* by channel: its ENGCMD_CHAN_ADD's tag */
 	struct cmdq *fails;
+	struct chanfail *fail_spare; /* the next one's memory, taken before the engine's report */
 	struct event *fails_ev;
 	void (*chan_failed)(void *arg, uint32_t thread, uint32_t chan, uint64_t tag);
 	void *chan_failed_arg;
@@ -89,7 +90,7 @@ struct chanfail {
 	uint64_t tag;
 };
 
-#define FAILS_QUEUE 64u              /* more at once wait for the next pass */
+#define FAILS_QUEUE 64u              /* more at once wait in the engine for room */
 
 static uint64_t now_ns(void)
 {
@@ -519,22 +520,28 @@ static void sleep_until_work(struct engthr *t)
 }
 
 /* Channels that gave up since the last pass go to the main thread (a load
- * while none did). One that finds no memory or room is not told now: the
- * next connection bound over it is refused, which tells the daemon too. */
-static void tell_failures(struct engthr *t)
+ * while none did). The engine marks a channel told once it hands it over,
+ * so one is taken only with memory and room for it: dropped here, it was
+ * never told, the daemon never rebuilt that peer's channels, and the
+ * peer's side of a get could wait for ever. Nonzero while the queue is
+ * full: the thread keeps going (the main thread is woken to drain it). */
+static int tell_failures(struct engthr *t)
 {
-	uint32_t chans[8];
-	int n = engine_chan_failures(t->eng, chans, 8);
+	uint32_t chan;
 
-	for (int i = 0; i < n; i++) {
-		struct chanfail *f = malloc(sizeof(*f));
+	for (;;) {
+		struct chanfail *f = t->fail_spare;
 
-		if (!f)
-			continue;
-		f->chan = chans[i];
-		f->tag = chans[i] < t->max_chans ? t->chan_tag[chans[i]] : 0;
-		if (cmdq_push(t->fails, f) < 0)
-			free(f);
+		if (!f && !(f = t->fail_spare = malloc(sizeof(*f))))
+			return 0;              /* the next pass tries again */
+		if (cmdq_full(t->fails))
+			return 1;
+		if (engine_chan_failures(t->eng, &chan, 1) != 1)
+			return 0;
+		f->chan = chan;
+		f->tag = chan < t->max_chans ? t->chan_tag[chan] : 0;
+		cmdq_push(t->fails, f);        /* room checked: we alone push */
+		t->fail_spare = NULL;
 	}
 }
 
@@ -569,7 +576,7 @@ static void *engthr_main(void *arg)
 			work += nic_tx_pass(t, now);
 			if (t->tx_done < t->tx_n)
 				work++;            /* the NIC owes us room: keep going */
-			tell_failures(t);
+			work += tell_failures(t);
 		} else {
 			work += engine_poll(t->eng, 0);
 		}
@@ -681,6 +688,8 @@ static void nic_teardown(struct engthr *t)
 	t->nic_peer_of = t->chan_of = NULL;
 	t->chan_tag = NULL;
 	t->txbuf = NULL;
+	free(t->fail_spare);
+	t->fail_spare = NULL;
 	if (t->fails) {
 		struct chanfail *f;
 
