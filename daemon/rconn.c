@@ -94,6 +94,9 @@ struct rcon {
 	struct event *retry;
 	int last_err;
 	char last_why[224];
+	/* why the peer's last dial failed, as last seen: a run-time peer that
+	 * lost its place to another address takes its own with it */
+	char dial_why[160];
 };
 
 static struct dchan *chan_by_name(struct daemon *d, const char *peer, uint32_t *id)
@@ -919,14 +922,20 @@ static void rcon_step(struct rcon *rc)
 	}
 	ch = chan_by_name(d, rc->peer, &id);
 	if (!ch || !ch->up) {
-		char why[224], last[160] = "";
+		char why[224], last[sizeof(rc->dial_why)] = "";
 
 		peermgr_last_error(d->peers, rc->peer, last, sizeof(last));
+		if (last[0])
+			snprintf(rc->dial_why, sizeof(rc->dial_why), "%s", last);
+		else if (peer_get(d->peers, rc->peer, &(struct peer_info){ 0 }) == 0)
+			rc->dial_why[0] = '\0';   /* up: its channel is on the way */
 		if (r == -EUSERS)
-			snprintf(why, sizeof(why), "cannot add %s: dynamic_peers are all taken", rc->peer);
+			snprintf(why, sizeof(why), "cannot add %s: dynamic_peers are all taken%s%s%s",
+				 rc->peer, rc->dial_why[0] ? " (its last dial: " : "", rc->dial_why,
+				 rc->dial_why[0] ? ")" : "");
 		else
 			snprintf(why, sizeof(why), "peer %s is not connected%s%s", rc->peer,
-				 last[0] ? ": " : "", last);
+				 rc->dial_why[0] ? ": " : "", rc->dial_why);
 		rcon_later(rc, -EHOSTUNREACH, why);
 		return;
 	}

@@ -7,7 +7,9 @@
 # transfer goes through. Clear errors: dynamic_peers = 0 on either side,
 # the limit reached, this daemon's own address. Once the transfer is over
 # and the peer connection gone, both forget the other after
-# peer_timeout_ms. No root needed; all traffic stays on 127.0.0.1.
+# peer_timeout_ms. A connect whose address lost its place to another
+# client's still says why its dial failed. No root needed; all traffic
+# stays on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
 TIMEOUT_MS=500
@@ -141,4 +143,31 @@ for _ in $(seq 60); do
 done
 expect "a removed the dynamic peer once b went away" [ "$gone" = yes ]
 expect "a logged the removal" grep -q "removed (added at run time; its connection is gone)" "$TMPD/a.log"
+
+# 4. a connect whose run-time peer lost its place to another client's
+# address, and could not get it back before its timeout, still says why
+# that address was never reached
+set -- $(free_ports 3)
+PG=$1 DEAD1=$2 DEAD2=$3
+write_conf "$TMPD/g.conf" node-g "$PG" 1
+start_named g
+SOCK_G=$TMPD/rg/ucclsvcd.sock
+UCCL_SOCKET=$SOCK_G "$ITEST" connect "127.0.0.1:$DEAD1/x" 2000 >"$TMPD/c1.out" 2>&1 &
+C1=$!
+for _ in $(seq 100); do
+	grep -q "127.0.0.1:$DEAD1): connect: Connection refused" "$TMPD/g.log" && break
+	sleep 0.02
+done
+# its first dial failed over a second ago: its place may go, and the
+# second address keeps it for a second, past the first connect's timeout
+sleep 1.2
+UCCL_SOCKET=$SOCK_G "$ITEST" connect "127.0.0.1:$DEAD2/y" 1500 >"$TMPD/c2.out" 2>&1 &
+C2=$!
+wait "$C1"
+wait "$C2"
+out=$(cat "$TMPD/c1.out")
+expect "g gave the first address's place to the second" \
+	grep -q "127.0.0.1:$DEAD1 (127.0.0.1:$DEAD1): removed (added at run time and never reached" "$TMPD/g.log"
+expect "the first connect fails EHOSTUNREACH, saying its dial was refused ($out)" \
+	eval 'echo "$out" | grep -q "EHOSTUNREACH.*Connection refused"'
 finish_all
