@@ -54,17 +54,18 @@ loopd_stop() {
 	LOOPD_PIDS=
 }
 
-# loopd_wait_ep BUILDDIR SOCK NAME [COUNT]: until SOCK's daemon has COUNT
-# (default 1) receivers listening under NAME, or NAME.0, NAME.1 ... as
-# uccl_xfer --streams names them; at most 5 s, 1 if they never came
+# loopd_wait_ep BUILDDIR SOCK NAME [COUNT [CONNS]]: until SOCK's daemon has
+# COUNT (default 1) receivers listening under NAME, or NAME.0, NAME.1 ...
+# as uccl_xfer --streams names them, each with at least CONNS (default 0)
+# connections; at most 5 s, 1 if they never came
 loopd_wait_ep() {
 	local _
 	for _ in $(seq 100); do
 		timeout 10 "$1/client/ucclctl" --socket "$2" --json endpoints 2>/dev/null |
 			python3 -c 'import json, re, sys
-n = sum(bool(re.fullmatch(re.escape(sys.argv[1]) + r"(\.\d+)?", e["name"]))
-        for e in json.load(sys.stdin)["endpoints"])
-sys.exit(0 if n >= int(sys.argv[2]) else 1)' "$3" "${4:-1}" 2>/dev/null && return 0
+n = sum(bool(re.fullmatch(re.escape(sys.argv[1]) + r"(\.\d+)?", e["name"])) and
+        e["conns"] >= int(sys.argv[3]) for e in json.load(sys.stdin)["endpoints"])
+sys.exit(0 if n >= int(sys.argv[2]) else 1)' "$3" "${4:-1}" "${5:-0}" 2>/dev/null && return 0
 		sleep 0.05
 	done
 	return 1

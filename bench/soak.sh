@@ -148,9 +148,10 @@ clients() {
 
 # xfer_killed FROM_SOCK TO_SOCK TO_HOST STREAMS: a 1G transfer whose sender
 # (with --streams, all its processes: setsid makes them a group) is killed
-# with SIGKILL half a second in; "killed" once the receiver has exited
-# (its connection reset) and neither daemon has a client left, each within
-# 10 s; else "STUCK" or "LEFT" ("NORECV": the receiver never listened)
+# with SIGKILL half a second after every stream connected; "killed" once
+# the receiver has exited (its connection reset) and neither daemon has a
+# client left, each within 10 s; else "STUCK" or "LEFT" ("NORECV": the
+# receiver never listened, "NOCONN": the sender never connected within 5 s)
 xfer_killed() {
 	local r s t
 	timeout 120 "$B/client/uccl_xfer" --socket "$2" --quiet --streams "$4" recv soak \
@@ -160,6 +161,14 @@ xfer_killed() {
 	setsid "$B/client/uccl_xfer" --socket "$1" --quiet --streams "$4" --bytes 1G \
 		send "$3/soak" >/dev/null 2>&1 &
 	s=$!
+	# killed before it connected, the receiver would wait out its accept (30 s)
+	if ! loopd_wait_ep "$B" "$2" soak "$4" 1; then
+		kill -9 -- -"$s" 2>/dev/null || kill -9 "$s" 2>/dev/null
+		kill "$r" 2>/dev/null
+		wait "$s" "$r" 2>/dev/null
+		echo NOCONN
+		return
+	fi
 	sleep 0.5
 	kill -9 -- -"$s" 2>/dev/null || kill -9 "$s" 2>/dev/null
 	wait "$s" 2>/dev/null
@@ -200,11 +209,11 @@ while [ $(( $(date +%s) - t0 )) -lt "$SECONDS_TOTAL" ]; do
 	fi
 	if [ "$res" = killed ]; then
 		killed=$((killed + 1))
-	elif [ "$res" = LEFT ] || [ "$res" = STUCK ] || [ "$res" = NORECV ]; then
+	elif [ "$res" = LEFT ] || [ "$res" = STUCK ] || [ "$res" = NORECV ] || [ "$res" = NOCONN ]; then
 		failed=$((failed + 1))
 		echo "round $round: $res in a round whose sender is killed (STUCK: the receiver took" \
 			"over 10 s to exit; LEFT: a client was still attached 10 s later; NORECV: the" \
-			"receiver never listened)"
+			"receiver never listened; NOCONN: the sender never connected)"
 	elif [ "${res%% *}" = ok ]; then
 		ok=$((ok + 1))
 		moved=$((moved + $(numfmt --from=iec "$size")))
