@@ -725,6 +725,12 @@ int sb_tx_ack_at(struct sb_tx *s, uint32_t cum_psn, const uint64_t *sack, uint32
 int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 		  void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
 {
+	return sb_tx_ack_gbn_at(s, cum_psn, NULL, acked, arg);
+}
+
+int sb_tx_ack_gbn_at(struct sb_tx *s, uint32_t cum_psn, const struct sb_ack_time *t,
+		     void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg)
+{
 	uint32_t adv = cum_psn - s->k.una;
 
 	if ((int32_t)adv < 0)
@@ -736,6 +742,14 @@ int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 		return ack_cumulative(s, cum_psn, NULL, acked, arg);
 	}
 	if (s->k.una == s->k.nxt)
+		return 0;
+	/* A duplicate that echoes a copy sent before una's packet last went
+	 * was not sent for a packet after una: a copy the receiver already
+	 * had (the window a spurious timeout or go-back resent). Counted, such
+	 * a window makes dupthresh duplicates a round trip later, while new
+	 * data is in flight: another go-back of packets that arrived, whose
+	 * copies make the next, for as long as data flows. */
+	if (t && t->tsecr_ns < s->e[s->k.una & s->mask].p.sent_ns)
 		return 0;
 	/* A duplicate: the receiver dropped something after una, so una is
 	 * missing; everything after it was dropped too. Go back once per

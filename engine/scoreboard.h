@@ -122,6 +122,12 @@ uint64_t sb_tx_spurious(const struct sb_tx *s);        /* resends found spurious
  * detected hole lost. (SACK words ignored.) */
 int sb_tx_ack_gbn(struct sb_tx *s, uint32_t cum_psn,
 		  void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg);
+/* The same with the ACK's time: a duplicate that echoes a copy sent before
+ * the packet at the cumulative point last went is not counted (it cannot
+ * be about that packet). t == NULL (what sb_tx_ack_gbn passes): every
+ * duplicate counts. */
+int sb_tx_ack_gbn_at(struct sb_tx *s, uint32_t cum_psn, const struct sb_ack_time *t,
+		     void (*acked)(void *arg, uint32_t psn, const struct sb_pkt *p), void *arg);
 
 /* Timeout: every unacknowledged packet sent at or before cutoff_ns becomes
  * lost. Returns how many were newly marked. */

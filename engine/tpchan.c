@@ -1733,6 +1733,7 @@ static void release_held(struct tchan *c)
 
 static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 {
+	struct sb_ack_time at;
 	uint32_t lost0, marked, issued_hi0;
 	int r;
 
@@ -1758,15 +1759,14 @@ static int rx_ack(struct tchan *c, const struct wire_ack *a, uint64_t now)
 	c->lost_acked = 0;
 	c->acked_bytes = 0;
 	c->ack_in_tsecr = a->tsecr;
+	at = (struct sb_ack_time){
+		.now_ns = now, .tsecr_ns = a->tsecr,
+		.min_rtt_ns = c->rtt.min_rtt_ns, .srtt_ns = c->rtt.srtt_ns,
+	};
 	if (c->p.go_back_n)
-		r = sb_tx_ack_gbn(c->tx, a->cum_psn, on_acked, c);
+		r = sb_tx_ack_gbn_at(c->tx, a->cum_psn, &at, on_acked, c);
 	else
-		r = sb_tx_ack_at(c->tx, a->cum_psn, a->sack, a->sack_words,
-				 &(struct sb_ack_time){
-					 .now_ns = now, .tsecr_ns = a->tsecr,
-					 .min_rtt_ns = c->rtt.min_rtt_ns, .srtt_ns = c->rtt.srtt_ns,
-				 },
-				 on_acked, c);
+		r = sb_tx_ack_at(c->tx, a->cum_psn, a->sack, a->sack_words, &at, on_acked, c);
 	if (r < 0) {
 		c->ref_issued_hi = issued_hi0;
 		c->st.drop_malformed++;        /* acknowledges psns never sent */

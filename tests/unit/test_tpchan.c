@@ -1347,6 +1347,86 @@ static void test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it(void 
 	world_fini(&w);
 }
 
+/* Stalls what b sends (its ACKs) from `from` to `until`, as a receiving
+ * engine thread that was descheduled: held, and let go in order from until
+ * on, spread over (until - from) / spread (all at once when spread is 0);
+ * what b sends meanwhile waits behind them. */
+struct stall {
+	struct wirelink *link;
+	uint64_t from, until, busy;
+	uint32_t spread;
+};
+
+static int64_t stall_acks(void *arg, int from, const uint8_t *pkt, uint32_t len)
+{
+	struct stall *s = arg;
+	uint64_t now = wirelink_now(s->link);
+
+	(void)pkt;
+	(void)len;
+	if (from != 1 || now < s->from)
+		return 0;
+	if (now < s->until)
+		s->busy = s->until + (s->spread ? (now - s->from) / s->spread : 0);
+	return now < s->busy ? (int64_t)(s->busy - now) : 0;
+}
+
+static bool fifty_completed(void *arg)
+{
+	struct world *w = arg;
+
+	pump(w);
+	return w->completed >= 50;
+}
+
+/* 16 MiB over one path with b's ACKs stalled for 250 us in the middle of
+ * it (a little over the 200 us RTO): a's stats and b's. */
+static void stalled_transfer(bool gbn, uint32_t spread, struct tpchan_stats *a,
+			     struct tpchan_stats *b)
+{
+	struct world w;
+	struct tpchan_params p = chan_params(gbn);
+	struct wirelink_params lp = clean_link();
+	struct stall s = { .spread = spread };
+
+	p.npaths = 1;
+	world_init(&w, 512, false);
+	world_chans(&w, &p, &p, &lp);
+	assert_int_equal(wirelink_run(w.link, fifty_completed, &w, 100 * MS), 0);
+	s.link = w.link;
+	s.from = wirelink_now(w.link);
+	s.until = s.from + 250 * US;
+	wirelink_set_tap(w.link, stall_acks, &s);
+	assert_int_equal(wirelink_run(w.link, pump, &w, 1000 * MS), 0);
+	check_transfer(&w);
+	tpchan_get_stats(w.a, a);
+	tpchan_get_stats(w.b, b);
+	print_message("%s, ACKs let go %s: %llu resent (%llu of them copies b had), %llu timeouts, "
+		      "%llu lost by ACKs\n", gbn ? "Go-Back-N" : "SACK", spread ? "spread" : "at once",
+		      (unsigned long long)a->retx_pkts, (unsigned long long)b->dup_pkts_rx,
+		      (unsigned long long)a->retx_timeouts, (unsigned long long)a->fast_retx);
+	world_fini(&w);
+}
+
+/* Go-Back-N: the stall times out once (spuriously) and resends what was
+ * in flight, which b already had. Its copies come back as duplicate ACKs
+ * while new data is in flight; counted as a hole at the new cumulative
+ * point they made another go-back of packets that had arrived, whose
+ * copies made the next, to the end of the transfer (11008 resends, not
+ * 1480). */
+static void test_go_back_n_resends_a_spurious_timeout_once(void **state)
+{
+	struct tpchan_stats a, b;
+
+	(void)state;
+	stalled_transfer(true, 0, &a, &b);
+	assert_int_equal(a.retx_timeouts, 1);
+	assert_int_equal(a.fast_retx, 0);          /* no go-back from duplicate ACKs */
+	assert_int_equal(a.retx_pkts, b.dup_pkts_rx);
+	/* one flight at most: max_inflight_bytes of packets */
+	assert_true(a.retx_pkts <= (4u << 20) / MSS1500);
+}
+
 /* Takes every DATA packet a sends (up to 4): none reaches b. */
 struct grab {
 	uint8_t pkt[4][9000];
@@ -3604,6 +3684,7 @@ int main(void)
 		cmocka_unit_test(test_lost_tail_is_probed_before_the_rto),
 		cmocka_unit_test(test_a_tail_probe_is_not_a_loss),
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
+		cmocka_unit_test(test_go_back_n_resends_a_spurious_timeout_once),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
 		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
 		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
