@@ -475,9 +475,15 @@ static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, const struct sb_ac
 	if (t)
 		rack_delivered(s, x, t);
 	/* which copy of a resent packet arrived is unknown; acknowledged at
-	 * least a round trip after the resend went, the resend is taken to
-	 * be it (RFC 8985, 6.2), else only packets sent once count */
-	if (x->p.retx == 0 || (t && t->min_rtt_ns && t->now_ns >= x->p.sent_ns &&
+	 * least a round trip after the resend went, by an ACK that does not
+	 * echo an older copy, the resend is taken to be it (RFC 8985, 6.2),
+	 * else only packets sent once count. The echo matters after a
+	 * spurious timeout: the late ACKs of the originals acknowledge the
+	 * resends a round trip after they went, and taking them as the
+	 * newest transmissions delivered would make everything sent before
+	 * them (the rest of the flight, which arrived) look lost. */
+	if (x->p.retx == 0 || (t && t->min_rtt_ns && t->tsecr_ns >= x->p.sent_ns &&
+			       t->now_ns >= x->p.sent_ns &&
 			       t->now_ns - x->p.sent_ns >= t->min_rtt_ns))
 		top_add(s, x->tseq);
 	if (sack) {

@@ -12,7 +12,8 @@
  * message never completes as a success whatever the wire loses, reorders or
  * duplicates (NACKs lost for a while, the refusal ring full, both
  * directions refusing at once); a vanished peer fails everything with
- * -ETIMEDOUT in bounded time; reset and free complete what is left; submit
+ * -ETIMEDOUT in bounded time; a spurious timeout (ACKs stalled) resends
+ * what the timer found lost and no more (Go-Back-N: one flight); reset and free complete what is left; submit
  * pushes back at max_msgs; the congestion controller can be switched in the
  * middle of a transfer without losing data or the window; and a run is the
  * same run every time for the same seed. An idle channel releases its
@@ -1425,6 +1426,25 @@ static void test_go_back_n_resends_a_spurious_timeout_once(void **state)
 	assert_int_equal(a.retx_pkts, b.dup_pkts_rx);
 	/* one flight at most: max_inflight_bytes of packets */
 	assert_true(a.retx_pkts <= (4u << 20) / MSS1500);
+}
+
+/* SACK: the same stall, its ACKs let go over 60 us as a thread that wakes
+ * drains its backlog. The timeout resends what was sent an RTO before it,
+ * and the first ACKs after the stall acknowledge those resends, but they
+ * echo the originals: the resends are not what arrived. Taken as delivered
+ * (acknowledged a round trip after they went), the newest transmissions
+ * delivered, they made the reordering window declare everything sent
+ * before them lost: the whole flight resent (1480 packets, not 16). */
+static void test_a_spurious_timeout_resends_only_what_it_found_lost(void **state)
+{
+	struct tpchan_stats a, b;
+
+	(void)state;
+	stalled_transfer(false, 4, &a, &b);
+	assert_int_equal(a.retx_timeouts, 1);
+	assert_int_equal(a.rto_spurious, 1);
+	assert_int_equal(a.fast_retx, 0);
+	assert_true(a.retx_pkts < 64);
 }
 
 /* Takes every DATA packet a sends (up to 4): none reaches b. */
@@ -3685,6 +3705,7 @@ int main(void)
 		cmocka_unit_test(test_a_tail_probe_is_not_a_loss),
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
 		cmocka_unit_test(test_go_back_n_resends_a_spurious_timeout_once),
+		cmocka_unit_test(test_a_spurious_timeout_resends_only_what_it_found_lost),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
 		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
 		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
