@@ -12,7 +12,7 @@
 # stays on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
 XFER=$top_builddir/client/uccl_xfer
-TIMEOUT_MS=500
+TIMEOUT_MS=1500
 
 set -- $(free_ports 3)
 PA=$1 PB=$2 PC=$3

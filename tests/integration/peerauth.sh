@@ -24,7 +24,7 @@ write_conf() { # write_conf FILE NAME PORT KEYFILE
 		echo "host_name = $2"
 		echo "peers = node-a=127.0.0.1:$PA, node-b=127.0.0.1:$PB"
 		echo "peer_key_file = $4"
-		echo "peer_timeout_ms = 500"
+		echo "peer_timeout_ms = 2000"
 	} >"$1"
 }
 write_conf "$TMPD/a.conf" node-a "$PA" "$TMPD/key1"
