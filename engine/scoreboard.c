@@ -481,7 +481,10 @@ static void ack_one(struct sb_tx *s, uint32_t psn, bool sack, const struct sb_ac
 	 * spurious timeout: the late ACKs of the originals acknowledge the
 	 * resends a round trip after they went, and taking them as the
 	 * newest transmissions delivered would make everything sent before
-	 * them (the rest of the flight, which arrived) look lost. */
+	 * them (the rest of the flight, which arrived) look lost. The cost: a
+	 * resend acknowledged only by an ACK that echoes an older resend (its
+	 * own ACK lost, the resends reordered) does not count, so at a tail a
+	 * packet it would have shown lost waits for the timer. */
 	if (x->p.retx == 0 || (t && t->min_rtt_ns && t->tsecr_ns >= x->p.sent_ns &&
 			       t->now_ns >= x->p.sent_ns &&
 			       t->now_ns - x->p.sent_ns >= t->min_rtt_ns))

@@ -70,8 +70,12 @@
  *    the scoreboard the RTT estimates from before it.
  *  - Go-Back-N: the receiver's window is one packet; every packet it drops
  *    out of order earns the sender a duplicate ACK (up to dupthresh at a
- *    time), and max_retx counts resends of the packet at the cumulative
- *    point only (the others are resent for holes before them).
+ *    time; the copies after an ACK's first echo the newest such packet),
+ *    and the sender counts a duplicate only if it echoes a packet sent
+ *    after the one at its cumulative point last went (so the copies a
+ *    spurious timeout resent earn none). max_retx counts resends of the
+ *    packet at the cumulative point only (the others are resent for holes
+ *    before them).
  *  - msg_id = submission number << 24 | table slot: a NACK finds its
  *    message in O(1), and a stale or forged one fails the id check.
  *  - ACKs echo the tsval of the first packet since the previous ACK, so
@@ -241,6 +245,9 @@ struct tchan {
 	uint32_t ack_hint;             /* highest in-band degree since the last ACK */
 	uint32_t ack_count;            /* new DATA since the last ACK */
 	uint32_t dupacks_owed;         /* Go-Back-N: extra copies of the next ACK */
+	uint64_t dup_tsecr;            /* Go-Back-N: tsval of the newest packet dropped out
+					* of order, what the copies after the first echo */
+	bool ack_copy_sent;            /* the first copy of the pending ACK went */
 	uint64_t ack_first_ns, ack_tsecr;
 	/* ack_hold_ns, only while the peer's messages get replies (TCP's
 	 * delayed-ACK ping-pong mode): DATA went back within the hold of a
@@ -1151,7 +1158,11 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		a.path = c->ack_path;
 		a.token = c->p.tx_token;
 		a.cum_psn = sb_rx_cum(c->rx);
-		a.tsecr = c->ack_tsecr;
+		/* the first copy echoes what every ACK does; the copies after
+		 * it stand for the packets dropped out of order, so they echo
+		 * the newest of those: the sender counts a duplicate only if
+		 * it echoes a packet sent after the one it is missing */
+		a.tsecr = c->ack_copy_sent && c->dup_tsecr ? c->dup_tsecr : c->ack_tsecr;
 		a.nacks_issued = c->ref_issued;
 		a.nacks_seen = c->ref_seen;
 		a.sack_words = c->p.go_back_n ? 0 : sb_rx_sack(c->rx, a.sack, c->sack_words);
@@ -1163,6 +1174,7 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		out[n].any_path = true;
 		c->sync_owed = false;
 		c->st.acks_tx++;
+		c->ack_copy_sent = true;
 		copies--;
 		n++;
 	}
@@ -1174,9 +1186,9 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		c->pingpong = false;   /* no reply came: stop holding */
 		c->st.ack_holds_expired++;
 	}
-	c->ack_pending = c->ack_now = c->ack_ece = false;
+	c->ack_pending = c->ack_now = c->ack_ece = c->ack_copy_sent = false;
 	c->ack_count = c->dupacks_owed = c->ack_hint = 0;
-	c->ack_soon_ns = 0;
+	c->ack_soon_ns = c->dup_tsecr = 0;
 	return n;
 }
 
@@ -1597,6 +1609,8 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 		 * sender a duplicate ACK, up to what makes it go back */
 		if (c->p.go_back_n && c->dupacks_owed < c->p.dupthresh)
 			c->dupacks_owed++;
+		if (c->p.go_back_n && d->tsval > c->dup_tsecr)
+			c->dup_tsecr = d->tsval;
 		return -ERANGE;
 	}
 	if (r == 0) {

@@ -1447,6 +1447,75 @@ static void test_a_spurious_timeout_resends_only_what_it_found_lost(void **state
 	assert_true(a.retx_pkts < 64);
 }
 
+/* Go-Back-N, a hole whose out-of-order arrivals come in two receive
+ * batches, as an engine thread reads a burst (recvmmsg) before it sends.
+ * Batch 1 holds packets before the hole and 3 after it: b owes 3 copies of
+ * one ACK. The first moves a's cumulative point to the hole and echoes the
+ * batch's first arrival, sent before the hole; the other two are
+ * duplicates at it, and echo the newest packet dropped out of order. Batch
+ * 2 (the flight's last packet) earns one more. 3 duplicates: a goes back at
+ * once. When every copy echoed the first arrival, the two were taken for
+ * answers to older copies (86c1862's rule) and the hole waited for the
+ * RTO (found by review). */
+static void test_go_back_n_counts_the_copies_of_a_batched_duplicate_ack(void **state)
+{
+	static uint8_t bufs[64][1500], abufs[8][1500];
+	struct tpchan_txpkt out[64], acks[8];
+	struct world w;
+	struct tpchan_params p = chan_params(true);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats s;
+	uint64_t now = 1000000;
+	uint32_t psn[64], hole;
+	int n, na = 0;
+
+	(void)state;
+	p.npaths = 1;
+	p.cc = &cc_none_ops;
+	world_init(&w, 1, false);              /* one message, one flight */
+	world_chans(&w, &p, &p, &lp);
+	for (int i = 0; i < 64; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	for (int i = 0; i < 8; i++)
+		acks[i] = (struct tpchan_txpkt){ .buf = abufs[i] };
+	pump(&w);
+	/* one packet at a time, 100 ns apart, as a NIC paces them out */
+	n = 0;
+	while (n < 64 && tpchan_tx(w.a, now + (uint64_t)n * 100, out + n, 1) == 1)
+		n++;
+	assert_true(n >= 10);
+	for (int i = 0; i < n; i++) {
+		struct wire_pkt pk;
+
+		assert_int_equal(wire_parse(out[i].buf, out[i].len, &pk), 0);
+		assert_int_equal(pk.type, WIRE_DATA);
+		psn[i] = pk.data.psn;
+	}
+	hole = (uint32_t)n - 5;                /* lost; 3 after it in batch 1, the last in batch 2 */
+	/* batch 1: everything before the hole and the three after it */
+	for (int i = 0; i < n - 1; i++)
+		if ((uint32_t)i != hole)
+			(void)tpchan_rx(w.b, out[i].buf, out[i].len, now + 10 * US);
+	na = tpchan_tx(w.b, now + 10 * US, acks, 8);
+	assert_int_equal(na, 3);               /* dupthresh copies */
+	for (int i = 0; i < na; i++)
+		assert_int_equal(tpchan_rx(w.a, acks[i].buf, acks[i].len, now + 20 * US), 0);
+	/* batch 2: the flight's last packet */
+	(void)tpchan_rx(w.b, out[n - 1].buf, out[n - 1].len, now + 11 * US);
+	na = tpchan_tx(w.b, now + 11 * US, acks, 8);
+	assert_int_equal(na, 1);
+	assert_int_equal(tpchan_rx(w.a, acks[0].buf, acks[0].len, now + 21 * US), 0);
+	tpchan_get_stats(w.a, &s);
+	print_message("gbn batched: hole psn %u, fast_retx %llu, next deadline +%lld ns\n",
+		      psn[hole], (unsigned long long)s.fast_retx,
+		      (long long)(tpchan_next_deadline(w.a) - (now + 21 * US)));
+	/* three duplicates at the hole: it goes back now, one round trip */
+	assert_true(s.fast_retx > 0);
+	n = tpchan_tx(w.a, now + 21 * US, out, 64);
+	assert_true(n >= 5);
+	world_fini(&w);
+}
+
 /* Takes every DATA packet a sends (up to 4): none reaches b. */
 struct grab {
 	uint8_t pkt[4][9000];
@@ -3706,6 +3775,7 @@ int main(void)
 		cmocka_unit_test(test_a_spurious_timeout_raises_the_floor_a_right_one_lowers_it),
 		cmocka_unit_test(test_go_back_n_resends_a_spurious_timeout_once),
 		cmocka_unit_test(test_a_spurious_timeout_resends_only_what_it_found_lost),
+		cmocka_unit_test(test_go_back_n_counts_the_copies_of_a_batched_duplicate_ack),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
 		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
 		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
