@@ -1475,10 +1475,15 @@ static int tx_due(struct tchan *c, uint64_t now_ns, struct tpchan_txpkt *out, in
 static void ack_schedule(struct tchan *c, const struct wire_data *d, uint64_t now, bool counted,
 			 bool at_once)
 {
-	if (!c->ack_pending) {
+	/* a new packet after the first copy of the pending ACK went (Go-Back-N
+	 * copies out of room, send_acks): the copies left acknowledge it too,
+	 * so the first of them is a new ACK and echoes as one, not the packets
+	 * dropped before it (dup_tsecr) */
+	if (!c->ack_pending || (counted && c->ack_copy_sent)) {
 		/* echo the oldest unacknowledged arrival: the RTT sample then
 		 * includes the coalescing delay, and the RTO covers it */
 		c->ack_pending = true;
+		c->ack_copy_sent = false;
 		c->ack_first_ns = now;
 		c->ack_tsecr = d->tsval;
 		c->ack_echo_retx = false;

@@ -1516,6 +1516,95 @@ static void test_go_back_n_counts_the_copies_of_a_batched_duplicate_ack(void **s
 	world_fini(&w);
 }
 
+/* Go-Back-N, a duplicate ACK's copies split over two tpchan_tx calls (a
+ * batch of one, as the simulator's NIC asks): the first copy goes, the
+ * resend of the missing packet arrives and fills the hole, then the rest
+ * go. What is left is a new ACK (it moves cum_psn): it echoes the resend,
+ * as any ACK that a new resend fills a hole for does, not the newest
+ * packet dropped out of order before it (an original sent before the
+ * go-back: the sender's RTT sample would span the wait for the go-back,
+ * or, from a faster path, undercut the resend's round trip). */
+static void test_go_back_n_split_copies_echo_a_resend_that_arrived_between(void **state)
+{
+	static uint8_t bufs[64][1500], rbufs[64][1500], abufs[8][1500];
+	struct tpchan_txpkt out[64], rout[64], acks[8];
+	struct world w;
+	struct tpchan_params p = chan_params(true);
+	struct wirelink_params lp = clean_link();
+	struct tpchan_stats s;
+	struct wire_pkt pk, resend = { 0 };
+	uint64_t now = 1000000, dropped_tsval = 0;
+	uint32_t hole = 5;
+	int n, nr, na, found = 0;
+
+	(void)state;
+	p.npaths = 1;
+	p.cc = &cc_none_ops;
+	world_init(&w, 1, false);
+	world_chans(&w, &p, &p, &lp);
+	for (int i = 0; i < 64; i++) {
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+		rout[i] = (struct tpchan_txpkt){ .buf = rbufs[i] };
+	}
+	for (int i = 0; i < 8; i++)
+		acks[i] = (struct tpchan_txpkt){ .buf = abufs[i] };
+	pump(&w);
+	n = 0;
+	while (n < 64 && tpchan_tx(w.a, now + (uint64_t)n * 100, out + n, 1) == 1)
+		n++;
+	assert_true(n >= 12);
+	/* everything before the hole, acknowledged */
+	for (uint32_t i = 0; i < hole; i++)
+		(void)tpchan_rx(w.b, out[i].buf, out[i].len, now + 10 * US);
+	na = tpchan_tx(w.b, now + 21 * US, acks, 8);       /* after ack_delay_ns */
+	assert_int_equal(na, 1);
+	assert_int_equal(tpchan_rx(w.a, acks[0].buf, acks[0].len, now + 31 * US), 0);
+	/* three after it: dupthresh copies, and a goes back */
+	for (uint32_t i = hole + 1; i < hole + 4; i++)
+		(void)tpchan_rx(w.b, out[i].buf, out[i].len, now + 21 * US);
+	na = tpchan_tx(w.b, now + 21 * US, acks, 8);
+	assert_int_equal(na, 3);
+	for (int i = 0; i < na; i++)
+		assert_int_equal(tpchan_rx(w.a, acks[i].buf, acks[i].len, now + 31 * US), 0);
+	tpchan_get_stats(w.a, &s);
+	assert_true(s.fast_retx > 0);
+	nr = tpchan_tx(w.a, now + 31 * US, rout, 64);
+	assert_true(nr >= 1);
+	assert_int_equal(wire_parse(rout[0].buf, rout[0].len, &resend), 0);
+	assert_int_equal(resend.type, WIRE_DATA);
+	assert_true(resend.data.flags & WIRE_F_RETX);
+	/* the originals sent before the go-back, still on the wire, then the
+	 * resend of the hole right behind them; b's NIC takes one ACK in
+	 * between */
+	for (uint32_t i = hole + 4; i < hole + 7; i++) {
+		assert_int_equal(wire_parse(out[i].buf, out[i].len, &pk), 0);
+		dropped_tsval = pk.data.tsval;
+		(void)tpchan_rx(w.b, out[i].buf, out[i].len, now + 41 * US);
+	}
+	na = tpchan_tx(w.b, now + 41 * US, acks, 1);
+	assert_int_equal(na, 1);
+	assert_int_equal(wire_parse(acks[0].buf, acks[0].len, &pk), 0);
+	assert_int_equal(pk.ack.cum_psn, resend.data.psn);      /* a duplicate */
+	assert_int_equal(tpchan_rx(w.b, rout[0].buf, rout[0].len, now + 41 * US), 0);
+	na = tpchan_tx(w.b, now + 41 * US, acks, 8);
+	assert_true(na >= 1);
+	for (int i = 0; i < na; i++) {
+		assert_int_equal(wire_parse(acks[i].buf, acks[i].len, &pk), 0);
+		assert_int_equal(pk.type, WIRE_ACK);
+		assert_int_equal(pk.ack.cum_psn, resend.data.psn + 1);
+		if (i > 0)
+			continue;
+		print_message("gbn split: new ACK echoes %llu; resend %llu, newest dropped %llu\n",
+			      (unsigned long long)pk.ack.tsecr,
+			      (unsigned long long)resend.data.tsval,
+			      (unsigned long long)dropped_tsval);
+		assert_int_equal(pk.ack.tsecr, resend.data.tsval);
+		found++;
+	}
+	assert_int_equal(found, 1);
+	world_fini(&w);
+}
+
 /* Takes every DATA packet a sends (up to 4): none reaches b. */
 struct grab {
 	uint8_t pkt[4][9000];
@@ -3776,6 +3865,7 @@ int main(void)
 		cmocka_unit_test(test_go_back_n_resends_a_spurious_timeout_once),
 		cmocka_unit_test(test_a_spurious_timeout_resends_only_what_it_found_lost),
 		cmocka_unit_test(test_go_back_n_counts_the_copies_of_a_batched_duplicate_ack),
+		cmocka_unit_test(test_go_back_n_split_copies_echo_a_resend_that_arrived_between),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
 		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
 		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
