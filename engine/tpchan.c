@@ -70,7 +70,8 @@
  *    the scoreboard the RTT estimates from before it.
  *  - Go-Back-N: the receiver's window is one packet; every packet it drops
  *    out of order earns the sender a duplicate ACK (up to dupthresh at a
- *    time; the copies after an ACK's first echo the newest such packet),
+ *    time, one more when the ACK moves the cumulative point; the copies
+ *    after an ACK's first echo the newest such packet),
  *    and the sender counts a duplicate only if it echoes a packet sent
  *    after the one at its cumulative point last went (so the copies a
  *    spurious timeout resent earn none). max_retx counts resends of the
@@ -248,6 +249,7 @@ struct tchan {
 	uint64_t dup_tsecr;            /* Go-Back-N: tsval of the newest packet dropped out
 					* of order, what the copies after the first echo */
 	bool ack_copy_sent;            /* the first copy of the pending ACK went */
+	uint32_t ack_cum_sent;         /* cum_psn of the last ACK sent */
 	uint64_t ack_first_ns, ack_tsecr;
 	/* ack_hold_ns, only while the peer's messages get replies (TCP's
 	 * delayed-ACK ping-pong mode): DATA went back within the hold of a
@@ -469,6 +471,7 @@ static struct tchan *ch_new(const struct tpchan_params *params)
 		(void)sb_tx_start_at(c->tx, c->p.first_psn);
 		(void)sb_rx_start_at(c->rx, c->p.first_psn);
 		c->rx_high = c->cr_grant = c->gbn_una = c->next_psn = c->p.first_psn;
+		c->ack_cum_sent = c->p.first_psn;
 	}
 	c->release_at = UINT64_MAX;
 	c->free_head = NONE;
@@ -1149,6 +1152,12 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 	 * ack_delay_ns first) with no DATA going back */
 	timed = !c->ack_now && c->ack_count < c->p.ack_every;
 	copies = c->dupacks_owed > 1 ? c->dupacks_owed : 1;
+	/* Go-Back-N: a first copy that moves the cumulative point is no
+	 * duplicate at the sender, so the packets dropped out of order after
+	 * it would earn one too few (a tail of dupthresh drops waited for the
+	 * RTO): one more copy */
+	if (c->dupacks_owed && !c->ack_copy_sent && sb_rx_cum(c->rx) != c->ack_cum_sent)
+		copies++;
 	while (copies && n < max) {
 		struct wire_ack a;             /* the writer reads sack_words words only */
 		int r;
@@ -1175,6 +1184,7 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		c->sync_owed = false;
 		c->st.acks_tx++;
 		c->ack_copy_sent = true;
+		c->ack_cum_sent = a.cum_psn;
 		copies--;
 		n++;
 	}
