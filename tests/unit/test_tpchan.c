@@ -1449,6 +1449,31 @@ static void test_a_spurious_timeout_resends_only_what_it_found_lost(void **state
 	assert_true(a.retx_pkts < 64);
 }
 
+/* Go-Back-N on one path with no congestion control: a sends its one
+ * message's first flight one packet a call, 100 ns apart, as a NIC paces
+ * them out, into out[] (buffers bufs); acks[] get buffers abufs for b's
+ * ACKs. Returns how many packets went. */
+static int gbn_paced_flight(struct world *w, struct tpchan_txpkt out[64], uint8_t bufs[64][1500],
+			    struct tpchan_txpkt acks[8], uint8_t abufs[8][1500], uint64_t now)
+{
+	struct tpchan_params p = chan_params(true);
+	struct wirelink_params lp = clean_link();
+	int n = 0;
+
+	p.npaths = 1;
+	p.cc = &cc_none_ops;
+	world_init(w, 1, false);               /* one message, one flight */
+	world_chans(w, &p, &p, &lp);
+	for (int i = 0; i < 64; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	for (int i = 0; i < 8; i++)
+		acks[i] = (struct tpchan_txpkt){ .buf = abufs[i] };
+	pump(w);
+	while (n < 64 && tpchan_tx(w->a, now + (uint64_t)n * 100, out + n, 1) == 1)
+		n++;
+	return n;
+}
+
 /* Go-Back-N, the last packets of a flight in one receive batch, as an
  * engine thread reads a burst (recvmmsg) before it sends: packets before
  * the hole and the 3 (dupthresh) after it, the flight's tail. b owes one
@@ -1464,27 +1489,13 @@ static void test_go_back_n_counts_the_copies_of_a_batched_duplicate_ack(void **s
 	static uint8_t bufs[64][1500], abufs[8][1500];
 	struct tpchan_txpkt out[64], acks[8];
 	struct world w;
-	struct tpchan_params p = chan_params(true);
-	struct wirelink_params lp = clean_link();
 	struct tpchan_stats s;
 	uint64_t now = 1000000;
 	uint32_t psn[64], hole;
 	int n, na = 0;
 
 	(void)state;
-	p.npaths = 1;
-	p.cc = &cc_none_ops;
-	world_init(&w, 1, false);              /* one message, one flight */
-	world_chans(&w, &p, &p, &lp);
-	for (int i = 0; i < 64; i++)
-		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
-	for (int i = 0; i < 8; i++)
-		acks[i] = (struct tpchan_txpkt){ .buf = abufs[i] };
-	pump(&w);
-	/* one packet at a time, 100 ns apart, as a NIC paces them out */
-	n = 0;
-	while (n < 64 && tpchan_tx(w.a, now + (uint64_t)n * 100, out + n, 1) == 1)
-		n++;
+	n = gbn_paced_flight(&w, out, bufs, acks, abufs, now);
 	assert_true(n >= 10);
 	for (int i = 0; i < n; i++) {
 		struct wire_pkt pk;
@@ -1525,8 +1536,6 @@ static void test_go_back_n_split_copies_echo_a_resend_that_arrived_between(void 
 	static uint8_t bufs[64][1500], rbufs[64][1500], abufs[8][1500];
 	struct tpchan_txpkt out[64], rout[64], acks[8];
 	struct world w;
-	struct tpchan_params p = chan_params(true);
-	struct wirelink_params lp = clean_link();
 	struct tpchan_stats s;
 	struct wire_pkt pk, resend = { 0 };
 	uint64_t now = 1000000, dropped_tsval = 0;
@@ -1534,20 +1543,9 @@ static void test_go_back_n_split_copies_echo_a_resend_that_arrived_between(void 
 	int n, nr, na, found = 0;
 
 	(void)state;
-	p.npaths = 1;
-	p.cc = &cc_none_ops;
-	world_init(&w, 1, false);
-	world_chans(&w, &p, &p, &lp);
-	for (int i = 0; i < 64; i++) {
-		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	for (int i = 0; i < 64; i++)
 		rout[i] = (struct tpchan_txpkt){ .buf = rbufs[i] };
-	}
-	for (int i = 0; i < 8; i++)
-		acks[i] = (struct tpchan_txpkt){ .buf = abufs[i] };
-	pump(&w);
-	n = 0;
-	while (n < 64 && tpchan_tx(w.a, now + (uint64_t)n * 100, out + n, 1) == 1)
-		n++;
+	n = gbn_paced_flight(&w, out, bufs, acks, abufs, now);
 	assert_true(n >= 12);
 	/* everything before the hole, acknowledged */
 	for (uint32_t i = 0; i < hole; i++)
