@@ -73,7 +73,7 @@
  *    time, one more when the ACK moves the cumulative point; the copies
  *    after an ACK's first echo the newest such packet),
  *    and the sender counts a duplicate only if it echoes a packet sent
- *    after the one at its cumulative point last went (so the copies a
+ *    with or after the one at its cumulative point last went (so the copies a
  *    spurious timeout resent earn none). max_retx counts resends of the
  *    packet at the cumulative point only (the others are resent for holes
  *    before them).
@@ -249,6 +249,7 @@ struct tchan {
 	uint64_t dup_tsecr;            /* Go-Back-N: tsval of the newest packet dropped out
 					* of order, what the copies after the first echo */
 	bool ack_copy_sent;            /* the first copy of the pending ACK went */
+	uint32_t dup_psn;              /* Go-Back-N: highest psn dropped out of order */
 	uint32_t ack_cum_sent;         /* cum_psn of the last ACK sent */
 	uint64_t ack_first_ns, ack_tsecr;
 	/* ack_hold_ns, only while the peer's messages get replies (TCP's
@@ -1151,6 +1152,10 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 	/* due by the clock alone: a held ACK's wait ran out (its own, or
 	 * ack_delay_ns first) with no DATA going back */
 	timed = !c->ack_now && c->ack_count < c->p.ack_every;
+	/* every packet dropped out of order was taken since (a duplicate,
+	 * a resend): none is missing, no duplicate is owed */
+	if (c->dupacks_owed && !c->ack_copy_sent && psn_lt(c->dup_psn, sb_rx_cum(c->rx)))
+		c->dupacks_owed = 0;
 	copies = c->dupacks_owed > 1 ? c->dupacks_owed : 1;
 	/* Go-Back-N: a first copy that moves the cumulative point is no
 	 * duplicate at the sender, so the packets dropped out of order after
@@ -1189,7 +1194,12 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		n++;
 	}
 	if (copies) {
-		c->dupacks_owed = copies;      /* out of room: the rest next call */
+		/* out of room: the rest next call. Before any copy went
+		 * nothing changes: the next call counts them again (storing
+		 * them would make one copy owed duplicates, or add the
+		 * extra copy twice) */
+		if (c->ack_copy_sent)
+			c->dupacks_owed = copies;
 		return n;
 	}
 	if (c->ack_soon_ns && timed) {
@@ -1626,6 +1636,8 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 			c->dupacks_owed++;
 		if (c->p.go_back_n && d->tsval > c->dup_tsecr)
 			c->dup_tsecr = d->tsval;
+		if (c->p.go_back_n && (c->dupacks_owed == 1 || psn_lt(c->dup_psn, d->psn)))
+			c->dup_psn = d->psn;
 		return -ERANGE;
 	}
 	if (r == 0) {

@@ -1599,6 +1599,219 @@ static void test_go_back_n_split_copies_echo_a_resend_that_arrived_between(void 
 	world_fini(&w);
 }
 
+/* An ACK due when tpchan_tx has no room left for it (a refusal record
+ * took the only slot, send_refusals runs first) goes once, next call. It
+ * went twice (found by review): it left dupacks_owed = 1 (send_acks' `copies` leftover) though no copy went and
+ * nothing was dropped; the next call then reads it as owed duplicates and,
+ * since cum_psn moved past ack_cum_sent, adds ce96f24's extra copy: two
+ * ACKs, in SACK mode too. In Go-Back-N the second is a duplicate at the
+ * sender that echoes a packet sent in the same call as the one at its new
+ * cumulative point (same tsval): counted, and with dupthresh 1 a go-back
+ * of packets that all arrived. */
+static int rv_deliver(void *arg, const struct wire_data *d)
+{
+	(*(int *)arg)++;
+	return d->rkey == 0xbad ? -EACCES : 0;
+}
+
+static void rv_complete(void *arg, uint64_t cookie, int res)
+{
+	(void)arg;
+	(void)cookie;
+	(void)res;
+}
+
+static const struct tpchan_cb rv_cb = {
+	.read = two_read, .deliver = rv_deliver, .complete = rv_complete,
+};
+
+static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
+{
+	struct tpchan_params p = chan_params(gbn);
+	struct tpchan_msg bad = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xbad, .len = 100 };
+	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
+				   .len = 3 * MSS1500 };
+	static uint8_t bufs[8][1500];
+	struct tpchan_txpkt out[8];
+	struct tpchan *a, *b;
+	struct tpchan_stats s;
+	int got_a = 0, got_b = 0, n, data, acks, first;
+	uint64_t t = 1 * MS;
+
+	p.npaths = 1;
+	p.crc = false;
+	p.dupthresh = dupthresh;
+	p.cc = &cc_none_ops;
+	p.cb = &rv_cb;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb_arg = &got_a;
+	a = tpchan_new(&p);
+	p.tx_token = TOKEN_A;
+	p.rx_token = TOKEN_B;
+	p.cb_arg = &got_b;
+	b = tpchan_new(&p);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(tpchan_submit(a, &bad), 0);
+	assert_int_equal(tpchan_submit(a, &good), 0);
+	/* all four in one call: one tsval */
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	n = tpchan_tx(a, t, out, 8);
+	assert_int_equal(n, 4);
+	/* b takes the refused one (psn 0) only, for now */
+	assert_int_equal(tpchan_rx(b, out[0].buf, out[0].len, t + 5 * US), 0);
+	/* a NIC batch of one: the NACK goes, the ACK has no room */
+	two_tx_max(b, a, t + 5 * US, 1, &data, &acks, &first);
+	assert_int_equal(first, WIRE_NACK);
+	/* the ACK, alone: nothing was dropped */
+	two_tx_max(b, a, t + 6 * US, 8, &data, &acks, NULL);
+	*acks_out = acks;
+	tpchan_get_stats(a, &s);
+	*fast_retx = s.fast_retx;
+	tpchan_free(a);
+	tpchan_free(b);
+}
+
+static void test_an_ack_without_room_goes_once(void **state)
+{
+	int acks_sack, acks_gbn, acks_gbn1;
+	uint64_t fr, fr1;
+
+	(void)state;
+	rv_no_room_run(false, 3, &acks_sack, &fr);
+	rv_no_room_run(true, 3, &acks_gbn, &fr);
+	rv_no_room_run(true, 1, &acks_gbn1, &fr1);
+	print_message("sack: %d ACKs after the NACK; gbn: %d; gbn dupthresh 1: %d, fast_retx %llu\n",
+		      acks_sack, acks_gbn, acks_gbn1, (unsigned long long)fr1);
+	assert_int_equal(acks_sack, 1);
+	assert_int_equal(acks_gbn, 1);
+	assert_int_equal(fr1, 0);              /* nothing was lost: no go-back */
+}
+
+/* The same ACK without room when it owes duplicates and moves cum_psn
+ * adds its extra copy once. It was added twice (found by review): the
+ * copies left (dupacks_owed + ce96f24's extra) are stored in
+ * dupacks_owed, and the next call adds the extra again (ack_copy_sent is
+ * still false): 2 packets dropped out of order earn 3 duplicates, not 2,
+ * and the sender goes back at dupthresh 3. */
+static void test_an_ack_without_room_adds_its_extra_copy_once(void **state)
+{
+	struct tpchan_params p = chan_params(true);
+	struct tpchan_msg bad = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xbad, .len = 100 };
+	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
+				   .len = 3 * MSS1500 };
+	static uint8_t bufs[8][1500];
+	struct tpchan_txpkt out[8];
+	struct tpchan *a, *b;
+	struct tpchan_stats s;
+	int got_a = 0, got_b = 0, n, data, acks, first;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	p.npaths = 1;
+	p.crc = false;
+	p.cc = &cc_none_ops;
+	p.cb = &rv_cb;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb_arg = &got_a;
+	a = tpchan_new(&p);
+	p.tx_token = TOKEN_A;
+	p.rx_token = TOKEN_B;
+	p.cb_arg = &got_b;
+	b = tpchan_new(&p);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(tpchan_submit(a, &bad), 0);
+	assert_int_equal(tpchan_submit(a, &good), 0);
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	n = tpchan_tx(a, t, out, 8);
+	assert_int_equal(n, 4);
+	/* psn 0 (refused: a NACK), psn 1 late, psns 2 and 3 dropped */
+	assert_int_equal(tpchan_rx(b, out[0].buf, out[0].len, t + 5 * US), 0);
+	(void)tpchan_rx(b, out[2].buf, out[2].len, t + 5 * US);
+	(void)tpchan_rx(b, out[3].buf, out[3].len, t + 5 * US);
+	two_tx_max(b, a, t + 5 * US, 1, &data, &acks, &first);
+	assert_int_equal(first, WIRE_NACK);
+	two_tx_max(b, a, t + 6 * US, 8, &data, &acks, NULL);
+	tpchan_get_stats(a, &s);
+	print_message("gbn, 2 dropped, ACK without room: %d ACKs, fast_retx %llu\n", acks,
+		      (unsigned long long)s.fast_retx);
+	assert_int_equal(acks, 3);             /* the ACK that moves cum_psn and 2 duplicates */
+	assert_int_equal(s.fast_retx, 0);      /* 2 < dupthresh */
+	tpchan_free(a);
+	tpchan_free(b);
+}
+
+/* Go-Back-N, a packet dropped out of order (owed a duplicate) that
+ * arrives again (a network duplicate, or a resend) and is taken before the
+ * ACK goes owes no duplicate: nothing is missing any more. Before the fix
+ * (found by review) dupacks_owed still said 1 and
+ * cum_psn moved, so ce96f24 adds a copy: a duplicate at the new cumulative
+ * point that echoes the dropped copy, sent in the same call (same tsval)
+ * as the packet there, so the sender counts it; at dupthresh 1 it goes
+ * back over packets still on their way. Before ce96f24 one ACK went. */
+static void rv_redelivered_run(uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
+{
+	struct tpchan_params p = chan_params(true);
+	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
+				   .len = 4 * MSS1500 };
+	static uint8_t bufs[8][1500];
+	struct tpchan_txpkt out[8];
+	struct tpchan *a, *b;
+	struct tpchan_stats s;
+	int got_a = 0, got_b = 0, n, data, acks;
+	uint64_t t = 1 * MS;
+
+	p.npaths = 1;
+	p.crc = false;
+	p.dupthresh = dupthresh;
+	p.cc = &cc_none_ops;
+	p.cb = &rv_cb;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb_arg = &got_a;
+	a = tpchan_new(&p);
+	p.tx_token = TOKEN_A;
+	p.rx_token = TOKEN_B;
+	p.cb_arg = &got_b;
+	b = tpchan_new(&p);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(tpchan_submit(a, &good), 0);
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	n = tpchan_tx(a, t, out, 8);
+	assert_int_equal(n, 4);
+	/* one receive batch: psn 1 (dropped), psn 0, psn 1 again (taken) */
+	(void)tpchan_rx(b, out[1].buf, out[1].len, t + 5 * US);
+	assert_int_equal(tpchan_rx(b, out[0].buf, out[0].len, t + 5 * US), 0);
+	assert_int_equal(tpchan_rx(b, out[1].buf, out[1].len, t + 5 * US), 0);
+	two_tx_max(b, a, t + 5 * US, 8, &data, &acks, NULL);
+	*acks_out = acks;
+	tpchan_get_stats(a, &s);
+	*fast_retx = s.fast_retx;
+	tpchan_free(a);
+	tpchan_free(b);
+}
+
+static void test_a_drop_taken_again_owes_no_duplicate(void **state)
+{
+	int acks3, acks1;
+	uint64_t fr3, fr1;
+
+	(void)state;
+	rv_redelivered_run(3, &acks3, &fr3);
+	rv_redelivered_run(1, &acks1, &fr1);
+	print_message("gbn drop taken again: %d ACKs; dupthresh 1: %d ACKs, fast_retx %llu\n",
+		      acks3, acks1, (unsigned long long)fr1);
+	assert_int_equal(acks3, 1);
+	assert_int_equal(fr1, 0);
+}
+
 /* Takes every DATA packet a sends (up to 4): none reaches b. */
 struct grab {
 	uint8_t pkt[4][9000];
@@ -3860,6 +4073,9 @@ int main(void)
 		cmocka_unit_test(test_a_spurious_timeout_resends_only_what_it_found_lost),
 		cmocka_unit_test(test_go_back_n_counts_the_copies_of_a_batched_duplicate_ack),
 		cmocka_unit_test(test_go_back_n_split_copies_echo_a_resend_that_arrived_between),
+		cmocka_unit_test(test_an_ack_without_room_goes_once),
+		cmocka_unit_test(test_an_ack_without_room_adds_its_extra_copy_once),
+		cmocka_unit_test(test_a_drop_taken_again_owes_no_duplicate),
 		cmocka_unit_test(test_grants_stay_within_32_chunks_of_what_arrived),
 		cmocka_unit_test(test_a_grant_is_priced_at_the_recent_packet_size),
 		cmocka_unit_test(test_a_timeout_is_judged_by_what_it_resent),
