@@ -1625,9 +1625,33 @@ static const struct tpchan_cb rv_cb = {
 	.read = two_read, .deliver = rv_deliver, .complete = rv_complete,
 };
 
-static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
+/* a and b on one path, no CRC, no congestion control, rv_cb; dupthresh 0:
+ * chan_params' own */
+static void rv_pair(bool gbn, uint32_t dupthresh, int *got_a, int *got_b, struct tpchan **a,
+		    struct tpchan **b)
 {
 	struct tpchan_params p = chan_params(gbn);
+
+	p.npaths = 1;
+	p.crc = false;
+	if (dupthresh)
+		p.dupthresh = dupthresh;
+	p.cc = &cc_none_ops;
+	p.cb = &rv_cb;
+	p.tx_token = TOKEN_B;
+	p.rx_token = TOKEN_A;
+	p.cb_arg = got_a;
+	*a = tpchan_new(&p);
+	p.tx_token = TOKEN_A;
+	p.rx_token = TOKEN_B;
+	p.cb_arg = got_b;
+	*b = tpchan_new(&p);
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
+static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
+{
 	struct tpchan_msg bad = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xbad, .len = 100 };
 	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
 				   .len = 3 * MSS1500 };
@@ -1638,21 +1662,7 @@ static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t
 	int got_a = 0, got_b = 0, n, data, acks, first;
 	uint64_t t = 1 * MS;
 
-	p.npaths = 1;
-	p.crc = false;
-	p.dupthresh = dupthresh;
-	p.cc = &cc_none_ops;
-	p.cb = &rv_cb;
-	p.tx_token = TOKEN_B;
-	p.rx_token = TOKEN_A;
-	p.cb_arg = &got_a;
-	a = tpchan_new(&p);
-	p.tx_token = TOKEN_A;
-	p.rx_token = TOKEN_B;
-	p.cb_arg = &got_b;
-	b = tpchan_new(&p);
-	assert_non_null(a);
-	assert_non_null(b);
+	rv_pair(gbn, dupthresh, &got_a, &got_b, &a, &b);
 	assert_int_equal(tpchan_submit(a, &bad), 0);
 	assert_int_equal(tpchan_submit(a, &good), 0);
 	/* all four in one call: one tsval */
@@ -1698,7 +1708,6 @@ static void test_an_ack_without_room_goes_once(void **state)
  * and the sender goes back at dupthresh 3. */
 static void test_an_ack_without_room_adds_its_extra_copy_once(void **state)
 {
-	struct tpchan_params p = chan_params(true);
 	struct tpchan_msg bad = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xbad, .len = 100 };
 	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
 				   .len = 3 * MSS1500 };
@@ -1710,20 +1719,7 @@ static void test_an_ack_without_room_adds_its_extra_copy_once(void **state)
 	uint64_t t = 1 * MS;
 
 	(void)state;
-	p.npaths = 1;
-	p.crc = false;
-	p.cc = &cc_none_ops;
-	p.cb = &rv_cb;
-	p.tx_token = TOKEN_B;
-	p.rx_token = TOKEN_A;
-	p.cb_arg = &got_a;
-	a = tpchan_new(&p);
-	p.tx_token = TOKEN_A;
-	p.rx_token = TOKEN_B;
-	p.cb_arg = &got_b;
-	b = tpchan_new(&p);
-	assert_non_null(a);
-	assert_non_null(b);
+	rv_pair(true, 0, &got_a, &got_b, &a, &b);
 	assert_int_equal(tpchan_submit(a, &bad), 0);
 	assert_int_equal(tpchan_submit(a, &good), 0);
 	for (int i = 0; i < 8; i++)
@@ -1756,7 +1752,6 @@ static void test_an_ack_without_room_adds_its_extra_copy_once(void **state)
  * back over packets still on their way. Before ce96f24 one ACK went. */
 static void rv_redelivered_run(uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
 {
-	struct tpchan_params p = chan_params(true);
 	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
 				   .len = 4 * MSS1500 };
 	static uint8_t bufs[8][1500];
@@ -1766,21 +1761,7 @@ static void rv_redelivered_run(uint32_t dupthresh, int *acks_out, uint64_t *fast
 	int got_a = 0, got_b = 0, n, data, acks;
 	uint64_t t = 1 * MS;
 
-	p.npaths = 1;
-	p.crc = false;
-	p.dupthresh = dupthresh;
-	p.cc = &cc_none_ops;
-	p.cb = &rv_cb;
-	p.tx_token = TOKEN_B;
-	p.rx_token = TOKEN_A;
-	p.cb_arg = &got_a;
-	a = tpchan_new(&p);
-	p.tx_token = TOKEN_A;
-	p.rx_token = TOKEN_B;
-	p.cb_arg = &got_b;
-	b = tpchan_new(&p);
-	assert_non_null(a);
-	assert_non_null(b);
+	rv_pair(true, dupthresh, &got_a, &got_b, &a, &b);
 	assert_int_equal(tpchan_submit(a, &good), 0);
 	for (int i = 0; i < 8; i++)
 		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
