@@ -922,7 +922,7 @@ static void rcon_step(struct rcon *rc)
 	}
 	ch = chan_by_name(d, rc->peer, &id);
 	if (!ch || !ch->up) {
-		char why[224], last[sizeof(rc->dial_why)] = "";
+		char why[sizeof(rc->dial_why) + 96], last[sizeof(rc->dial_why)] = "";
 
 		peermgr_last_error(d->peers, rc->peer, last, sizeof(last));
 		if (last[0])
