@@ -1175,7 +1175,7 @@ static int send_acks(struct tchan *c, uint64_t now, struct tpchan_txpkt *out, in
 		/* the first copy echoes what every ACK does; the copies after
 		 * it stand for the packets dropped out of order, so they echo
 		 * the newest of those: the sender counts a duplicate only if
-		 * it echoes a packet sent after the one it is missing */
+		 * it echoes a packet sent with or after the one it is missing */
 		a.tsecr = c->ack_copy_sent && c->dup_tsecr ? c->dup_tsecr : c->ack_tsecr;
 		a.nacks_issued = c->ref_issued;
 		a.nacks_seen = c->ref_seen;
@@ -1632,12 +1632,15 @@ static int rx_data(struct tchan *c, const struct wire_data *d, uint64_t now)
 		ack_schedule(c, d, now, false, true);
 		/* Go-Back-N: every packet dropped out of order earns the
 		 * sender a duplicate ACK, up to what makes it go back */
-		if (c->p.go_back_n && c->dupacks_owed < c->p.dupthresh)
-			c->dupacks_owed++;
-		if (c->p.go_back_n && d->tsval > c->dup_tsecr)
-			c->dup_tsecr = d->tsval;
-		if (c->p.go_back_n && (c->dupacks_owed == 1 || psn_lt(c->dup_psn, d->psn)))
-			c->dup_psn = d->psn;
+		if (c->p.go_back_n) {
+			if (c->dupacks_owed < c->p.dupthresh)
+				c->dupacks_owed++;
+			/* dup_tsecr 0: the first drop since the last ACK went */
+			if (!c->dup_tsecr || psn_lt(c->dup_psn, d->psn))
+				c->dup_psn = d->psn;
+			if (d->tsval > c->dup_tsecr)
+				c->dup_tsecr = d->tsval;
+		}
 		return -ERANGE;
 	}
 	if (r == 0) {
