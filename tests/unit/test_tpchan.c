@@ -989,14 +989,13 @@ static void two_tx(struct tpchan *from, struct tpchan *to, uint64_t now, int *da
 	two_tx_max(from, to, now, 8, data, acks, NULL);
 }
 
-static void two_chans(uint64_t hold, struct tpchan **a, struct tpchan **b, int *got_a, int *got_b)
+/* a and b from base on one path without CRC, each with its tokens and
+ * its own counter as cb_arg */
+static void two_chans_from(struct tpchan_params p, struct tpchan **a, struct tpchan **b, int *got_a,
+			   int *got_b)
 {
-	struct tpchan_params p = chan_params(false);
-
 	p.npaths = 1;
 	p.crc = false;
-	p.ack_hold_ns = hold;
-	p.cb = &two_cb;
 	p.tx_token = TOKEN_B;
 	p.rx_token = TOKEN_A;
 	p.cb_arg = got_a;
@@ -1007,6 +1006,15 @@ static void two_chans(uint64_t hold, struct tpchan **a, struct tpchan **b, int *
 	*b = tpchan_new(&p);
 	assert_non_null(*a);
 	assert_non_null(*b);
+}
+
+static void two_chans(uint64_t hold, struct tpchan **a, struct tpchan **b, int *got_a, int *got_b)
+{
+	struct tpchan_params p = chan_params(false);
+
+	p.ack_hold_ns = hold;
+	p.cb = &two_cb;
+	two_chans_from(p, a, b, got_a, got_b);
 }
 
 static void test_ack_hold_lets_a_reply_carry_the_ack(void **state)
@@ -1625,29 +1633,17 @@ static const struct tpchan_cb rv_cb = {
 	.read = two_read, .deliver = rv_deliver, .complete = rv_complete,
 };
 
-/* a and b on one path, no CRC, no congestion control, rv_cb; dupthresh 0:
- * chan_params' own */
+/* two_chans with no congestion control and rv_cb; dupthresh 0: chan_params' own */
 static void rv_pair(bool gbn, uint32_t dupthresh, int *got_a, int *got_b, struct tpchan **a,
 		    struct tpchan **b)
 {
 	struct tpchan_params p = chan_params(gbn);
 
-	p.npaths = 1;
-	p.crc = false;
 	if (dupthresh)
 		p.dupthresh = dupthresh;
 	p.cc = &cc_none_ops;
 	p.cb = &rv_cb;
-	p.tx_token = TOKEN_B;
-	p.rx_token = TOKEN_A;
-	p.cb_arg = got_a;
-	*a = tpchan_new(&p);
-	p.tx_token = TOKEN_A;
-	p.rx_token = TOKEN_B;
-	p.cb_arg = got_b;
-	*b = tpchan_new(&p);
-	assert_non_null(*a);
-	assert_non_null(*b);
+	two_chans_from(p, a, b, got_a, got_b);
 }
 
 static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
