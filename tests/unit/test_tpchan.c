@@ -1646,26 +1646,32 @@ static void rv_pair(bool gbn, uint32_t dupthresh, int *got_a, int *got_b, struct
 	two_chans_from(p, a, b, got_a, got_b);
 }
 
-static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
+/* a sends a message b refuses (psn 0) and a good one of 3 packets, all
+ * four in one call (one tsval), into out[8] */
+static void rv_flight(struct tpchan *a, struct tpchan_txpkt out[8], uint64_t t)
 {
 	struct tpchan_msg bad = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xbad, .len = 100 };
 	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
 				   .len = 3 * MSS1500 };
 	static uint8_t bufs[8][1500];
+
+	assert_int_equal(tpchan_submit(a, &bad), 0);
+	assert_int_equal(tpchan_submit(a, &good), 0);
+	for (int i = 0; i < 8; i++)
+		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
+	assert_int_equal(tpchan_tx(a, t, out, 8), 4);
+}
+
+static void rv_no_room_run(bool gbn, uint32_t dupthresh, int *acks_out, uint64_t *fast_retx)
+{
 	struct tpchan_txpkt out[8];
 	struct tpchan *a, *b;
 	struct tpchan_stats s;
-	int got_a = 0, got_b = 0, n, data, acks, first;
+	int got_a = 0, got_b = 0, data, acks, first;
 	uint64_t t = 1 * MS;
 
 	rv_pair(gbn, dupthresh, &got_a, &got_b, &a, &b);
-	assert_int_equal(tpchan_submit(a, &bad), 0);
-	assert_int_equal(tpchan_submit(a, &good), 0);
-	/* all four in one call: one tsval */
-	for (int i = 0; i < 8; i++)
-		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
-	n = tpchan_tx(a, t, out, 8);
-	assert_int_equal(n, 4);
+	rv_flight(a, out, t);
 	/* b takes the refused one (psn 0) only, for now */
 	assert_int_equal(tpchan_rx(b, out[0].buf, out[0].len, t + 5 * US), 0);
 	/* a NIC batch of one: the NACK goes, the ACK has no room */
@@ -1704,24 +1710,15 @@ static void test_an_ack_without_room_goes_once(void **state)
  * and the sender goes back at dupthresh 3. */
 static void test_an_ack_without_room_adds_its_extra_copy_once(void **state)
 {
-	struct tpchan_msg bad = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xbad, .len = 100 };
-	struct tpchan_msg good = { .opcode = 2, .dst_ep = 1, .dst_conn = 9, .rkey = 0xabc,
-				   .len = 3 * MSS1500 };
-	static uint8_t bufs[8][1500];
 	struct tpchan_txpkt out[8];
 	struct tpchan *a, *b;
 	struct tpchan_stats s;
-	int got_a = 0, got_b = 0, n, data, acks, first;
+	int got_a = 0, got_b = 0, data, acks, first;
 	uint64_t t = 1 * MS;
 
 	(void)state;
 	rv_pair(true, 0, &got_a, &got_b, &a, &b);
-	assert_int_equal(tpchan_submit(a, &bad), 0);
-	assert_int_equal(tpchan_submit(a, &good), 0);
-	for (int i = 0; i < 8; i++)
-		out[i] = (struct tpchan_txpkt){ .buf = bufs[i] };
-	n = tpchan_tx(a, t, out, 8);
-	assert_int_equal(n, 4);
+	rv_flight(a, out, t);
 	/* psn 0 (refused: a NACK), psn 1 late, psns 2 and 3 dropped */
 	assert_int_equal(tpchan_rx(b, out[0].buf, out[0].len, t + 5 * US), 0);
 	(void)tpchan_rx(b, out[2].buf, out[2].len, t + 5 * US);
