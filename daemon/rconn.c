@@ -94,8 +94,9 @@ struct rcon {
 	struct event *retry;
 	int last_err;
 	char last_why[224];
-	/* why the peer's last dial failed, as last seen: a run-time peer that
-	 * lost its place to another address takes its own with it */
+	/* the peer's last error as last seen (a dial that failed, or why it
+	 * went down): a run-time peer that lost its place to another address
+	 * takes its own with it */
 	char dial_why[160];
 };
 
@@ -931,7 +932,7 @@ static void rcon_step(struct rcon *rc)
 			rc->dial_why[0] = '\0';   /* up: its channel is on the way */
 		if (r == -EUSERS)
 			snprintf(why, sizeof(why), "cannot add %s: dynamic_peers are all taken%s%s%s",
-				 rc->peer, rc->dial_why[0] ? " (its last dial: " : "", rc->dial_why,
+				 rc->peer, rc->dial_why[0] ? " (its last error: " : "", rc->dial_why,
 				 rc->dial_why[0] ? ")" : "");
 		else
 			snprintf(why, sizeof(why), "peer %s is not connected%s%s", rc->peer,
