@@ -154,8 +154,8 @@ void peer_lookup_cancel(struct peermgr *pm, uint64_t handle);
  * (ep_id, conn), the remote side of the new connection; the remote's
  * negative errno (-ENOENT nothing listens, -ECONNREFUSED no room, -EBUSY,
  * -EOPNOTSUPP, ...); -ETIMEDOUT (no answer in timeout_ms), -ENOTCONN (the
- * connection went down first) or -ECANCELED (peer removed, daemon
- * stopping). Or fails at once: -ESRCH (no such peer), -ENOTCONN (not up),
+ * connection went down first, or a reload removed the peer) or -ECANCELED
+ * (daemon stopping). Or fails at once: -ESRCH (no such peer), -ENOTCONN (not up),
  * -EINVAL (bad name or timeout 0), -EBUSY (PEER_MAX_CONNECTS unanswered),
  * -ENOMEM; cb is then not called. *handle (may be NULL) names the request
  * for peer_connect_cancel. A request that timed out or was cancelled holds
