@@ -227,7 +227,8 @@ void table_fmt_bytes(char *buf, size_t len, uint64_t bytes)
 		return;
 	}
 	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+	/* by the value as printed (one decimal): 1023.96 KiB is "1.0 MiB" */
+	while (v >= 1023.95 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
 		v /= 1024;
 		u++;
 	}
