@@ -100,6 +100,9 @@ void peerframe_sanitize(char *buf, size_t len, const char *s)
 		buf[i] = ch < 0x20 || ch >= 0x7f ? '?' : (char)ch;
 	}
 	buf[i] = '\0';
+	/* cut: say so, or a long name reads as a shorter one that exists */
+	if (s && s[i] && i >= 3)
+		memcpy(buf + i - 3, "...", 3);
 }
 
 /* A numeric IPv4 or IPv6 address, as inet_pton reads it. */

@@ -67,7 +67,8 @@ bool peerframe_name_valid(const char *s);
 bool peerframe_listen_name_valid(const char *s);
 
 /* Copy untrusted text into buf (len bytes) with every byte outside
- * printable ASCII as '?', cut at len - 1 bytes; for logs. */
+ * printable ASCII as '?', cut at len - 1 bytes (its last three then
+ * "..."); for logs and replies. */
 void peerframe_sanitize(char *buf, size_t len, const char *s);
 
 #endif

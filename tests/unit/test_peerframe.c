@@ -578,8 +578,12 @@ static void test_names_and_sanitize(void **state)
 	assert_true(peerframe_listen_name_valid("a:b"));
 	assert_false(peerframe_listen_name_valid("a/b"));
 
-	peerframe_sanitize(buf, sizeof(buf), "ab\x1b[31mcdef");
+	peerframe_sanitize(buf, sizeof(buf), "ab\x1b[31m");
 	assert_string_equal(buf, "ab?[31m");
+	/* a cut name says so: a 100-character peer name echoed as the first
+	 * 32 read as another name */
+	peerframe_sanitize(buf, sizeof(buf), "ab\x1b[31mcdef");
+	assert_string_equal(buf, "ab?[...");
 	peerframe_sanitize(buf, sizeof(buf), NULL);
 	assert_string_equal(buf, "");
 }
