@@ -154,6 +154,13 @@ static void hint_on_loss(void *st, uint64_t now_ns, bool timeout)
 		h->ai_acked = 0;
 		h->last_loss_ns = now_ns;
 		h->loss_seen = true;
+		/* The open round's marks are on data sent before the timeout,
+		 * which answered them: closed later, they would cut the floor
+		 * window and set ssthresh there, ending the slow start. The
+		 * next ACK opens a new round. */
+		h->round_open = false;
+		h->round_bytes = h->round_marked = 0;
+		h->round_hinted = false;
 		return;
 	}
 	/* Losses from one window are one congestion event. */

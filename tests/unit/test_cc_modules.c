@@ -1057,6 +1057,28 @@ static void test_hint_loss_and_timeout(void **state)
 	free(st);
 }
 
+/* Marks in the round a timeout interrupts were answered by the timeout:
+ * the first ACK after it must not close that round with a cut that ends
+ * the slow start back to half the old window. */
+static void test_hint_timeout_drops_the_marked_round(void **state)
+{
+	struct cc_params p = params();
+	p.init_window = 64 * CHUNK;
+	void *st = cc_new(hint, &p);
+	uint64_t t = 1000 * US;
+
+	ack(hint, st, t, CHUNK, BASE, true);           /* srtt 10 us, round marked */
+	hint->on_loss(st, t + 1, true);
+	assert_int_equal(W(hint, st), CHUNK);
+	assert_int_equal(described(hint, st, "ssthresh"), 32 * CHUNK);
+	/* the resend's ACK, an RTO later, unmarked */
+	for (int i = 0; i < 40; i++)
+		ack(hint, st, t + 1000 * US + i, CHUNK, BASE, false);
+	assert_int_equal(described(hint, st, "ssthresh"), 32 * CHUNK);
+	assert_int_equal(W(hint, st), 32 * CHUNK);
+	free(st);
+}
+
 /* A clock that steps back keeps the round open: no second decision. */
 static void test_hint_clock_stepping_back(void **state)
 {
@@ -1429,6 +1451,7 @@ int main(void)
 		cmocka_unit_test(test_hint_in_band_degree_is_proportional),
 		cmocka_unit_test(test_hint_mixes_hints_and_marks),
 		cmocka_unit_test(test_hint_loss_and_timeout),
+		cmocka_unit_test(test_hint_timeout_drops_the_marked_round),
 		cmocka_unit_test(test_hint_clock_stepping_back),
 		cmocka_unit_test(test_none_is_max_window_always),
 		cmocka_unit_test(test_eqds_speculates_two_chunks_and_ignores_signals),
