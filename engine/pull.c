@@ -19,7 +19,6 @@
 
 struct pull {
 	uint64_t rate_bps;
-	uint64_t rate_mbps;            /* >= 1 when paced */
 	uint32_t quantum;
 	uint64_t next_ns;              /* the next turn */
 	uint64_t last_gap_ns;          /* spacing of the last turn */
@@ -35,7 +34,6 @@ struct pull *pull_new(uint64_t rate_bps, uint32_t quantum)
 	if (!p)
 		return NULL;
 	p->rate_bps = rate_bps;
-	p->rate_mbps = rate_bps / 1000000 ? rate_bps / 1000000 : 1;
 	p->quantum = quantum ? quantum : PULL_DEF_QUANTUM;
 	return p;
 }
@@ -93,11 +91,13 @@ static int64_t next_waiting(const struct pull *p)
 	return -1;
 }
 
-/* Wire time of `bytes` at the rate, at least 1 ns. In Mbit/s the product
- * stays far below 2^64 for any grant tpchan makes (bytes < 2^32). */
+/* Wire time of `bytes` at the rate, at least 1 ns. In bit/s, not whole
+ * Mbit/s: an engine thread's share of pull_rate_mbps need not be whole
+ * (1.5 was paced as 1, 0.5 as 1). The product takes 128 bits: bytes * 8e9
+ * passes 2^64 from 2.3 GB. */
 static uint64_t gap_ns(const struct pull *p, uint64_t bytes)
 {
-	uint64_t ns = bytes * 8 * 1000 / p->rate_mbps;
+	uint64_t ns = (uint64_t)((unsigned __int128)bytes * 8 * 1000000000u / p->rate_bps);
 
 	return ns ? ns : 1;
 }

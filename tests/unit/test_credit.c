@@ -565,6 +565,30 @@ static void test_pacer_takes_members_in_turn_at_its_rate(void **state)
 	tpchan_free(y);
 }
 
+/* A rate that is not a whole number of Mbit/s, as one engine thread's share
+ * of pull_rate_mbps is (main.c divides it by the threads), spaces the turns
+ * at that rate: 1.5 Mbit/s and 0.5 Mbit/s are not paced as 1 Mbit/s. */
+static void test_pacer_keeps_a_rate_below_or_between_whole_megabits(void **state)
+{
+	static const uint64_t bps[] = { 1500000, 500000 };
+	uint64_t bits = 10 * 1500 * 8;                    /* one turn of 10 packets */
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(bps) / sizeof(bps[0]); k++) {
+		struct tpchan *x = asking_chan(0x30);
+		struct pull *p = pull_new(bps[k], 10 * MSS1500);
+		uint64_t t;
+
+		assert_non_null(p);
+		assert_int_equal(pull_add(p, x), 0);
+		t = pull_run(p, 1000000);
+		assert_int_equal(granted(x), 10);
+		assert_int_equal(t - 1000000, bits * 1000000000ull / bps[k]);
+		pull_free(p);
+		tpchan_free(x);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_a_held_back_grant_resend_is_counted_once),
 		cmocka_unit_test(test_frozen_credit_channels_behave_as_live_ones),
 		cmocka_unit_test(test_pacer_takes_members_in_turn_at_its_rate),
+		cmocka_unit_test(test_pacer_keeps_a_rate_below_or_between_whole_megabits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
