@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * opq: where operations wait. Each endpoint owns a fixed pool of pending
- * operations (its max_outstanding), so nothing on the data path allocates and
- * a client can hold at most that many. Each connection side owns two kinds of
+ * opq: where operations wait. Each endpoint keeps its pending operations in
+ * pools that it adds as more are pending at once (engine.c: 16, 16, 32, 64...)
+ * up to its max_outstanding, so a client can hold at most that many and the
+ * data path allocates only when an endpoint needs more than it ever had; a
+ * pool never moves. Each connection side owns two kinds of
  * queue: the completion reorder list, which keeps every unfinished or held
  * operation in issue order and implements STRICT (hold a completion until all
  * earlier ones are posted) and FENCE (do not start until all earlier ones
