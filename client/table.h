@@ -34,7 +34,7 @@ int table_add(struct table *t, const char *fmt, ...) __attribute__((format(print
 size_t table_rows(const struct table *t);
 
 /* Print header and rows, columns separated by two spaces, no trailing blanks;
- * "(none)" alone when the table has no rows. 0 or -EIO. */
+ * "(none)" alone when the table has no rows. 0, -EIO or -ENOMEM. */
 int table_print(const struct table *t, FILE *f);
 
 /* Copy s into a malloc'd string where control characters, DEL and bytes
