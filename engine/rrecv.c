@@ -595,11 +595,10 @@ static int rx_get_resp(struct engine *e, struct conn *c, const struct wire_data 
 	}
 	if (!op || (op->rflags & RFL_GET_DATA))
 		return -ESTALE;
-	if (d->msg_len != op->len)
-		return -EBADMSG;
-	/* an honest responder never overlaps the packets of a response: the
-	 * get would wait for ever for bytes counted twice. It fails instead. */
-	if (d->payload_len > op->len - op->rgot) {
+	/* an honest responder answers with the get's length and never
+	 * overlaps the packets of a response: the get would wait for ever
+	 * (for bytes refused, or counted twice). It fails instead. */
+	if (d->msg_len != op->len || d->payload_len > op->len - op->rgot) {
 		if (op->res == 0)
 			op->res = -EBADMSG;
 		op->rgot = op->len;

@@ -3434,6 +3434,29 @@ static void test_an_overlapping_get_response_fails_the_get(void **state)
 	assert_int_equal(cqe(f, HB, 1).len, 0);
 }
 
+/* A hostile or broken responder answers a get with a response of another
+ * length: the get fails with -EBADMSG (refused packet by packet, it waited
+ * for ever). */
+static void test_a_get_response_of_another_length_fails_the_get(void **state)
+{
+	struct fx *f = fx_open(state, PARAMS(.seed = 208));
+	uint64_t other;
+
+	f->drop_get_resps = true;      /* only the forged response arrives */
+	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 1, .loff = 0, .rkey = KEY_A,
+			  .roff = 0, .len = 200, .user_data = 1));
+	run_for(f, 1 * MS);            /* the request is acknowledged */
+	assert_false(has_cqe(f, HB, 1));
+	other = st(f, HB)->rx_refused_other;
+	f->forged_psn = 0;
+	assert_int_equal(inject(f, 0, DATA(.opcode = OP_GET_RESP_WIRE, .rkey = 0, .msg_len = 300,
+					   .msg_off = 0, .payload_len = 300)), 0);
+	assert_int_equal(st(f, HB)->rx_refused_other, other + 1);
+	wait_cqe(f, HB, 1);
+	assert_int_equal(cqe(f, HB, 1).res, -EBADMSG);
+	assert_int_equal(cqe(f, HB, 1).len, 0);
+}
+
 /* A's channel gives up on B (its get responses never arrive) while B's,
  * with nothing left to send, stays fine and B's get waits: the engine
  * tells the failure once (engine_chan_failures), so that the daemon can
@@ -3834,6 +3857,7 @@ int main(void)
 		T(test_a_late_packet_of_a_settled_put_is_not_written),
 		T(test_get_snapshots_count_as_buffered_messages),
 		T(test_an_overlapping_get_response_fails_the_get),
+		T(test_a_get_response_of_another_length_fails_the_get),
 		T(test_a_channel_that_gives_up_is_told_once),
 		T(test_a_get_reaching_a_side_not_yet_connected_is_asked_again),
 		T(test_early_sends_leave_room_for_sends_in_turn),
