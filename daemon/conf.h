@@ -135,10 +135,14 @@ int conf_parse(const char *name, const char *buf, size_t len, struct conf *c, ch
 /* Apply a reload: copy reloadable options from next into cur, and call
  * report(arg, line) with one human line per change ("log_level: info -> debug")
  * and per non-reloadable change that was ignored ("... needs a restart").
- * Returns the number of options changed, or -EINVAL (err says why, cur is
- * unchanged, nothing is reported) when the result would fail the checks
- * between options: next's reloadable options beside cur's restart-only
- * ones (peers of one address family, peer_listen of another). */
+ * What is applied must pass the checks between options beside cur's
+ * restart-only ones: a reloadable option that fits only with a changed
+ * restart-only one (peers of another address family than the running
+ * peer_listen, peers while peering is off, and peer_cc naming them) keeps
+ * its running value too ("... goes with options that need a restart; kept
+ * ..."), and the rest applies. Returns the number of options changed, or
+ * -EINVAL without memory for that search (err says why, cur is unchanged,
+ * nothing is reported). */
 int conf_reload(struct conf *cur, const struct conf *next,
 		void (*report)(void *arg, const char *line), void *arg, char *err, size_t errlen);
 

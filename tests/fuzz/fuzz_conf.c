@@ -124,9 +124,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	/* a reload from defaults changes at most every option, and a second
-	 * identical reload applies nothing; one refused (its reloadable
-	 * options do not fit the default restart-only ones) says why and
-	 * changes nothing */
+	 * identical reload applies nothing; one refused (without memory to
+	 * find the reloadable options that go with kept restart-only ones)
+	 * says why and changes nothing */
 	conf_dump(&c, count, &nopts);
 	conf_defaults(&cur);
 	r = conf_reload(&cur, &c, count, &lines, err, sizeof(err));

@@ -637,9 +637,6 @@ static void test_reload_applies_reloadable_and_reports_the_rest(void **state)
 	assert_string_equal(l.text[0], "max_registered_bytes: 4G -> 8G needs a restart; kept 4G");
 }
 
-/* What a reload applies is checked as a whole: IPv6 peers (reloadable)
- * beside the running IPv4 peer_listen (a restart) would leave no way to
- * dial them, so nothing is applied and the reason is given. */
 /* What is applied (the new reloadable options beside the running
  * restart-only ones) must pass the checks between options. A reloadable
  * option that fails them only beside a restart-only one that changes too
