@@ -57,6 +57,7 @@ struct done_msg {
 
 static uint64_t g_ep_inflight;     /* A's max_ep_inflight_bytes for the next fx_open */
 static uint32_t g_remote_msgs;     /* every engine's max_remote_msgs for the next (0: default) */
+static uint64_t g_b_max_op;        /* B's max_op_bytes for the next fx_open (0: no cap) */
 
 struct fx {
 	struct engine *e[2][NT];
@@ -377,6 +378,7 @@ static struct fx *fx_open(void **state, uint64_t seed, uint32_t loss_ppm)
 				.lane_submit = lane_submit, .lane_done = lane_done, .lane_arg = f,
 				.max_ep_inflight_bytes = h == 0 && k == 0 ? g_ep_inflight : 0,
 				.max_remote_msgs = g_remote_msgs,
+				.max_op_bytes = h ? g_b_max_op : 0,
 			};
 			struct tpchan_params cp = chan_params(h, k, seed);
 			struct mr m = { .id = 1, .client_id = h ? CLIENT_B : CLIENT_A,
@@ -531,6 +533,34 @@ static void test_split_get(void **state)
 	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
 	for (int k = 1; k < NT; k++)
 		assert_true(engine_stats(f->e[1][k])->remote_msgs > 0);   /* B's lanes answered */
+}
+
+/* The responder checks each request of a split get against its
+ * max_op_bytes, not the whole get (uccl_put(3), EMSGSIZE): B's limit is
+ * 2 MiB, and a get of 5 MiB split in three (its largest part, the owner's,
+ * under 2 MiB) completes whole, while the same get sent unsplit is
+ * refused. */
+static void test_split_get_checked_per_part(void **state)
+{
+	struct fx *f;
+	uint64_t len = 5 * MiB + 777;
+
+	g_b_max_op = 2 * MiB;
+	f = fx_open(state, 14, 0);
+	g_b_max_op = 0;
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
+				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 1 });
+	run_until_cqes(f, 1);
+	assert_int_equal(cqe(f, 1)->res, 0);
+	assert_int_equal(cqe(f, 1)->len, len);
+	assert_memory_equal(f->src, f->dst, len);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
+	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, 0), 0);   /* whole from now */
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
+				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 2 });
+	run_until_cqes(f, 2);
+	assert_int_equal(cqe(f, 2)->res, -EMSGSIZE);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
 }
 
 /* Signals wait at the sender for the parts before them, so the receiver
@@ -1197,6 +1227,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_signal_after_lost_lane_not_raised, teardown),
 		cmocka_unit_test_teardown(test_put_with_signal_behind_parts, teardown),
 		cmocka_unit_test_teardown(test_split_get, teardown),
+		cmocka_unit_test_teardown(test_split_get_checked_per_part, teardown),
 		cmocka_unit_test_teardown(test_part_refused, teardown),
 		cmocka_unit_test_teardown(test_reset_with_parts_out, teardown),
 		cmocka_unit_test_teardown(test_reset_get_waits_for_parts, teardown),
