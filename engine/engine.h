@@ -289,7 +289,8 @@ int engine_rconn_lanes(struct engine *e, uint32_t ep, uint32_t conn, uint32_t nl
  * (not started, nothing reported: the caller reports it failed). */
 int engine_lane_start(struct engine *e, const struct engine_lane_part *p);
 /* The owner's engine: the part with this cookie finished with res. 0, or
- * -ENOENT when its put is gone (its connection was reset meanwhile). */
+ * -ENOENT when its put or get is gone (its endpoint was removed or broke
+ * meanwhile; a reset or closed connection's op waits for its parts). */
 int engine_lane_done(struct engine *e, uint64_t cookie, int res);
 
 const struct engine_stats *engine_stats(const struct engine *e);
