@@ -3410,6 +3410,25 @@ static void test_early_sends_leave_room_for_sends_in_turn(void **state)
 	}
 }
 
+/* A get of 200 bytes whose request was acknowledged and whose real
+ * response is dropped: what arrives for it is forged. */
+static void forged_get_start(struct fx *f)
+{
+	f->drop_get_resps = true;
+	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 1, .loff = 0, .rkey = KEY_A,
+			  .roff = 0, .len = 200, .user_data = 1));
+	run_for(f, 1 * MS);
+	assert_false(has_cqe(f, HB, 1));
+	f->forged_psn = 0;
+}
+
+static void forged_get_failed(struct fx *f)
+{
+	wait_cqe(f, HB, 1);
+	assert_int_equal(cqe(f, HB, 1).res, -EBADMSG);
+	assert_int_equal(cqe(f, HB, 1).len, 0);
+}
+
 /* A hostile responder overlaps two packets of a get's response: the get
  * fails with -EBADMSG (counting the bytes twice, it waited for ever). */
 static void test_an_overlapping_get_response_fails_the_get(void **state)
@@ -3417,21 +3436,14 @@ static void test_an_overlapping_get_response_fails_the_get(void **state)
 	struct fx *f = fx_open(state, PARAMS(.seed = 206));
 	uint64_t other;
 
-	f->drop_get_resps = true;      /* only the forged response arrives */
-	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 1, .loff = 0, .rkey = KEY_A,
-			  .roff = 0, .len = 200, .user_data = 1));
-	run_for(f, 1 * MS);            /* the request is acknowledged */
-	assert_false(has_cqe(f, HB, 1));
-	f->forged_psn = 0;
+	forged_get_start(f);
 	assert_int_equal(inject(f, 0, DATA(.opcode = OP_GET_RESP_WIRE, .rkey = 0, .msg_len = 200,
 					   .msg_off = 0, .payload_len = 100)), 0);
 	other = st(f, HB)->rx_refused_other;
 	assert_int_equal(inject(f, 0, DATA(.opcode = OP_GET_RESP_WIRE, .rkey = 0, .msg_len = 200,
 					   .msg_off = 50, .payload_len = 150)), 0);
 	assert_int_equal(st(f, HB)->rx_refused_other, other + 1);
-	wait_cqe(f, HB, 1);
-	assert_int_equal(cqe(f, HB, 1).res, -EBADMSG);
-	assert_int_equal(cqe(f, HB, 1).len, 0);
+	forged_get_failed(f);
 }
 
 /* A hostile or broken responder answers a get with a response of another
@@ -3442,19 +3454,12 @@ static void test_a_get_response_of_another_length_fails_the_get(void **state)
 	struct fx *f = fx_open(state, PARAMS(.seed = 208));
 	uint64_t other;
 
-	f->drop_get_resps = true;      /* only the forged response arrives */
-	submit(f, HB, SQE(.opcode = UCCL_OP_GET, .conn = CONN_B, .lmr = 1, .loff = 0, .rkey = KEY_A,
-			  .roff = 0, .len = 200, .user_data = 1));
-	run_for(f, 1 * MS);            /* the request is acknowledged */
-	assert_false(has_cqe(f, HB, 1));
+	forged_get_start(f);
 	other = st(f, HB)->rx_refused_other;
-	f->forged_psn = 0;
 	assert_int_equal(inject(f, 0, DATA(.opcode = OP_GET_RESP_WIRE, .rkey = 0, .msg_len = 300,
 					   .msg_off = 0, .payload_len = 300)), 0);
 	assert_int_equal(st(f, HB)->rx_refused_other, other + 1);
-	wait_cqe(f, HB, 1);
-	assert_int_equal(cqe(f, HB, 1).res, -EBADMSG);
-	assert_int_equal(cqe(f, HB, 1).len, 0);
+	forged_get_failed(f);
 }
 
 /* A's channel gives up on B (its get responses never arrive) while B's,
