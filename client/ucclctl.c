@@ -1301,6 +1301,15 @@ out_close:
 	return ret;
 }
 
+/* stdout written out, or why not on stderr: 0 or 1 (the exit status) */
+static int stdout_done(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "ucclctl: writing output: %s\n", strerror(errno));
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1370,11 +1379,11 @@ int main(int argc, char **argv)
 		}
 		case 'h':
 			usage(stdout);
-			return 0;
+			return stdout_done();
 		case 'V':
 			printf("ucclctl %s (control protocol %u)\n", PACKAGE_VERSION,
 			       UCCL_PROTO_VERSION);
-			return 0;
+			return stdout_done();
 		default:
 			usage(stderr);
 			return EXIT_USAGE;

@@ -3,7 +3,8 @@
 # Two client processes use every primitive through one daemon, with data checks.
 # Without peering, ucclctl channels lists no channel and succeeds, and
 # set-cc says peering is off. Two threads failing on one context each read
-# their own uccl_last_error. ucclctl's sessions are left out of the
+# their own uccl_last_error. ucclctl --help/--version fail when they cannot
+# write. ucclctl's sessions are left out of the
 # daemon_attaches/detaches/disconnects counters.
 . "$(dirname "$0")/lib.sh"
 start_daemon
@@ -16,6 +17,11 @@ expect "... and lists none" grep -qx '(none)' "$TMPD/channels.txt"
 		grep -q "peering is off" "$TMPD/cc.err"
 # an empty --socket is no socket given, as in the library ($UCCL_SOCKET)
 expect "ucclctl --socket '' takes \$UCCL_SOCKET" "$UCCLCTL" --socket '' status
+# --help and --version that cannot write say so and fail, as commands do
+for o in --help --version; do
+	"$UCCLCTL" $o >/dev/full 2>"$TMPD/full.err" && fail "ucclctl $o to a full disk exits 0" ||
+		expect "ucclctl $o to a full disk says why" grep -q "writing output" "$TMPD/full.err"
+done
 expect "itest_client primitives" "$ITEST" primitives
 expect "itest_client lasterror" "$ITEST" lasterror
 # the clients are gone: attaches = detaches + disconnects, ucclctl's own
