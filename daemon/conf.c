@@ -1583,7 +1583,7 @@ int conf_reload(struct conf *cur, const struct conf *next,
 		err[0] = '\0';
 	/* next passed the checks between options as a whole; what is applied
 	 * (its reloadable options beside the running restart-only ones) must
-	 * pass them too, or nothing is */
+	 * pass them too */
 	for (size_t i = 0; i < NOPTS; i++)
 		if (opts[i].flags & OF_RELOAD)
 			copy_value(&merged, next, &opts[i]);
@@ -1592,8 +1592,11 @@ int conf_reload(struct conf *cur, const struct conf *next,
 		 * too (peers, and peer_cc naming them, with a new peer_listen):
 		 * they keep their running values like those, and the rest is
 		 * applied */
-		if (hold_with_restart(cur, next, &merged, held) < 0)
+		if (hold_with_restart(cur, next, &merged, held) < 0) {
+			if (err && errlen)
+				snprintf(err, errlen, "out of memory");
 			return -EINVAL;
+		}
 		if (err && errlen)
 			err[0] = '\0';
 	}

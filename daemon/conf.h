@@ -141,8 +141,8 @@ int conf_parse(const char *name, const char *buf, size_t len, struct conf *c, ch
  * peer_listen, peers while peering is off, and peer_cc naming them) keeps
  * its running value too ("... goes with options that need a restart; kept
  * ..."), and the rest applies. Returns the number of options changed, or
- * -EINVAL without memory for that search (err says why, cur is unchanged,
- * nothing is reported). */
+ * -EINVAL without memory for that search (err says "out of memory", cur is
+ * unchanged, nothing is reported). */
 int conf_reload(struct conf *cur, const struct conf *next,
 		void (*report)(void *arg, const char *line), void *arg, char *err, size_t errlen);
 

@@ -68,7 +68,8 @@ bool peerframe_listen_name_valid(const char *s);
 
 /* Copy untrusted text into buf (len bytes) with every byte outside
  * printable ASCII as '?', cut at len - 1 bytes (its last three then
- * "..."); for logs and replies. */
+ * "...", when len is at least 4; '.' is a name character, so a name cut
+ * so reads as one ending in "..."); for logs and replies. */
 void peerframe_sanitize(char *buf, size_t len, const char *s);
 
 #endif

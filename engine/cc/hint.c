@@ -157,7 +157,11 @@ static void hint_on_loss(void *st, uint64_t now_ns, bool timeout)
 		/* The open round's marks are on data sent before the timeout,
 		 * which answered them: closed later, they would cut the floor
 		 * window and set ssthresh there, ending the slow start. The
-		 * next ACK opens a new round. */
+		 * next ACK opens a new round. Marks that arrive after the
+		 * timeout on data sent before it (a spurious timeout's late
+		 * ACKs) still count in that new round: not told apart here
+		 * (an ACK's RTT sample, which would date its data, is not
+		 * always there). */
 		h->round_open = false;
 		h->round_bytes = h->round_marked = 0;
 		h->round_hinted = false;
@@ -166,9 +170,10 @@ static void hint_on_loss(void *st, uint64_t now_ns, bool timeout)
 	/* Losses from one window are one congestion event. The open round
 	 * of marks stays, so one event can cut twice (the halving, then the
 	 * round): ending the round here as a timeout does (DCTCP's one
-	 * reduction a window) was tried and not kept: in docs/results
-	 * experiment 4 hint lost fairness (jain 0.980 -> 0.977) and dropped
-	 * more (127 -> 155 packets). */
+	 * reduction a window) was tried and not kept: a run of docs/results
+	 * experiment 4 with it (2026-11-29, not recorded there) gave hint
+	 * less fairness (jain_steady 0.980 -> 0.977) and more drops (127 ->
+	 * 155 packets). */
 	if (cc_within(h->loss_seen, h->last_loss_ns, now_ns, cc_rtt_hold(&h->rtt)))
 		return;
 	cut_to(h, h->cwnd / 2);

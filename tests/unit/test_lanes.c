@@ -538,7 +538,8 @@ static void test_split_get(void **state)
 /* The responder checks each request of a split get against its
  * max_op_bytes, not the whole get (uccl_put(3), EMSGSIZE): B's limit is
  * 2 MiB, and a get of 5 MiB split in three (its largest part, the owner's,
- * under 2 MiB) completes whole, while the same get sent unsplit is
+ * under 2 MiB) completes in full, while the same get sent unsplit (lanes
+ * off here; lanes.c also sends one whole while many ops are in flight) is
  * refused. */
 static void test_split_get_checked_per_part(void **state)
 {
