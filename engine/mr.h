@@ -41,8 +41,7 @@ struct mr_table *mr_table_new(uint32_t capacity);
 struct mr_table *mr_table_free(struct mr_table *t);          /* accepts NULL */
 /* Copies *m in. -EEXIST on a duplicate rkey or (client,id); -ENOSPC when full;
  * -EINVAL for rkey 0, an unknown kind or a mapped region of nonzero length
- * with no base;
- * -ENOMEM. */
+ * with no base; -ENOMEM. */
 int mr_table_add(struct mr_table *t, const struct mr *m);
 int mr_table_remove(struct mr_table *t, uint32_t client_id, uint32_t id);
 const struct mr *mr_table_by_id(const struct mr_table *t, uint32_t client_id, uint32_t id);

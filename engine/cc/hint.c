@@ -52,6 +52,7 @@ struct hint {
 	uint64_t round_bytes;          /* ACKed bytes in the round (weights) */
 	uint64_t round_marked;         /* the same, each weighted by its degree */
 	uint64_t last_loss_ns;
+	uint64_t timeout_ns;           /* the last timeout (timeouts > 0) */
 	uint64_t cuts, timeouts, rounds;
 	bool round_open;
 	bool round_hinted;             /* some ACK of the round carried hint_ppm */
@@ -120,6 +121,12 @@ static void hint_on_ack(void *st, const struct cc_ack *a)
 
 	if (a->rtt_ns)
 		cc_rtt_sample(&h->rtt, a->rtt_ns);
+	/* a mark on data sent before the last timeout (a spurious timeout's
+	 * late ACKs; the RTT sample dates the data), which the timeout
+	 * answered: not a round's, nor growth */
+	if ((a->ecn || a->hint_ppm) && h->timeouts && a->rtt_ns && a->now_ns >= a->rtt_ns &&
+	    a->now_ns - a->rtt_ns < h->timeout_ns)
+		return;
 	if (a->hint_ppm) {
 		deg = cc_min(a->hint_ppm, CC_PPM);
 		h->round_hinted = true;
@@ -148,6 +155,7 @@ static void hint_on_loss(void *st, uint64_t now_ns, bool timeout)
 		uint64_t half = h->cwnd / 2;
 
 		h->timeouts++;
+		h->timeout_ns = now_ns;
 		h->cuts++;
 		h->ssthresh = cc_max(half, h->b.min_w);
 		h->cwnd = h->b.min_w;
@@ -158,10 +166,8 @@ static void hint_on_loss(void *st, uint64_t now_ns, bool timeout)
 		 * which answered them: closed later, they would cut the floor
 		 * window and set ssthresh there, ending the slow start. The
 		 * next ACK opens a new round. Marks that arrive after the
-		 * timeout on data sent before it (a spurious timeout's late
-		 * ACKs) still count in that new round: not told apart here
-		 * (an ACK's RTT sample, which would date its data, is not
-		 * always there). */
+		 * timeout on data sent before it are left out too (on_ack);
+		 * an ACK without an RTT sample cannot be dated and counts. */
 		h->round_open = false;
 		h->round_bytes = h->round_marked = 0;
 		h->round_hinted = false;

@@ -1079,6 +1079,31 @@ static void test_hint_timeout_drops_the_marked_round(void **state)
 	free(st);
 }
 
+/* After a spurious timeout the originals' ACKs come late, some marked:
+ * their RTT samples date the data before the timeout, which answered
+ * those marks, so they cut nothing and the slow start goes on; a mark on
+ * data sent after it cuts. */
+static void test_hint_marks_from_before_a_timeout_are_answered(void **state)
+{
+	struct cc_params p = params();
+	p.init_window = 64 * CHUNK;
+	void *st = cc_new(hint, &p);
+	uint64_t t = 1000 * US, late = t + 100 * US;
+
+	ack(hint, st, t, 0, BASE, false);              /* srtt 10 us */
+	hint->on_loss(st, t + 1, true);
+	assert_int_equal(described(hint, st, "ssthresh"), 32 * CHUNK);
+	for (int i = 0; i < 40; i++)                   /* sent at t, marked */
+		ack(hint, st, late + (uint64_t)i * BASE, CHUNK, late + (uint64_t)i * BASE - t, true);
+	/* an unmarked ACK well past any round those could have opened */
+	ack(hint, st, t + 5000 * US, CHUNK, BASE, false);
+	assert_int_equal(described(hint, st, "ssthresh"), 32 * CHUNK);
+	assert_int_equal(described(hint, st, "cuts"), 1);
+	ack(hint, st, t + 10000 * US, CHUNK, BASE, true);   /* closes its round, marked */
+	assert_int_equal(described(hint, st, "cuts"), 2);
+	free(st);
+}
+
 /* A clock that steps back keeps the round open: no second decision. */
 static void test_hint_clock_stepping_back(void **state)
 {
@@ -1452,6 +1477,7 @@ int main(void)
 		cmocka_unit_test(test_hint_mixes_hints_and_marks),
 		cmocka_unit_test(test_hint_loss_and_timeout),
 		cmocka_unit_test(test_hint_timeout_drops_the_marked_round),
+		cmocka_unit_test(test_hint_marks_from_before_a_timeout_are_answered),
 		cmocka_unit_test(test_hint_clock_stepping_back),
 		cmocka_unit_test(test_none_is_max_window_always),
 		cmocka_unit_test(test_eqds_speculates_two_chunks_and_ignores_signals),
