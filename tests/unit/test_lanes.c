@@ -514,6 +514,19 @@ static void test_split_put(void **state)
 	assert_int_equal(f->put_checks, 2);
 }
 
+/* Get len bytes of B's region as op 1, split over every lane: complete
+ * and verified. */
+static void split_get_1(struct fx *f, uint64_t len)
+{
+	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
+				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 1 });
+	run_until_cqes(f, 1);
+	assert_int_equal(cqe(f, 1)->res, 0);
+	assert_int_equal(cqe(f, 1)->len, len);
+	assert_memory_equal(f->src, f->dst, len);
+	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
+}
+
 /* A get over the threshold is split too: every byte of the peer's region
  * lands, and it completes once, with its whole length. */
 static void test_split_get(void **state)
@@ -524,13 +537,7 @@ static void test_split_get(void **state)
 	for (size_t i = 0; i < REG_LEN; i++)
 		f->dst[i] = (uint8_t)(i * 7 + 3);
 	f->lane_delay[1] = f->lane_delay[2] = 500 * US;   /* the parts come last */
-	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
-				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 1 });
-	run_until_cqes(f, 1);
-	assert_int_equal(cqe(f, 1)->res, 0);
-	assert_int_equal(cqe(f, 1)->len, len);
-	assert_memory_equal(f->src, f->dst, len);
-	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
+	split_get_1(f, len);
 	for (int k = 1; k < NT; k++)
 		assert_true(engine_stats(f->e[1][k])->remote_msgs > 0);   /* B's lanes answered */
 }
@@ -549,13 +556,7 @@ static void test_split_get_checked_per_part(void **state)
 	g_b_max_op = 2 * MiB;
 	f = fx_open(state, 14, 0);
 	g_b_max_op = 0;
-	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
-				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 1 });
-	run_until_cqes(f, 1);
-	assert_int_equal(cqe(f, 1)->res, 0);
-	assert_int_equal(cqe(f, 1)->len, len);
-	assert_memory_equal(f->src, f->dst, len);
-	assert_int_equal(engine_stats(f->e[0][0])->lane_parts, NT - 1);
+	split_get_1(f, len);
 	assert_int_equal(engine_rconn_lanes(f->e[0][0], EP_A, 0, 0), 0);   /* whole from now */
 	submit(f, (struct uccl_sqe){ .opcode = UCCL_OP_GET, .conn = 0, .lmr = 1, .loff = 0,
 				     .rkey = KEY_B, .roff = 0, .len = len, .user_data = 2 });
