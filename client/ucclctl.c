@@ -1180,6 +1180,15 @@ static void report_refusal(const char *what, const UcclCtl__Reply *rep)
 	free(msg);
 }
 
+/* stdout written out, or why not on stderr: 0 or 1 (the exit status) */
+static int stdout_done(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "ucclctl: writing output: %s\n", strerror(errno));
+	return 1;
+}
+
 static int run(const struct opts *o, const struct cmd *c)
 {
 	int64_t deadline = now_ms() + o->timeout_ms;
@@ -1282,8 +1291,6 @@ static int run(const struct opts *o, const struct cmd *c)
 		goto out_reply;
 	}
 	r = c->print(rep, o->json);
-	if (r == 0 && fflush(stdout) != 0)
-		r = -errno;
 	if (r == -EPROTO) {           /* a member the answer must have is missing */
 		fprintf(stderr, "ucclctl: %s: the daemon's answer is incomplete\n", c->name);
 		goto out_reply;
@@ -1292,22 +1299,13 @@ static int run(const struct opts *o, const struct cmd *c)
 		fprintf(stderr, "ucclctl: writing output: %s\n", strerror(-r));
 		goto out_reply;
 	}
-	ret = 0;
+	ret = stdout_done();
 
 out_reply:
 	uccl_ctl__reply__free_unpacked(rep, NULL);
 out_close:
 	close(fd);
 	return ret;
-}
-
-/* stdout written out, or why not on stderr: 0 or 1 (the exit status) */
-static int stdout_done(void)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
-	fprintf(stderr, "ucclctl: writing output: %s\n", strerror(errno));
-	return 1;
 }
 
 static void usage(FILE *f)
